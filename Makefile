@@ -1,0 +1,34 @@
+# The two commands of the README: `make demo` and `make test`. Everything else is for developers.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+
+.PHONY: demo test check lint typecheck docs clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q -U pip
+
+$(VENV)/.runtime: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e .
+	touch $@
+
+$(VENV)/.test: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e '.[test]'
+	touch $@
+
+demo: $(VENV)/.runtime
+	$(BIN)/llmload demo
+
+test: $(VENV)/.test
+	$(BIN)/ruff check src tests bench locustfiles
+	$(BIN)/mypy src
+	$(BIN)/python -m pytest -q
+
+check: test
+
+docs: $(VENV)/.runtime
+	$(BIN)/python -m llmload.metrics.catalog > docs/metrics.md
+
+clean:
+	rm -rf $(VENV) results

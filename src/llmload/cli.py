@@ -1,0 +1,47 @@
+"""`llmload`: the commands that are not a single Locust run.
+
+Each subcommand lives in its own module and is imported only when chosen, so that `llmload sim`
+never imports gevent or Locust (the simulator must run on an unpatched asyncio loop).
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Sequence
+
+from llmload.errors import LlmloadError
+
+_COMMANDS: dict[str, tuple[str, str]] = {
+    "sim": ("llmload.sim.cli", "run a simulated OpenAI-compatible server"),
+    "demo": ("llmload.demo", "run the main job against an embedded simulator and print the result"),
+}
+
+
+def _usage() -> str:
+    width = max(len(name) for name in _COMMANDS)
+    lines = ["usage: llmload COMMAND [options]", "", "commands:"]
+    lines += [f"  {name:<{width}}  {text}" for name, (_, text) in _COMMANDS.items()]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in {"-h", "--help"}:
+        print(_usage())
+        return 0 if args else 2
+    name, rest = args[0], args[1:]
+    if name not in _COMMANDS:
+        print(f"llmload: unknown command {name!r}\n\n{_usage()}", file=sys.stderr)
+        return 2
+    module = importlib.import_module(_COMMANDS[name][0])
+    try:
+        code: int = module.main(rest)
+    except LlmloadError as exc:
+        print(f"llmload {name}: {exc}", file=sys.stderr)
+        return exc.exit_code
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

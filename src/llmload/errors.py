@@ -1,0 +1,60 @@
+"""Errors, in the three kinds the design allows.
+
+```
+LlmloadError                 a problem the user can fix; printed as one line, non-zero exit
+ ├── ConfigError             a bad option or input file: names the option and its value
+ ├── TargetError             the target cannot be used (unreachable, no models, not ready)
+ └── ResultsError            a results directory cannot be read or written
+```
+
+A request's failure is never raised past the user: it is data, an ``ErrorKind`` on the
+request's record, counted and reported. Anything else that goes wrong is a bug and raises.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class LlmloadError(Exception):
+    """Base of every error meant for the user rather than for a traceback."""
+
+    exit_code = 2
+
+
+class ConfigError(LlmloadError):
+    """A bad option, environment variable or input file, caught before the run starts."""
+
+    def __init__(self, option: str, value: object, problem: str) -> None:
+        self.option = option
+        self.value = value
+        self.problem = problem
+        super().__init__(f"{option}={value!r}: {problem}")
+
+
+class TargetError(LlmloadError):
+    """The target server cannot be used for this run."""
+
+
+class ResultsError(LlmloadError):
+    """A results directory is missing, unreadable or not llmload's."""
+
+
+class ErrorKind(StrEnum):
+    """Why one request failed, classified from what the client observed.
+
+    The classification never trusts the server to name its own fault: a simulator fault and a
+    real server's misbehaviour that look the same on the wire land in the same kind.
+    """
+
+    CONNECT_ERROR = "connect_error"  # refused, reset or TLS failure before the request was sent
+    CONNECT_TIMEOUT = "connect_timeout"
+    FIRST_TOKEN_TIMEOUT = "first_token_timeout"
+    STALL_TIMEOUT = "stall_timeout"  # too long between two reads after the first token
+    TOTAL_TIMEOUT = "total_timeout"
+    HTTP_429 = "http_429"
+    HTTP_4XX = "http_4xx"
+    HTTP_5XX = "http_5xx"
+    STREAM_BROKEN = "stream_broken"  # closed or reset before [DONE] / end of body
+    BAD_PAYLOAD = "bad_payload"  # malformed HTTP framing, SSE or JSON
+    ERROR_EVENT = "error_event"  # the server sent an error object inside the stream

@@ -1,0 +1,74 @@
+"""The seam between transports (sockets, httpx) and the sans-I/O measurement core.
+
+A transport moves bytes and stamps the clock; it knows nothing of SSE, tokens or metrics. It
+reports what happens to one request through a ``ResponseSink``, which the core implements.
+
+Contract every transport keeps, so that every metric means the same whatever carried it:
+
+- ``on_data`` is called once per socket read that yielded body bytes, with every body byte that
+  read completed (de-chunked) and the ``perf_counter_ns()`` taken right after the read returned.
+  Reads never wait for a byte count: whatever the socket has is delivered at once.
+- ``on_connect`` is called only when a new connection was opened for this request.
+- Before each read the transport asks ``read_deadline_ns()`` and gives up at that time with
+  ``TransportFailure(ErrorKind.STALL_TIMEOUT)``; the core re-classifies timeouts (first token,
+  stall, total) because only it knows which deadline was the binding one.
+- After ``on_data`` returns ``True`` the transport stops reading and considers the response done
+  (the core saw ``[DONE]``); the connection is reused only when the body ended cleanly.
+- Failures are raised as ``TransportFailure`` with an ``ErrorKind``; nothing else is raised for
+  anything the peer does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from llmload.errors import ErrorKind
+
+
+@dataclass(frozen=True, slots=True)
+class HttpRequest:
+    """One HTTP request, ready to be written. ``headers`` excludes Host and Content-Length."""
+
+    method: str
+    path: str
+    headers: tuple[tuple[str, str], ...]
+    body: bytes
+
+
+class TransportFailure(Exception):
+    """A request failed in transport; ``kind`` is what the client observed."""
+
+    def __init__(self, kind: ErrorKind, detail: str) -> None:
+        self.kind = kind
+        self.detail = detail
+        super().__init__(f"{kind.value}: {detail}")
+
+
+class ResponseSink(Protocol):
+    """What a transport tells the core about one exchange, in this order."""
+
+    def on_connect(self, start_ns: int, connected_ns: int) -> None: ...
+
+    def on_sent(self, sent_ns: int) -> None: ...
+
+    def on_headers(self, t_ns: int, status: int, headers: dict[str, str]) -> None:
+        """Header names are lower-cased."""
+
+    def on_data(self, t_ns: int, data: bytes) -> bool:
+        """Body bytes of one read; return True when no more body is wanted."""
+
+    def on_end(self, t_ns: int) -> None:
+        """The body ended as its framing said (last chunk, content-length, or close)."""
+
+    def read_deadline_ns(self) -> int | None:
+        """Absolute ``perf_counter_ns`` by which the next read must return, or None."""
+
+
+class Transport(Protocol):
+    """Sends requests to one origin and feeds the responses to sinks."""
+
+    def exchange(self, request: HttpRequest, sink: ResponseSink) -> None:
+        """Send ``request`` and deliver its response to ``sink``; raise ``TransportFailure``."""
+
+    def close(self) -> None: ...
