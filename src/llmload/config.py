@@ -1,0 +1,98 @@
+"""Typed, frozen settings for one run, validated once at the edge that builds them.
+
+Only ``llmload.locust.options`` reads Locust's parsed options; everything else receives a
+``RunConfig``. Secrets (the API key) never appear in ``public_dict``, so they cannot reach
+``summary.json``, logs or reports.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Literal
+
+from llmload.errors import ConfigError
+from llmload.recorder import Timeouts
+
+if TYPE_CHECKING:
+    from llmload.transport.factory import TransportConfig
+
+Endpoint = Literal["chat", "completions"]
+
+
+@dataclass(frozen=True, slots=True)
+class RequestConfig:
+    endpoint: Endpoint = "chat"
+    model: str | None = None  # None: the first model the target lists at /v1/models
+    stream: bool = True
+    ignore_eos: bool = False
+    extra_body: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    extra_headers: tuple[tuple[str, str], ...] = ()
+    api_key: str | None = field(default=None, repr=False)
+
+    @property
+    def path(self) -> str:
+        return "/v1/chat/completions" if self.endpoint == "chat" else "/v1/completions"
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadConfig:
+    prompt_tokens: int = 128
+    max_tokens: int | None = 128
+    output_jitter: float = 0.0
+    dataset: str | None = None
+    seed: int = 0
+    prefix_cache: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseConfig:
+    """Warm-up is excluded from every number; the drain lets in-window requests finish."""
+
+    warmup_requests: int | None = None  # None: as many as the concurrency
+    warmup_s: float = 0.0
+    drain_s: float = 120.0
+
+    def __post_init__(self) -> None:
+        if self.warmup_requests is not None and self.warmup_requests < 0:
+            raise ConfigError("--warmup-requests", self.warmup_requests, "must be 0 or more")
+        if self.warmup_s < 0:
+            raise ConfigError("--warmup-s", self.warmup_s, "must be 0 or more")
+        if self.drain_s < 0:
+            raise ConfigError("--drain-s", self.drain_s, "must be 0 or more")
+
+
+@dataclass(frozen=True, slots=True)
+class RunConfig:
+    host: str
+    request: RequestConfig
+    workload: WorkloadConfig
+    phases: PhaseConfig
+    timeouts: Timeouts
+    transport: TransportConfig
+    results_dir: str = "results"
+    run_id: str | None = None
+    scenario: str = "chat"
+
+    def public_dict(self) -> dict[str, Any]:
+        """Every setting except secrets, JSON-safe, for summary.json."""
+        out: dict[str, Any] = {
+            "host": self.host,
+            "scenario": self.scenario,
+            "results_dir": self.results_dir,
+            "request": {
+                "endpoint": self.request.endpoint,
+                "model": self.request.model,
+                "stream": self.request.stream,
+                "ignore_eos": self.request.ignore_eos,
+                "extra_body": dict(self.request.extra_body),
+                "extra_headers": sorted(name for name, _ in self.request.extra_headers),
+                "api_key_set": self.request.api_key is not None,
+            },
+            "workload": asdict(self.workload),
+            "phases": asdict(self.phases),
+            "timeouts": asdict(self.timeouts),
+            "transport": asdict(self.transport),
+        }
+        return out

@@ -1,0 +1,75 @@
+"""The end-of-run table on the console, rendered from ``summary.json`` alone."""
+
+from __future__ import annotations
+
+from typing import Any
+
+_LATENCIES = (
+    ("TTFT", "ttft_ms"),
+    ("TTFOT", "ttfot_ms"),
+    ("ITL", "itl_ms"),
+    ("TPOT", "tpot_ms"),
+    ("E2E", "e2e_ms"),
+    ("chunk gap", "chunk_gap_ms"),
+    ("connect", "connect_ms"),
+    ("client queue", "queue_ms"),
+)
+_COLUMNS = ("p50", "p90", "p99", "max")
+
+
+def _num(x: float | None, digits: int = 2) -> str:
+    return "-" if x is None else f"{x:,.{digits}f}"
+
+
+def _counts(d: dict[str, int]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in d.items()) or "none"
+
+
+def render_stage(stage: dict[str, Any]) -> str:
+    req = stage["requests"]
+    head = f"stage {stage['index']}"
+    if stage.get("concurrency") is not None:
+        head += f" · concurrency {stage['concurrency']}"
+    head += f" · window {stage['duration_s']:.1f} s"
+    if stage.get("client_bound"):
+        head += " · CLIENT-BOUND: numbers measure the load generator, not the server"
+    lines = [head, f"  {'latency (ms)':<14}" + "".join(f"{c:>11}" for c in _COLUMNS) + f"{'count':>9}"]
+    for title, key in _LATENCIES:
+        m = stage.get(key)
+        if m is None:
+            continue
+        row = "".join(f"{_num(m[c]):>11}" for c in _COLUMNS)
+        lines.append(f"  {title:<14}{row}{m['count']:>9,}")
+    tpe, epr = stage.get("tokens_per_event") or {}, stage.get("events_per_read") or {}
+    lines += [
+        f"  output {_num(stage['output_tok_per_s'], 1)} tok/s · input "
+        f"{_num(stage['input_tok_per_s'], 1)} tok/s · total {_num(stage['total_tok_per_s'], 1)}"
+        f" tok/s · {_num(stage['request_per_s'], 3)} req/s",
+        f"  requests: ok {req['ok']}, failed {req['failed']}, unfinished {req['unfinished']}"
+        f" (warm-up {req['warmup']}, drain {req['drain']} excluded)",
+        f"  tokens per event {_num(tpe.get('mean'))} (max {_num(tpe.get('max'), 0)})"
+        f" · events per read {_num(epr.get('mean'))} (max {_num(epr.get('max'), 0)})"
+        f" · token source {stage.get('token_source') or '-'}",
+        f"  finish reasons: {_counts(stage['finish_reasons'])} · errors: {_counts(stage['errors'])}",
+    ]
+    health = stage.get("client_health") or {}
+    if health:
+        lines.append(
+            f"  client: loop lag p99 {_num(health.get('loop_lag_p99_ms'))} ms"
+            f" · CPU {_num(health.get('cpu_percent'), 0)}% of one core"
+        )
+    lines += [f"  warning: {w}" for w in stage.get("warnings", [])]
+    return "\n".join(lines)
+
+
+def render(summary: dict[str, Any], results_path: str | None = None) -> str:
+    run = summary["run"]
+    out = [
+        "",
+        f"llmload · {run['target']} · model {run.get('model') or '?'} · run {run['id']}",
+    ]
+    out += [render_stage(stage) for stage in summary["stages"]]
+    out += [f"warning: {w}" for w in summary.get("warnings", [])]
+    if results_path:
+        out.append(f"results: {results_path}")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,69 @@
+"""A run's results directory: per-request records as they happen, JSON documents at the end.
+
+Layout (one directory per run under ``--results-dir``)::
+
+    <run_id>/summary.json        the product contract (schema in export/summary.py)
+    <run_id>/histograms.json     merged per-stage histograms, so any quantile can be recomputed
+    <run_id>/requests.jsonl      one line per request, warm-up included, written as it finishes
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import time
+from pathlib import Path
+from typing import IO, Any
+
+import orjson
+
+from llmload.errors import ResultsError
+from llmload.record import RequestRecord
+
+
+def new_run_id(now: float | None = None) -> str:
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(now))
+    return f"{stamp}-{secrets.token_hex(2)}"
+
+
+class ResultsDir:
+    def __init__(self, root: str, run_id: str) -> None:
+        self.path = Path(root) / run_id
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ResultsError(f"cannot create results directory {self.path}: {exc}") from None
+
+    def write_json(self, name: str, document: Any) -> Path:
+        """Write atomically, so a reader never sees half a summary."""
+        target = self.path / name
+        tmp = target.with_suffix(target.suffix + ".tmp")
+        tmp.write_bytes(orjson.dumps(document, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
+        os.replace(tmp, target)
+        return target
+
+    def open_records(self, name: str = "requests.jsonl") -> RecordLog:
+        return RecordLog(self.path / name)
+
+
+class RecordLog:
+    """Appends one JSON line per finished request and flushes it, so a killed run keeps them."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.count = 0
+        self._file: IO[bytes] = path.open("ab")
+
+    def write(self, record: RequestRecord) -> None:
+        self._file.write(orjson.dumps(record.to_json()) + b"\n")
+        self._file.flush()
+        self.count += 1
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def read_records(path: Path) -> list[dict[str, Any]]:
+    """Read a ``requests.jsonl`` back (for reports and tests)."""
+    with path.open("rb") as f:
+        return [orjson.loads(line) for line in f if line.strip()]

@@ -1,0 +1,168 @@
+"""``summary.json``: the stable, versioned product contract of a run.
+
+Schema (``schema_version`` 1)::
+
+    {schema_version, complete, run: {id, started_at, target, model, scenario, options,
+     reproducibility: {llmload, git_revision, python, locust, gevent, cores, workers, seed}},
+     server: {...}, stages: [stage, ...], warnings: [...]}
+
+    stage = {index, concurrency, duration_s, requests: {ok, failed, unfinished, warmup, drain},
+             errors: {kind: n}, finish_reasons: {reason: n}, output_tok_per_s, input_tok_per_s,
+             total_tok_per_s, request_per_s, output_tokens, token_source, client_bound,
+             client_health, ttft_ms, ttfot_ms, itl_ms, tpot_ms, e2e_ms, e2e_scheduled_ms,
+             chunk_gap_ms, connect_ms, queue_ms, tokens_per_event, events_per_read, warnings}
+
+Latency objects are ``{count, mean, min, p50, p90, p95, p99, p999, max}`` in milliseconds, or
+``null`` when no request defined that metric (TTFT of a non-streaming run is absent, not zero).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from llmload.metrics.aggregate import StageStats
+from llmload.metrics.histogram import LogHistogram
+from llmload.record import OK, UNFINISHED
+
+SCHEMA_VERSION = 1
+QUANTILES = (("p50", 0.5), ("p90", 0.9), ("p95", 0.95), ("p99", 0.99), ("p999", 0.999))
+_MS = 1e6
+
+
+def latency_ms(h: LogHistogram) -> dict[str, float | int] | None:
+    if h.count == 0:
+        return None
+    out: dict[str, float | int] = {
+        "count": h.count,
+        "mean": round(h.mean / _MS, 4),
+        "min": round(h.min / _MS, 4),
+    }
+    for name, q in QUANTILES:
+        out[name] = round((h.quantile(q) or 0) / _MS, 4)
+    out["max"] = round(h.max / _MS, 4)
+    return out
+
+
+def _mean_max(h: LogHistogram) -> dict[str, float] | None:
+    if h.count == 0:
+        return None
+    return {"mean": round(h.mean, 4), "max": float(h.max)}
+
+
+def _token_source(stats: StageStats) -> str | None:
+    sources = stats.token_sources
+    if not sources:
+        return None
+    if len(sources) > 1:
+        return "mixed"
+    (source,) = sources
+    # continuous usage is usage too; the per-event precision shows in tokens_per_event
+    return "usage" if source in ("usage", "continuous_usage") else source
+
+
+def stage_summary(
+    stats: StageStats,
+    *,
+    index: int,
+    concurrency: int | None,
+    duration_s: float,
+    client_health: dict[str, Any],
+    client_bound: bool,
+    warnings: list[str],
+) -> dict[str, Any]:
+    c, o, h = stats.counts, stats.outcomes, stats.hist
+    failed = {kind: n for kind, n in sorted(o.items()) if kind not in (OK, UNFINISHED)}
+    window = duration_s if duration_s > 0 else float("nan")
+    output_rate = c["window_output_tokens"] / window
+    input_rate = c["window_prompt_tokens"] / window
+    stage: dict[str, Any] = {
+        "index": index,
+        "concurrency": concurrency,
+        "duration_s": round(duration_s, 3),
+        "requests": {
+            "ok": o[OK],
+            "failed": sum(failed.values()),
+            "unfinished": o[UNFINISHED],
+            "warmup": c["records_warmup"],
+            "drain": c["records_drain"],
+        },
+        "errors": failed,
+        "error_rate": _ratio(sum(failed.values()), sum(o.values())),
+        "finish_reasons": dict(sorted(stats.finish_reasons.items())),
+        "output_tokens": c["output_tokens"],
+        "window_output_tokens": c["window_output_tokens"],
+        "output_tok_per_s": _round(output_rate),
+        "input_tok_per_s": _round(input_rate),
+        "total_tok_per_s": _round(output_rate + input_rate),
+        "request_per_s": _round(c["window_completed"] / window),
+        "prompt_tokens_requested_mean": _ratio(c["prompt_tokens_requested"], sum(o.values())),
+        "token_source": _token_source(stats),
+        "client_bound": client_bound,
+        "client_health": client_health,
+        "tokens_per_event": _mean_max(h["tokens_per_event"]),
+        "events_per_read": _mean_max(h["events_per_read"]),
+        "output_tokens_per_request": _mean_max(h["output_tokens"]),
+        "prompt_tokens_per_request": _mean_max(h["prompt_tokens"]),
+        "warnings": warnings,
+    }
+    for key in ("ttft", "ttfot", "itl", "tpot", "e2e", "e2e_scheduled", "chunk_gap", "connect", "queue"):
+        stage[f"{key}_ms"] = latency_ms(h[key])
+    return stage
+
+
+def _round(x: float) -> float | None:
+    return None if x != x else round(x, 3)  # NaN: an empty window
+
+
+def _ratio(num: float, den: float) -> float | None:
+    return round(num / den, 6) if den else None
+
+
+def reproducibility(seed: int, workers: int) -> dict[str, Any]:
+    """What it takes to rerun this exactly: versions, revision, machine, seed."""
+    import os
+    import platform
+    import subprocess
+    from importlib.metadata import PackageNotFoundError, version
+
+    def _version(name: str) -> str | None:
+        try:
+            return version(name)
+        except PackageNotFoundError:
+            return None
+
+    try:
+        rev: str | None = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=5,
+            check=False,
+        ).stdout.strip() or None
+    except OSError:
+        rev = None
+    return {
+        "llmload": _version("llmload"),
+        "git_revision": rev,
+        "python": platform.python_version(),
+        "locust": _version("locust"),
+        "gevent": _version("gevent"),
+        "cores": os.cpu_count(),
+        "workers": workers,
+        "seed": seed,
+    }
+
+
+def run_summary(
+    *,
+    run: dict[str, Any],
+    stages: list[dict[str, Any]],
+    server: dict[str, Any] | None = None,
+    complete: bool,
+    warnings: list[str] | None = None,
+) -> dict[str, Any]:
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "complete": complete,
+        "run": run,
+        "server": server or {},
+        "stages": stages,
+        "warnings": warnings or [],
+    }

@@ -1,0 +1,75 @@
+"""Client health: is this process fast enough for its timestamps to be trusted?
+
+A periodic greenlet measures how late the gevent hub wakes it (event-loop lag); CPU comes from
+``process_time``. A stage is ``client-bound`` when either crosses its limit, because then the
+stamps taken at socket reads include time the client spent elsewhere (METRICS.md, client health).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import gevent
+
+from llmload.metrics.histogram import LogHistogram
+
+
+@dataclass(frozen=True, slots=True)
+class HealthLimits:
+    """Provisional limits from METRICS.md; bench/ calibrates them."""
+
+    loop_lag_p99_ms: float = 5.0
+    cpu_fraction: float = 0.8
+
+
+class HealthMonitor:
+    """Samples loop lag every ``interval_s``; ``snapshot`` reports since the last ``reset``."""
+
+    def __init__(self, interval_s: float = 0.02, limits: HealthLimits | None = None) -> None:
+        self.limits = limits or HealthLimits()
+        self._interval_ns = int(interval_s * 1e9)
+        self._lag = LogHistogram()
+        self._greenlet: gevent.Greenlet[Any, None] | None = None
+        self._since_ns = time.perf_counter_ns()
+        self._cpu_since = time.process_time()
+
+    def start(self) -> None:
+        if self._greenlet is None:
+            self._greenlet = gevent.spawn(self._run)
+
+    def stop(self) -> None:
+        if self._greenlet is not None:
+            self._greenlet.kill(block=False)
+            self._greenlet = None
+
+    def _run(self) -> None:
+        interval = self._interval_ns / 1e9
+        while True:
+            due = time.perf_counter_ns() + self._interval_ns
+            gevent.sleep(interval)
+            self._lag.add(max(0, time.perf_counter_ns() - due))
+
+    def reset(self) -> None:
+        self._lag = LogHistogram()
+        self._since_ns = time.perf_counter_ns()
+        self._cpu_since = time.process_time()
+
+    def snapshot(self) -> dict[str, Any]:
+        wall = (time.perf_counter_ns() - self._since_ns) / 1e9
+        cpu = (time.process_time() - self._cpu_since) / wall if wall > 0 else 0.0
+        lag = self._lag
+        p99 = (lag.quantile(0.99) or 0) / 1e6 if lag.count else None
+        return {
+            "loop_lag_p50_ms": round((lag.quantile(0.5) or 0) / 1e6, 3) if lag.count else None,
+            "loop_lag_p99_ms": None if p99 is None else round(p99, 3),
+            "loop_lag_max_ms": round(lag.max / 1e6, 3) if lag.count else None,
+            "loop_lag_samples": lag.count,
+            "cpu_percent": round(100 * cpu, 1),
+        }
+
+    def is_bound(self, snapshot: dict[str, Any]) -> bool:
+        p99 = snapshot.get("loop_lag_p99_ms")
+        lagging = p99 is not None and p99 > self.limits.loop_lag_p99_ms
+        return lagging or snapshot["cpu_percent"] > 100 * self.limits.cpu_fraction

@@ -1,0 +1,153 @@
+"""llmload's options on Locust's parser, and the one function that turns them into a RunConfig.
+
+Every option has an ``LLMLOAD_*`` environment variable (Kubernetes Jobs set those). The API key
+has no flag at all, so it can never land in shell history, ``ps`` output or a report: it is read
+from the environment variable named by ``--api-key-env``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+import orjson
+
+from llmload.config import PhaseConfig, RequestConfig, RunConfig, WorkloadConfig
+from llmload.errors import ConfigError
+from llmload.recorder import Timeouts
+from llmload.transport.factory import TransportConfig
+
+# (flag, type, default, help); the env var is LLMLOAD_ + the flag upper-cased with underscores.
+_OPTIONS: tuple[tuple[str, type, Any, str], ...] = (
+    ("--model", str, None, "model name to request (default: the first of /v1/models)"),
+    ("--endpoint", str, "chat", "chat (/v1/chat/completions) or completions (/v1/completions)"),
+    ("--max-tokens", int, 128, "output tokens to request per request"),
+    ("--prompt-tokens", int, 128, "length of synthetic prompts, in words (~tokens)"),
+    ("--output-jitter", float, 0.0, "spread max-tokens uniformly by +-this fraction (seeded)"),
+    ("--dataset", str, None, "JSONL of chat messages or ShareGPT JSON instead of synthetic prompts"),
+    ("--seed", int, 0, "seed for prompts and lengths"),
+    ("--extra-body", str, None, "JSON object merged into every request body"),
+    ("--extra-header", str, None, "extra request headers, 'Name: value' separated by ';'"),
+    ("--api-key-env", str, "OPENAI_API_KEY", "environment variable holding the API key"),
+    ("--warmup-requests", int, None, "requests excluded as warm-up (default: the user count)"),
+    ("--warmup-s", float, 0.0, "minimum warm-up duration in seconds"),
+    ("--drain-s", float, 120.0, "at the end, how long in-flight requests may take to finish"),
+    ("--results-dir", str, "results", "directory under which each run writes its results"),
+    ("--run-id", str, None, "name of this run's results subdirectory (default: time-based)"),
+    ("--transport", str, "lean", "lean (HTTP/1.1 on gevent sockets) or httpx (HTTP/2, proxies)"),
+    ("--connect-timeout", float, 10.0, "seconds to open a connection"),
+    ("--first-token-timeout", float, 300.0, "seconds from sending to the first token"),
+    ("--stall-timeout", float, 120.0, "seconds allowed between two reads after the first token"),
+    ("--request-timeout", float, 0.0, "seconds for a whole request (0: no limit)"),
+    ("--ca-file", str, None, "CA bundle to verify the target's TLS certificate with"),
+    ("--proxy", str, None, "HTTP proxy URL (httpx transport only)"),
+)
+_FLAGS = (
+    ("--no-stream", "request non-streaming responses"),
+    ("--ignore-eos", "ask the server to ignore EOS so every request produces max-tokens"),
+    ("--prefix-cache", "let prompts share a prefix (no unique salt): measures cache hits"),
+    ("--insecure", "do not verify the target's TLS certificate"),
+    ("--http2", "use HTTP/2 (httpx transport only)"),
+)
+
+
+def _env_name(flag: str) -> str:
+    return "LLMLOAD_" + flag.removeprefix("--").replace("-", "_").upper()
+
+
+def add_options(parser: Any) -> None:
+    """Register llmload's options on Locust's (configargparse) parser."""
+    group = parser.add_argument_group("llmload")
+    for flag, kind, default, text in _OPTIONS:
+        group.add_argument(flag, type=kind, default=default, env_var=_env_name(flag), help=text)
+    for flag, text in _FLAGS:
+        group.add_argument(flag, action="store_true", env_var=_env_name(flag), help=text)
+
+
+def _extra_body(text: str | None) -> Mapping[str, Any]:
+    if not text:
+        return MappingProxyType({})
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        raise ConfigError("--extra-body", text, f"not valid JSON ({exc})") from None
+    if not isinstance(value, dict):
+        raise ConfigError("--extra-body", text, "must be a JSON object like '{\"temperature\": 0}'")
+    return MappingProxyType(value)
+
+
+def _extra_headers(text: str | None) -> tuple[tuple[str, str], ...]:
+    headers = []
+    for item in (text or "").split(";"):
+        if not item.strip():
+            continue
+        name, sep, value = item.partition(":")
+        if not sep or not name.strip():
+            raise ConfigError("--extra-header", text, "use 'Name: value; Other: value'")
+        headers.append((name.strip(), value.strip()))
+    return tuple(headers)
+
+
+def _positive(option: str, value: float | None) -> None:
+    if value is not None and value <= 0:
+        raise ConfigError(option, value, "must be greater than 0")
+
+
+def to_config(opts: Any, scenario: str = "chat") -> RunConfig:
+    """Build and validate the run's config from Locust's parsed options."""
+    if not opts.host:
+        raise ConfigError("--host", opts.host, "give the server's base URL, e.g. http://127.0.0.1:8000")
+    if opts.endpoint not in ("chat", "completions"):
+        raise ConfigError("--endpoint", opts.endpoint, "must be chat or completions")
+    for option, value in (("--max-tokens", opts.max_tokens), ("--prompt-tokens", opts.prompt_tokens)):
+        _positive(option, value)
+    if not 0 <= opts.output_jitter < 1:
+        raise ConfigError("--output-jitter", opts.output_jitter, "must be in [0, 1)")
+    if opts.dataset is not None and not os.path.isfile(opts.dataset):
+        raise ConfigError("--dataset", opts.dataset, "no such file")
+    request = RequestConfig(
+        endpoint=opts.endpoint,
+        model=opts.model,
+        stream=not opts.no_stream,
+        ignore_eos=opts.ignore_eos,
+        extra_body=_extra_body(opts.extra_body),
+        extra_headers=_extra_headers(opts.extra_header),
+        api_key=os.environ.get(opts.api_key_env) or None,
+    )
+    workload = WorkloadConfig(
+        prompt_tokens=opts.prompt_tokens,
+        max_tokens=opts.max_tokens,
+        output_jitter=opts.output_jitter,
+        dataset=opts.dataset,
+        seed=opts.seed,
+        prefix_cache=opts.prefix_cache,
+    )
+    timeouts = Timeouts(
+        first_token_s=opts.first_token_timeout or None,
+        stall_s=opts.stall_timeout or None,
+        total_s=opts.request_timeout or None,
+    )
+    transport = TransportConfig(
+        base_url=opts.host.rstrip("/"),
+        kind=opts.transport,
+        connect_timeout_s=opts.connect_timeout,
+        verify=not opts.insecure,
+        ca_file=opts.ca_file,
+        http2=opts.http2,
+        proxy=opts.proxy,
+        pool_size=max(opts.num_users or 1, 1),
+    )
+    phases = PhaseConfig(opts.warmup_requests, opts.warmup_s, opts.drain_s)
+    return RunConfig(
+        host=opts.host,
+        request=request,
+        workload=workload,
+        phases=phases,
+        timeouts=timeouts,
+        transport=transport,
+        results_dir=opts.results_dir,
+        run_id=opts.run_id,
+        scenario=scenario,
+    )

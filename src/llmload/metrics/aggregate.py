@@ -1,0 +1,146 @@
+"""Mergeable per-stage state: what a stage's summary is computed from.
+
+A ``StageStats`` folds finished records into log-bucket histograms and counters, so its size is
+bounded whatever the request count, and two of them merge exactly (workers ship deltas; the
+master merges). Which requests count where follows METRICS.md:
+
+- latency histograms and request outcomes: requests *sent* inside the measured window;
+- output throughput: tokens whose *read* fell inside the window, from every request, warm-up and
+  drain included, so requests straddling an edge contribute exactly their tokens inside it;
+- request throughput: requests *completed* inside the window.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from llmload.metrics import derive
+from llmload.metrics.histogram import LogHistogram
+from llmload.record import OK, UNFINISHED, Phase, RequestRecord
+
+# Latency histograms, in ns; the keys are the catalog's.
+LATENCY_KEYS = ("ttft", "ttfot", "itl", "tpot", "e2e", "e2e_scheduled", "chunk_gap", "connect", "queue")
+# Count histograms, in their own units.
+COUNT_KEYS = ("tokens_per_event", "events_per_read", "output_tokens", "prompt_tokens")
+
+
+@dataclass(slots=True)
+class Window:
+    """A stage's measured window in this process's ``perf_counter_ns``; None until known."""
+
+    t0_ns: int | None = None
+    t1_ns: int | None = None
+
+    def phase_at(self, t_ns: int) -> Phase:
+        if self.t0_ns is None or t_ns < self.t0_ns:
+            return Phase.WARMUP
+        if self.t1_ns is None or t_ns < self.t1_ns:
+            return Phase.MEASURE
+        return Phase.DRAIN
+
+    def contains(self, t_ns: int | None) -> bool:
+        return t_ns is not None and self.phase_at(t_ns) is Phase.MEASURE
+
+
+def _histograms() -> dict[str, LogHistogram]:
+    return {key: LogHistogram() for key in (*LATENCY_KEYS, *COUNT_KEYS)}
+
+
+@dataclass(slots=True)
+class StageStats:
+    hist: dict[str, LogHistogram] = field(default_factory=_histograms)
+    counts: Counter[str] = field(default_factory=Counter)
+    outcomes: Counter[str] = field(default_factory=Counter)
+    finish_reasons: Counter[str] = field(default_factory=Counter)
+    token_sources: Counter[str] = field(default_factory=Counter)
+
+    def add(self, r: RequestRecord, window: Window) -> None:
+        c = self.counts
+        c[f"records_{r.phase.value}"] += 1
+        c["window_output_tokens"] += self._tokens_in_window(r, window)
+        if window.contains(r.done_ns) and r.outcome != UNFINISHED:
+            c["window_completed"] += 1
+        if r.phase is not Phase.MEASURE:
+            return
+        self.outcomes[r.outcome] += 1
+        c["events"] += r.events
+        c["reads"] += r.reads
+        if r.prompt_tokens is not None:
+            c["window_prompt_tokens"] += r.prompt_tokens
+        if r.prompt_tokens_requested is not None:
+            c["prompt_tokens_requested"] += r.prompt_tokens_requested
+        if r.outcome != OK:
+            return
+        self.token_sources[r.token_source.value] += 1
+        if r.finish_reason is not None:
+            self.finish_reasons[r.finish_reason] += 1
+        c["output_tokens"] += r.output_tokens
+        self._add_latencies(r)
+
+    @staticmethod
+    def _tokens_in_window(r: RequestRecord, window: Window) -> int:
+        if window.t0_ns is None:
+            return 0
+        if not r.stream:
+            return r.output_tokens if window.contains(r.done_ns) else 0
+        return derive.tokens_in(r, window.t0_ns, window.t1_ns)
+
+    def _add_latencies(self, r: RequestRecord) -> None:
+        h = self.hist
+        for key, value in (
+            ("ttft", derive.ttft_ns(r)),
+            ("ttfot", derive.ttfot_ns(r)),
+            ("e2e", derive.e2e_ns(r)),
+            ("e2e_scheduled", derive.gap(r.scheduled_ns, r.done_ns)),
+            ("connect", derive.connect_ns(r)),
+            ("queue", derive.queue_ns(r)),
+            ("output_tokens", r.output_tokens),
+            ("prompt_tokens", r.prompt_tokens),
+        ):
+            if value is not None:
+                h[key].add(value)
+        tpot = derive.tpot_ns(r)
+        if tpot is not None:
+            h["tpot"].add(round(tpot))
+        itl = h["itl"]
+        for gap, tokens in derive.itl_samples(r):
+            itl.add_many(gap, tokens)
+        gaps = h["chunk_gap"]
+        for gap in derive.chunk_gaps(r):
+            gaps.add(gap)
+        per_read = h["events_per_read"]
+        for _t, events, _tokens in derive.reads(r):
+            per_read.add(events)
+        per_event = h["tokens_per_event"]
+        for tokens in r.event_tokens[1:]:
+            per_event.add(tokens)
+
+    def merge(self, other: StageStats) -> None:
+        for key, hist in other.hist.items():
+            self.hist[key].merge(hist)
+        self.counts.update(other.counts)
+        self.outcomes.update(other.outcomes)
+        self.finish_reasons.update(other.finish_reasons)
+        self.token_sources.update(other.token_sources)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "hist": {key: h.to_dict() for key, h in self.hist.items()},
+            "counts": dict(self.counts),
+            "outcomes": dict(self.outcomes),
+            "finish_reasons": dict(self.finish_reasons),
+            "token_sources": dict(self.token_sources),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> StageStats:
+        stats = cls()
+        for key, h in d["hist"].items():
+            stats.hist[key] = LogHistogram.from_dict(h)
+        stats.counts.update(d["counts"])
+        stats.outcomes.update(d["outcomes"])
+        stats.finish_reasons.update(d["finish_reasons"])
+        stats.token_sources.update(d["token_sources"])
+        return stats

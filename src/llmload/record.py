@@ -1,0 +1,112 @@
+"""One request, start to finish: every timestamp METRICS.md names, in ``perf_counter_ns``.
+
+A record is filled in by the recorder while its response streams, then frozen in meaning (not in
+Python) once ``outcome`` is set. Per token-bearing event it keeps two compact arrays rather than
+lists of objects, because thousands of records can be in flight at once:
+
+- ``event_ns[i]``: the stamp of the socket read that completed token-bearing event ``i``; events
+  completed by the same read share a stamp, which is how reads are told apart later.
+- ``event_tokens[i]``: the tokens event ``i`` carried (see ``token_source`` for how they were
+  known).
+"""
+
+from __future__ import annotations
+
+from array import array
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class Phase(StrEnum):
+    """Where a request's ``sent`` fell relative to its stage's measured window."""
+
+    WARMUP = "warmup"
+    MEASURE = "measure"
+    DRAIN = "drain"
+
+
+class TokenSource(StrEnum):
+    """How a record's output token count and per-event tokens were known."""
+
+    CONTINUOUS = "continuous_usage"  # usage on every event: exact per event
+    USAGE = "usage"  # final usage.completion_tokens, spread evenly over the events
+    ESTIMATED = "estimated"  # no usage: one token per token-bearing event
+
+
+OK = "ok"
+UNFINISHED = "unfinished"
+
+
+@dataclass(slots=True, eq=False)
+class RequestRecord:
+    request_id: str
+    user: str
+    stage: int
+    phase: Phase
+    endpoint: str
+    stream: bool
+    scheduled_ns: int
+    prompt_tokens_requested: int | None = None
+    max_tokens: int | None = None
+    connect_start_ns: int | None = None
+    connected_ns: int | None = None
+    sent_ns: int | None = None
+    headers_ns: int | None = None
+    first_token_ns: int | None = None
+    first_output_ns: int | None = None
+    last_token_ns: int | None = None
+    done_ns: int | None = None
+    status: int | None = None
+    outcome: str = OK  # OK, UNFINISHED or an ErrorKind value
+    error_detail: str | None = None
+    finish_reason: str | None = None
+    output_tokens: int = 0
+    prompt_tokens: int | None = None
+    token_source: TokenSource = TokenSource.ESTIMATED
+    events: int = 0
+    reads: int = 0
+    event_ns: array[int] = field(default_factory=lambda: array("q"))
+    event_tokens: array[int] = field(default_factory=lambda: array("l"))
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome == OK
+
+    @property
+    def token_events(self) -> int:
+        return len(self.event_ns)
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``requests.jsonl`` line: raw stamps in ns plus the derived per-request numbers."""
+        return {
+            "id": self.request_id,
+            "user": self.user,
+            "stage": self.stage,
+            "phase": self.phase.value,
+            "endpoint": self.endpoint,
+            "stream": self.stream,
+            "outcome": self.outcome,
+            "status": self.status,
+            "error": self.error_detail,
+            "finish_reason": self.finish_reason,
+            "output_tokens": self.output_tokens,
+            "prompt_tokens": self.prompt_tokens,
+            "prompt_tokens_requested": self.prompt_tokens_requested,
+            "max_tokens": self.max_tokens,
+            "token_source": self.token_source.value,
+            "events": self.events,
+            "token_events": self.token_events,
+            "reads": self.reads,
+            "scheduled_ns": self.scheduled_ns,
+            "connect_start_ns": self.connect_start_ns,
+            "connected_ns": self.connected_ns,
+            "sent_ns": self.sent_ns,
+            "headers_ns": self.headers_ns,
+            "first_token_ns": self.first_token_ns,
+            "first_output_ns": self.first_output_ns,
+            "last_token_ns": self.last_token_ns,
+            "done_ns": self.done_ns,
+            "event_ns": self.event_ns.tolist(),
+            "event_tokens": self.event_tokens.tolist(),
+        }
