@@ -90,8 +90,8 @@ class ChatClient:
             max_tokens=prompt.max_tokens,
         )
         recorder = ResponseRecorder(record, self._timeouts)
-        http = HttpRequest("POST", self.path, self._headers + (("X-Request-Id", request_id),),
-                           self.body(prompt))
+        headers = (*self._headers, ("X-Request-Id", request_id))
+        http = HttpRequest("POST", self.path, headers, self.body(prompt))
         try:
             transport.exchange(http, recorder)
         except TransportFailure as failure:

@@ -64,7 +64,7 @@ class HealthMonitor:
         return {
             "loop_lag_p50_ms": round((lag.quantile(0.5) or 0) / 1e6, 3) if lag.count else None,
             "loop_lag_p99_ms": None if p99 is None else round(p99, 3),
-            "loop_lag_max_ms": round(lag.max / 1e6, 3) if lag.count else None,
+            "loop_lag_max_ms": round(lag.max / 1e6, 3) if lag.max is not None else None,
             "loop_lag_samples": lag.count,
             "cpu_percent": round(100 * cpu, 1),
         }
@@ -72,4 +72,5 @@ class HealthMonitor:
     def is_bound(self, snapshot: dict[str, Any]) -> bool:
         p99 = snapshot.get("loop_lag_p99_ms")
         lagging = p99 is not None and p99 > self.limits.loop_lag_p99_ms
-        return lagging or snapshot["cpu_percent"] > 100 * self.limits.cpu_fraction
+        busy = float(snapshot["cpu_percent"]) > 100 * self.limits.cpu_fraction
+        return bool(lagging or busy)

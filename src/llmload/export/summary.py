@@ -18,9 +18,10 @@ Latency objects are ``{count, mean, min, p50, p90, p95, p99, p999, max}`` in mil
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
-from llmload.metrics.aggregate import StageStats
+from llmload.metrics.aggregate import StageStats, Window
 from llmload.metrics.histogram import LogHistogram
 from llmload.record import OK, UNFINISHED
 
@@ -30,11 +31,11 @@ _MS = 1e6
 
 
 def latency_ms(h: LogHistogram) -> dict[str, float | int] | None:
-    if h.count == 0:
+    if h.count == 0 or h.min is None or h.max is None:
         return None
     out: dict[str, float | int] = {
         "count": h.count,
-        "mean": round(h.mean / _MS, 4),
+        "mean": round((h.mean or 0) / _MS, 4),
         "min": round(h.min / _MS, 4),
     }
     for name, q in QUANTILES:
@@ -44,7 +45,7 @@ def latency_ms(h: LogHistogram) -> dict[str, float | int] | None:
 
 
 def _mean_max(h: LogHistogram) -> dict[str, float] | None:
-    if h.count == 0:
+    if h.count == 0 or h.max is None or h.mean is None:
         return None
     return {"mean": round(h.mean, 4), "max": float(h.max)}
 
@@ -69,16 +70,19 @@ def stage_summary(
     client_health: dict[str, Any],
     client_bound: bool,
     warnings: list[str],
+    window: Window | None = None,
 ) -> dict[str, Any]:
     c, o, h = stats.counts, stats.outcomes, stats.hist
     failed = {kind: n for kind, n in sorted(o.items()) if kind not in (OK, UNFINISHED)}
-    window = duration_s if duration_s > 0 else float("nan")
-    output_rate = c["window_output_tokens"] / window
-    input_rate = c["window_prompt_tokens"] / window
+    seconds = duration_s if duration_s > 0 else float("nan")
+    output_rate = c["window_output_tokens"] / seconds
+    input_rate = c["window_prompt_tokens"] / seconds
     stage: dict[str, Any] = {
         "index": index,
         "concurrency": concurrency,
         "duration_s": round(duration_s, 3),
+        # perf_counter_ns of the measuring process: comparable with a simulator on the same host
+        "window_ns": None if window is None else [window.t0_ns, window.t1_ns],
         "requests": {
             "ok": o[OK],
             "failed": sum(failed.values()),
@@ -94,7 +98,7 @@ def stage_summary(
         "output_tok_per_s": _round(output_rate),
         "input_tok_per_s": _round(input_rate),
         "total_tok_per_s": _round(output_rate + input_rate),
-        "request_per_s": _round(c["window_completed"] / window),
+        "request_per_s": _round(c["window_completed"] / seconds),
         "prompt_tokens_requested_mean": _ratio(c["prompt_tokens_requested"], sum(o.values())),
         "token_source": _token_source(stats),
         "client_bound": client_bound,
@@ -111,7 +115,7 @@ def stage_summary(
 
 
 def _round(x: float) -> float | None:
-    return None if x != x else round(x, 3)  # NaN: an empty window
+    return None if math.isnan(x) else round(x, 3)  # NaN: an empty window
 
 
 def _ratio(num: float, den: float) -> float | None:

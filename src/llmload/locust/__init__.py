@@ -1,6 +1,22 @@
-"""The Locust adapter: the only subpackage that imports locust."""
+"""The Locust adapter: the only subpackage that imports locust.
 
-from llmload.locust.plugin import install
-from llmload.locust.user import ChatUser, CompletionsUser
+Importing locust monkey-patches the whole process, so this package imports it only when a user
+class is asked for (``from llmload.locust import ChatUser``); ``llmload.locust.options`` and the
+other pure helpers stay importable in a plain process (tests, the CLI).
+"""
+
+from typing import Any
 
 __all__ = ["ChatUser", "CompletionsUser", "install"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("ChatUser", "CompletionsUser"):
+        from llmload.locust import user
+
+        return getattr(user, name)
+    if name == "install":
+        from llmload.locust.plugin import install
+
+        return install
+    raise AttributeError(name)

@@ -22,7 +22,6 @@ from llmload.transport.factory import TransportConfig
 # (flag, type, default, help); the env var is LLMLOAD_ + the flag upper-cased with underscores.
 _OPTIONS: tuple[tuple[str, type, Any, str], ...] = (
     ("--model", str, None, "model name to request (default: the first of /v1/models)"),
-    ("--endpoint", str, "chat", "chat (/v1/chat/completions) or completions (/v1/completions)"),
     ("--max-tokens", int, 128, "output tokens to request per request"),
     ("--prompt-tokens", int, 128, "length of synthetic prompts, in words (~tokens)"),
     ("--output-jitter", float, 0.0, "spread max-tokens uniformly by +-this fraction (seeded)"),
@@ -95,12 +94,29 @@ def _positive(option: str, value: float | None) -> None:
         raise ConfigError(option, value, "must be greater than 0")
 
 
+# TransportConfig names its fields; the user knows them by their flags.
+_TRANSPORT_FLAGS = {
+    "base_url": "--host",
+    "kind": "--transport",
+    "connect_timeout_s": "--connect-timeout",
+    "ca_file": "--ca-file",
+    "http2": "--http2",
+    "proxy": "--proxy",
+    "pool_size": "--users",
+}
+
+
+def _transport_config(**fields: Any) -> TransportConfig:
+    try:
+        return TransportConfig(**fields)
+    except ConfigError as exc:
+        raise ConfigError(_TRANSPORT_FLAGS.get(exc.option, exc.option), exc.value, exc.problem) from None
+
+
 def to_config(opts: Any, scenario: str = "chat") -> RunConfig:
     """Build and validate the run's config from Locust's parsed options."""
     if not opts.host:
         raise ConfigError("--host", opts.host, "give the server's base URL, e.g. http://127.0.0.1:8000")
-    if opts.endpoint not in ("chat", "completions"):
-        raise ConfigError("--endpoint", opts.endpoint, "must be chat or completions")
     for option, value in (("--max-tokens", opts.max_tokens), ("--prompt-tokens", opts.prompt_tokens)):
         _positive(option, value)
     if not 0 <= opts.output_jitter < 1:
@@ -108,7 +124,6 @@ def to_config(opts: Any, scenario: str = "chat") -> RunConfig:
     if opts.dataset is not None and not os.path.isfile(opts.dataset):
         raise ConfigError("--dataset", opts.dataset, "no such file")
     request = RequestConfig(
-        endpoint=opts.endpoint,
         model=opts.model,
         stream=not opts.no_stream,
         ignore_eos=opts.ignore_eos,
@@ -129,7 +144,7 @@ def to_config(opts: Any, scenario: str = "chat") -> RunConfig:
         stall_s=opts.stall_timeout or None,
         total_s=opts.request_timeout or None,
     )
-    transport = TransportConfig(
+    transport = _transport_config(
         base_url=opts.host.rstrip("/"),
         kind=opts.transport,
         connect_timeout_s=opts.connect_timeout,

@@ -88,6 +88,7 @@ def build_summary(session: Session, *, complete: bool) -> dict[str, Any]:
         client_health={session.process_tag: health},
         client_bound=bound,
         warnings=warnings,
+        window=session.window,
     )
     run = {
         "id": session.run_id,

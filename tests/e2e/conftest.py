@@ -1,0 +1,55 @@
+"""Real `locust` processes against a real simulator child process."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+class LocustRun:
+    def __init__(self, results: Path, proc: subprocess.CompletedProcess[str]) -> None:
+        self.results = results
+        self.returncode = proc.returncode
+        self.output = proc.stdout + proc.stderr
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        data: dict[str, Any] = orjson.loads((self.results / "summary.json").read_bytes())
+        return data
+
+    @property
+    def records(self) -> list[dict[str, Any]]:
+        with (self.results / "requests.jsonl").open("rb") as f:
+            return [orjson.loads(line) for line in f if line.strip()]
+
+
+RunLocust = Callable[..., LocustRun]
+
+
+@pytest.fixture
+def run_locust(tmp_path: Path) -> RunLocust:
+    def run(host: str, *args: str, locustfile: str = "locustfiles/chat.py", users: int = 8,
+            run_time: str = "10s", timeout_s: float = 180, env: dict[str, str] | None = None,
+            expect_code: int | None = 0) -> LocustRun:
+        command: Sequence[str] = [
+            sys.executable, "-m", "locust", "-f", str(REPO / locustfile), "--headless",
+            "-u", str(users), "-r", str(users), "-t", run_time, "--host", host,
+            "--results-dir", str(tmp_path), "--run-id", "run", "--only-summary",
+            "--loglevel", "WARNING", *args,
+        ]
+        proc = subprocess.run(command, cwd=REPO, capture_output=True, text=True,
+                              timeout=timeout_s, check=False, env=env)
+        result = LocustRun(tmp_path / "run", proc)
+        if expect_code is not None:
+            assert proc.returncode == expect_code, result.output[-4000:]
+        return result
+
+    return run
