@@ -1,0 +1,119 @@
+"""What one OpenAI-style chunk (or non-streamed response) says, reduced to what metrics need.
+
+The single definition of a *token-bearing* event (METRICS.md) lives here: a choice whose delta
+carries non-empty ``content``, ``reasoning_content`` / ``reasoning`` (vLLM and SGLang name the
+reasoning field differently across versions), a tool-call fragment (``tool_calls``, or the
+legacy ``function_call``), or, for ``/v1/completions``, non-empty ``text``. Role-only first
+events, empty deltas and the usage-only final event (``choices: []``) are not token-bearing.
+
+Parsing is one ``orjson.loads`` and a few dict lookups: this runs once per event on the hot
+path. Anything that is not a JSON object of the expected shape raises ``BadChunk``, which the
+caller records as a ``bad_payload`` failure of the request.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import orjson
+
+
+class BadChunk(ValueError):
+    """The payload is not JSON, not an object, or not shaped like an OpenAI chunk."""
+
+
+class ChunkInfo(NamedTuple):
+    token_bearing: bool
+    has_content: bool  # non-empty ``content`` / ``text``: the first *output* (TTFOT) moment
+    finish_reason: str | None  # first non-null among the choices
+    completion_tokens: int | None  # from ``usage``: cumulative under continuous usage stats
+    prompt_tokens: int | None
+    error: str | None  # the message of an error object in the payload
+
+
+_new_info = tuple.__new__  # skips the NamedTuple's Python-level __new__ on the hot path
+
+
+def parse_chunk(data: bytes) -> ChunkInfo:
+    """Read one SSE data payload of a streamed chat or completions response."""
+    try:
+        obj = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise BadChunk(f"invalid JSON: {exc}") from None
+    if type(obj) is not dict:
+        raise BadChunk(f"expected a JSON object, got {type(obj).__name__}")
+    return _read(obj, "delta")
+
+
+def parse_response(body: bytes) -> ChunkInfo:
+    """Read a non-streamed chat (``message``) or completions (``text``) response body."""
+    try:
+        obj = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise BadChunk(f"invalid JSON: {exc}") from None
+    if type(obj) is not dict:
+        raise BadChunk(f"expected a JSON object, got {type(obj).__name__}")
+    return _read(obj, "message")
+
+
+def _read(obj: dict[str, Any], part: str) -> ChunkInfo:
+    """``part`` is ``delta`` (streamed) or ``message``; completions choices carry ``text``.
+
+    One flat function on purpose: it runs once per event, and each helper call would cost
+    about as much as one of the lookups it wraps.
+    """
+    token_bearing = has_content = False
+    finish = completion = prompt = error = None
+    try:
+        for choice in obj.get("choices") or ():
+            delta = choice.get(part)
+            if delta:
+                if delta.get("content"):
+                    token_bearing = has_content = True
+                elif (
+                    delta.get("reasoning_content")
+                    or delta.get("reasoning")
+                    or delta.get("tool_calls")
+                    or delta.get("function_call")  # the legacy form of a tool call
+                ):
+                    token_bearing = True
+            elif choice.get("text"):
+                token_bearing = has_content = True
+            if finish is None:
+                finish = choice.get("finish_reason")
+        usage = obj.get("usage")
+        if usage:
+            completion = usage.get("completion_tokens")
+            prompt = usage.get("prompt_tokens")
+        # Error objects carry no tokens: skipping the check for token-bearing events keeps
+        # two lookups off the common path.
+        if not token_bearing and ("error" in obj or obj.get("object") == "error"):
+            error = _error(obj)
+    except (AttributeError, TypeError) as exc:
+        # A field of the wrong JSON type (a string where an object belongs, ...): the payload
+        # is malformed, which is the server's fault and a data point, not our bug.
+        raise BadChunk(f"unexpected chunk shape: {exc}") from None
+    if (
+        (finish is not None and type(finish) is not str)
+        or (completion is not None and type(completion) is not int)
+        or (prompt is not None and type(prompt) is not int)
+    ):
+        raise BadChunk(f"unexpected types: finish_reason={finish!r} usage={usage!r}")
+    return _new_info(ChunkInfo, (token_bearing, has_content, finish, completion, prompt, error))
+
+
+def _error(obj: dict[str, Any]) -> str | None:
+    """The message of ``{"error": {...}}``, ``{"error": "..."}`` or vLLM's ``object: error``."""
+    err = obj.get("error")
+    if err is None:
+        if obj.get("object") != "error":
+            return None
+        err = obj
+    if isinstance(err, str):
+        return err or "error"
+    if isinstance(err, dict):
+        message = err.get("message")
+        if isinstance(message, str) and message:
+            return message
+    # An error object without a usable message is still an error: keep what it said.
+    return orjson.dumps(err).decode("utf-8", "replace")

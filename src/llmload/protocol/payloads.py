@@ -1,0 +1,97 @@
+"""Request bodies for ``/v1/chat/completions`` and ``/v1/completions``, serialised once.
+
+The body is bytes because the transport writes bytes; building it with orjson costs a few
+microseconds. Options are assumed validated at the edge (config), so nothing is checked here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import orjson
+
+
+def chat_body(
+    model: str,
+    messages: Sequence[Mapping[str, Any]],
+    *,
+    max_tokens: int | None,
+    stream: bool,
+    ignore_eos: bool,
+    extra: Mapping[str, Any] | None = None,
+    min_tokens: int | None = None,
+) -> bytes:
+    """The JSON body of a chat completion request; ``extra`` keys win over ours."""
+    body: dict[str, Any] = {"model": model, "messages": list(messages)}
+    return _dump(
+        body,
+        max_tokens=max_tokens,
+        stream=stream,
+        ignore_eos=ignore_eos,
+        extra=extra,
+        min_tokens=min_tokens,
+    )
+
+
+def completions_body(
+    model: str,
+    prompt: str,
+    *,
+    max_tokens: int | None,
+    stream: bool,
+    ignore_eos: bool,
+    extra: Mapping[str, Any] | None = None,
+    min_tokens: int | None = None,
+) -> bytes:
+    """The JSON body of a legacy completions request; ``extra`` keys win over ours."""
+    body: dict[str, Any] = {"model": model, "prompt": prompt}
+    return _dump(
+        body,
+        max_tokens=max_tokens,
+        stream=stream,
+        ignore_eos=ignore_eos,
+        extra=extra,
+        min_tokens=min_tokens,
+    )
+
+
+def _dump(
+    body: dict[str, Any],
+    *,
+    max_tokens: int | None,
+    stream: bool,
+    ignore_eos: bool,
+    extra: Mapping[str, Any] | None,
+    min_tokens: int | None,
+) -> bytes:
+    # ``max_tokens`` rather than ``max_completion_tokens``: every OpenAI-compatible engine
+    # accepts it, while the newer name is missing from older engines and gateways. Send the
+    # newer one through ``extra`` where a server insists.
+    if max_tokens is not None:
+        body["max_tokens"] = max_tokens
+    if min_tokens is not None:
+        body["min_tokens"] = min_tokens  # vLLM / SGLang sampling extension
+    body["stream"] = stream
+    if stream:
+        # ``include_usage`` makes the server send the exact ``usage.completion_tokens`` in a
+        # final event, so token counts are never estimated. ``continuous_usage_stats`` (vLLM,
+        # SGLang) adds a cumulative usage to every chunk: exact tokens per event under
+        # speculative decoding. Servers that do not know it ignore it; for one that rejects it,
+        # ``extra={"stream_options": {"include_usage": True}}`` replaces this default.
+        body["stream_options"] = {"include_usage": True, "continuous_usage_stats": True}
+    if ignore_eos:
+        # Only when asked: strict OpenAI-compatible servers reject unknown parameters.
+        body["ignore_eos"] = True
+    if extra:
+        body.update(extra)
+    return orjson.dumps(body, default=_plain)
+
+
+def _plain(obj: object) -> object:
+    """orjson serialises dicts only; callers may hand in other mappings (frozen configs)."""
+    if isinstance(obj, Mapping):
+        return dict(obj)
+    if isinstance(obj, Sequence) and not isinstance(obj, str | bytes):
+        return list(obj)
+    raise TypeError(f"not JSON-serialisable: {type(obj).__name__}")
