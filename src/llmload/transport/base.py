@@ -8,12 +8,17 @@ Contract every transport keeps, so that every metric means the same whatever car
 - ``on_data`` is called once per socket read that yielded body bytes, with every body byte that
   read completed (de-chunked) and the ``perf_counter_ns()`` taken right after the read returned.
   Reads never wait for a byte count: whatever the socket has is delivered at once.
-- ``on_connect`` is called only when a new connection was opened for this request.
+- ``on_connect`` is called only when a new connection was opened for this request. If a reused
+  keep-alive connection turns out to have been closed by the server before any response byte,
+  the transport replays the request once on a new connection (the request never reached the
+  server): ``on_connect`` and ``on_sent`` then come again, before ``on_headers``, and the later
+  values replace the earlier ones.
 - Before each read the transport asks ``read_deadline_ns()`` and gives up at that time with
   ``TransportFailure(ErrorKind.STALL_TIMEOUT)``; the core re-classifies timeouts (first token,
   stall, total) because only it knows which deadline was the binding one.
 - After ``on_data`` returns ``True`` the transport stops reading and considers the response done
-  (the core saw ``[DONE]``); the connection is reused only when the body ended cleanly.
+  (the core saw ``[DONE]``); the sink hears nothing more of it, not even ``on_end``. The
+  connection is reused only when the body ended cleanly.
 - Failures are raised as ``TransportFailure`` with an ``ErrorKind``; nothing else is raised for
   anything the peer does.
 """

@@ -1,0 +1,210 @@
+"""The default hot path: HTTP/1.1 on one keep-alive gevent socket per user.
+
+Each ``recv`` is stamped with ``perf_counter_ns()`` the moment it returns, framed by the sans-I/O
+``ResponseParser``, and handed to the sink in one ``on_data`` call: the timestamp belongs to the
+read, never to a byte count or a line. ``gevent.socket`` is imported explicitly, so this works
+cooperatively under Locust (monkey-patched) and in a plain process (tests, benchmarks) alike.
+"""
+
+from __future__ import annotations
+
+import socket
+import ssl
+from time import perf_counter_ns
+from typing import Any, Final
+
+import gevent.socket
+
+from llmload.errors import ErrorKind
+from llmload.protocol.http1 import HttpFramingError, ResponseParser, render_request
+from llmload.transport.base import HttpRequest, ResponseSink, TransportFailure
+from llmload.transport.origin import Origin
+
+READ_SIZE: Final = 65536
+# After the core has what it wants ([DONE]), the body's last bytes (the terminating chunk) are
+# usually in the same read or a few microseconds behind it. Waiting this long for them keeps the
+# connection reusable; a server slower than that costs us a new connection, not a stall.
+TAIL_GRACE_NS: Final = 100_000_000
+
+
+class _StaleConnection(Exception):
+    """A reused connection failed before any response byte: the server had closed it idle."""
+
+
+class LeanTransport:
+    """One user's connection to one origin. Not shared between greenlets."""
+
+    def __init__(
+        self,
+        origin: Origin,
+        *,
+        connect_timeout_s: float,
+        ssl_context: ssl.SSLContext | None = None,
+    ) -> None:
+        if origin.tls and ssl_context is None:
+            raise ValueError(f"{origin.base_url} needs an SSL context")
+        self._origin = origin
+        self._connect_timeout_s = connect_timeout_s
+        self._ssl_context = ssl_context if origin.tls else None
+        self._sock: Any = None  # the idle keep-alive connection, when there is one
+
+    def exchange(self, request: HttpRequest, sink: ResponseSink) -> None:
+        origin = self._origin
+        payload = render_request(request, origin.host_header, path_prefix=origin.path_prefix)
+        sock, self._sock = self._sock, None
+        if sock is not None:
+            try:
+                self._attempt(sock, payload, request.method, sink, reused=True)
+                return
+            except _StaleConnection:
+                # Not a request retry: the server closed this idle connection (its keep-alive
+                # timeout) before reading our request, so the request never reached it. Every
+                # HTTP client replays on a fresh connection here; the sink hears on_connect and
+                # on_sent again, and the new values replace the stale attempt's.
+                pass
+        sock = self._connect(sink)
+        self._attempt(sock, payload, request.method, sink, reused=False)
+
+    def close(self) -> None:
+        sock, self._sock = self._sock, None
+        if sock is not None:
+            sock.close()
+
+    # -- one attempt on one connection -----------------------------------------------------------
+
+    def _attempt(
+        self, sock: Any, payload: bytes, method: str, sink: ResponseSink, *, reused: bool
+    ) -> None:
+        reusable = False
+        try:
+            self._send(sock, payload, sink, reused=reused)
+            reusable = self._receive(sock, ResponseParser(method), sink, reused=reused)
+        finally:
+            # Also on GreenletExit or gevent.Timeout from above: a connection in an unknown state
+            # is closed, never kept and never leaked.
+            if reusable:
+                self._sock = sock
+            else:
+                sock.close()
+
+    def _send(self, sock: Any, payload: bytes, sink: ResponseSink, *, reused: bool) -> None:
+        _apply_deadline(sock, sink)
+        sink.on_sent(perf_counter_ns())
+        try:
+            sock.sendall(payload)
+        except TimeoutError as exc:
+            raise TransportFailure(ErrorKind.STALL_TIMEOUT, "request write timed out") from exc
+        except OSError as exc:  # reset, broken pipe, TLS alert
+            if reused:
+                raise _StaleConnection(str(exc)) from exc
+            raise TransportFailure(ErrorKind.CONNECT_ERROR, f"request not sent: {exc}") from exc
+
+    def _receive(
+        self, sock: Any, parser: ResponseParser, sink: ResponseSink, *, reused: bool
+    ) -> bool:
+        """Deliver the response; return whether the connection may be reused."""
+        recv = sock.recv
+        while True:
+            _apply_deadline(sock, sink)
+            try:
+                data = recv(READ_SIZE)
+            except TimeoutError as exc:
+                raise TransportFailure(ErrorKind.STALL_TIMEOUT, "read deadline passed") from exc
+            except OSError as exc:  # reset, TLS error mid-stream
+                if reused and not parser.started:
+                    raise _StaleConnection(str(exc)) from exc
+                raise TransportFailure(ErrorKind.STREAM_BROKEN, f"read failed: {exc}") from exc
+            t_ns = perf_counter_ns()
+            if not data:
+                return _at_eof(parser, sink, t_ns, reused=reused)
+            try:
+                parsed = parser.feed(data)
+            except HttpFramingError as exc:
+                raise TransportFailure(ErrorKind.BAD_PAYLOAD, str(exc)) from exc
+            head = parsed.head
+            if head is not None:
+                sink.on_headers(t_ns, head.status, head.headers)
+            if parsed.body and sink.on_data(t_ns, parsed.body):
+                # The core has what it wants ([DONE]): it hears nothing more of this response.
+                return _drain_tail(sock, parser)
+            if parsed.complete:
+                sink.on_end(t_ns)
+                return parser.reusable
+
+    # -- connecting ------------------------------------------------------------------------------
+
+    def _connect(self, sink: ResponseSink) -> Any:
+        origin = self._origin
+        start_ns = perf_counter_ns()
+        try:
+            sock = gevent.socket.create_connection(
+                (origin.host, origin.port), timeout=self._connect_timeout_s
+            )
+        except TimeoutError as exc:
+            raise TransportFailure(ErrorKind.CONNECT_TIMEOUT, f"connect: {exc}") from exc
+        except OSError as exc:  # refused, unreachable, DNS failure (socket.gaierror)
+            raise TransportFailure(ErrorKind.CONNECT_ERROR, f"connect: {exc}") from exc
+        try:
+            # Requests are written in one sendall; Nagle would only delay the next request.
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if self._ssl_context is not None:
+                sock = self._handshake(sock, self._ssl_context, start_ns)
+        except BaseException:
+            sock.close()
+            raise
+        sink.on_connect(start_ns, perf_counter_ns())
+        return sock
+
+    def _handshake(self, sock: Any, ctx: ssl.SSLContext, start_ns: int) -> Any:
+        # The connect timeout bounds TCP connect and TLS handshake together.
+        left_s = self._connect_timeout_s - (perf_counter_ns() - start_ns) / 1e9
+        sock.settimeout(max(left_s, 0.001))
+        try:
+            return ctx.wrap_socket(sock, server_hostname=self._origin.host)
+        except TimeoutError as exc:
+            raise TransportFailure(ErrorKind.CONNECT_TIMEOUT, f"TLS handshake: {exc}") from exc
+        except OSError as exc:  # ssl.SSLError (verification failed, ...), reset
+            raise TransportFailure(ErrorKind.CONNECT_ERROR, f"TLS handshake: {exc}") from exc
+
+
+def _apply_deadline(sock: Any, sink: ResponseSink) -> None:
+    deadline_ns = sink.read_deadline_ns()
+    if deadline_ns is None:
+        sock.settimeout(None)
+        return
+    left_ns = deadline_ns - perf_counter_ns()
+    if left_ns <= 0:
+        raise TransportFailure(ErrorKind.STALL_TIMEOUT, "read deadline passed")
+    sock.settimeout(left_ns / 1e9)
+
+
+def _at_eof(parser: ResponseParser, sink: ResponseSink, t_ns: int, *, reused: bool) -> bool:
+    if reused and not parser.started:
+        raise _StaleConnection("closed before any response byte")
+    if parser.feed_eof():
+        sink.on_end(t_ns)  # a close-delimited body ends here
+        return False
+    where = "response head" if parser.head is None else "body"
+    raise TransportFailure(ErrorKind.STREAM_BROKEN, f"connection closed inside the {where}")
+
+
+def _drain_tail(sock: Any, parser: ResponseParser) -> bool:
+    """Read what is left of the framing for a short grace; True if the connection is reusable.
+
+    The sink wants no more body, so nothing read here is delivered. Bytes that are not there
+    within the grace cost the connection, not a wait.
+    """
+    give_up_ns = perf_counter_ns() + TAIL_GRACE_NS
+    while not parser.complete:
+        left_ns = give_up_ns - perf_counter_ns()
+        if left_ns <= 0:
+            return False
+        sock.settimeout(left_ns / 1e9)
+        try:
+            data = sock.recv(READ_SIZE)
+            parser.feed(data)
+        except (OSError, HttpFramingError):  # timeout, reset, garbage: just drop the connection
+            return False
+        if not data:
+            return False
+    return parser.reusable

@@ -1,0 +1,1 @@
+"""Test helpers shared across tiers: real servers and certificates, never mocks of our code."""
