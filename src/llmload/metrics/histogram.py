@@ -1,0 +1,220 @@
+"""A mergeable log-bucket histogram with bounded relative error (DDSketch-style).
+
+Bucket ``i`` holds the values in ``[GAMMA**i, GAMMA**(i+1))`` and is represented by the point of
+least relative error in it, ``GAMMA**i * 2*GAMMA/(GAMMA+1)``: every value is within
+``(GAMMA-1)/(GAMMA+1)`` = 0.990% of its representative, so every quantile is within 1% of the
+exact nearest-rank sample. Values below 1 (only 0 for ints) share one zero bucket, represented
+by 0. Count, sum, min and max are exact.
+
+State is a sparse dict of bucket counts, so merging workers' histograms is adding counts:
+associative, commutative and exact to one bucket width. Size is bounded by the value range, not
+the sample count: ints up to 10**13 need at most ~1,520 buckets.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping
+from fractions import Fraction
+from typing import Any, Final
+
+GAMMA: Final = 1.02
+VERSION: Final = 1
+_INV_LOG_GAMMA: Final = 1.0 / math.log(GAMMA)
+_MID: Final = 2.0 * GAMMA / (GAMMA + 1.0)
+
+
+def nearest_rank(q: float, count: int) -> int:
+    """The 1-based rank of quantile ``q`` among ``count`` samples: ``ceil(q * count)``, ≥ 1.
+
+    ``q`` is taken as the decimal its repr shows, so that ``0.07 * 100`` is rank 7 and not 8
+    (the binary float 0.07 is a hair above 7/100).
+    """
+    if not 0.0 <= q <= 1.0:
+        raise ValueError(f"quantile {q!r} is outside [0, 1]")
+    return max(1, math.ceil(Fraction(repr(q)) * count))
+
+
+class LogHistogram:
+    """Histogram of non-negative ints (nanoseconds, tokens): exact count, sum, min, max."""
+
+    __slots__ = ("_buckets", "_max", "_min", "_zero", "count", "total")
+
+    __hash__ = None  # type: ignore[assignment]  # mutable: never a dict key
+
+    def __init__(self) -> None:
+        self._buckets: dict[int, int] = {}
+        self._zero = 0
+        self.count = 0
+        self.total = 0
+        self._min = 0
+        self._max = 0
+
+    def add(self, value: int) -> None:
+        """Record one sample (hot path: a log and a dict increment)."""
+        if value >= 1:
+            i = int(math.log(value) * _INV_LOG_GAMMA)  # int() floors: the log is ≥ 0 here
+            buckets = self._buckets
+            buckets[i] = buckets.get(i, 0) + 1
+        elif value >= 0:
+            self._zero += 1
+        else:
+            raise ValueError(f"negative sample {value!r}: a clock or counting bug upstream")
+        if self.count:
+            if value < self._min:
+                self._min = value
+            elif value > self._max:
+                self._max = value
+        else:
+            self._min = self._max = value
+        self.count += 1
+        self.total += value
+
+    def add_many(self, value: int, n: int) -> None:
+        """Record ``n`` samples of the same value."""
+        if n < 0:
+            raise ValueError(f"negative repeat count {n!r}")
+        if n == 0:
+            return
+        self.add(value)
+        if n > 1:
+            i = self._index(value)
+            if i is None:
+                self._zero += n - 1
+            else:
+                self._buckets[i] += n - 1
+            self.count += n - 1
+            self.total += value * (n - 1)
+
+    def merge(self, other: LogHistogram) -> None:
+        """Add ``other``'s samples to this histogram."""
+        if not other.count:
+            return
+        buckets = self._buckets
+        for i, n in other._buckets.items():
+            buckets[i] = buckets.get(i, 0) + n
+        self._zero += other._zero
+        if self.count:
+            self._min = min(self._min, other._min)
+            self._max = max(self._max, other._max)
+        else:
+            self._min, self._max = other._min, other._max
+        self.count += other.count
+        self.total += other.total
+
+    @property
+    def is_empty(self) -> bool:
+        return self.count == 0
+
+    @property
+    def min(self) -> int | None:
+        return self._min if self.count else None
+
+    @property
+    def max(self) -> int | None:
+        return self._max if self.count else None
+
+    @property
+    def mean(self) -> float | None:
+        return self.total / self.count if self.count else None
+
+    @property
+    def bucket_count(self) -> int:
+        """Non-empty buckets, the zero bucket included: the size of the state."""
+        return len(self._buckets) + (1 if self._zero else 0)
+
+    def quantile(self, q: float) -> float | None:
+        """Nearest-rank quantile (the lower sample at a tie), within 1%; None when empty."""
+        rank = nearest_rank(q, self.count)  # validates q even when empty
+        if not self.count:
+            return None
+        if q == 0.0:
+            return float(self._min)
+        if q == 1.0:
+            return float(self._max)
+        seen = self._zero
+        if seen >= rank:
+            return float(self._min)  # the zero bucket: samples in [0, 1) are all 0 for ints
+        for i in sorted(self._buckets):
+            seen += self._buckets[i]
+            if seen >= rank:
+                return self._representative(i)
+        raise AssertionError("bucket counts do not add up to count")  # pragma: no cover
+
+    def iter_buckets(self) -> Iterator[tuple[float, float, int]]:
+        """``(lower, upper, count)`` of each non-empty bucket in ascending order, the zero
+        bucket as ``(0, 1, n)``: values ``v`` with ``lower <= v < upper`` (for exporters)."""
+        if self._zero:
+            yield 0.0, 1.0, self._zero
+        for i in sorted(self._buckets):
+            yield GAMMA**i, GAMMA ** (i + 1), self._buckets[i]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe, sparse and deterministic: equal histograms give equal dicts."""
+        return {
+            "version": VERSION,
+            "gamma": GAMMA,
+            "count": self.count,
+            "total": self.total,
+            "min": self.min,
+            "max": self.max,
+            "zero": self._zero,
+            "buckets": [[i, self._buckets[i]] for i in sorted(self._buckets)],
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> LogHistogram:
+        """Read back ``to_dict`` output (from a worker or a results file); checks consistency."""
+        if d.get("version") != VERSION or d.get("gamma") != GAMMA:
+            raise ValueError(
+                f"histogram version {d.get('version')!r} gamma {d.get('gamma')!r}: "
+                f"expected version {VERSION} gamma {GAMMA}"
+            )
+        h = cls()
+        h._zero = int(d["zero"])
+        h._buckets = {int(i): int(n) for i, n in d["buckets"] if int(n)}
+        h.count = int(d["count"])
+        h.total = int(d["total"])
+        if h.count:
+            h._min, h._max = int(d["min"]), int(d["max"])
+        if h._zero + sum(h._buckets.values()) != h.count or min(h._buckets.values(), default=1) < 0:
+            raise ValueError("histogram bucket counts do not add up to its count")
+        return h
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, LogHistogram):
+            return NotImplemented
+        return self.to_dict() == other.to_dict()
+
+    def __repr__(self) -> str:
+        return f"LogHistogram(count={self.count}, min={self.min}, max={self.max})"
+
+    def _representative(self, i: int) -> float:
+        """Bucket ``i``'s point of least relative error, clamped to the integers the bucket
+        can hold and to [min, max]: the samples are ints, so small values (tokens per event,
+        events per read) come out exact instead of 1% off."""
+        lo, hi = _first_int(i), _first_int(i + 1) - 1
+        value = GAMMA**i * _MID
+        if lo <= hi:
+            value = min(max(value, lo), hi)
+        return float(min(max(value, self._min), self._max))
+
+    @staticmethod
+    def _index(value: int) -> int | None:
+        return _index(value) if value >= 1 else None
+
+
+def _index(value: int) -> int:
+    """The bucket of a value ≥ 1; ``add`` inlines this for speed."""
+    return int(math.log(value) * _INV_LOG_GAMMA)
+
+
+def _first_int(i: int) -> int:
+    """The smallest int ≥ 1 whose bucket is ``i`` or above, by the very computation ``add``
+    uses (``GAMMA**i`` alone may round to the other side of a boundary)."""
+    v = max(1, math.ceil(GAMMA**i))
+    while v > 1 and _index(v - 1) >= i:
+        v -= 1
+    while _index(v) < i:
+        v += 1
+    return v
