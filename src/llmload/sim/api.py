@@ -1,0 +1,131 @@
+"""Routing: every endpoint the simulator serves, and the JSON answers that need no engine.
+
+OpenAI: ``POST /v1/chat/completions``, ``POST /v1/completions`` (``completions.py``),
+``GET /v1/models``. Engine fingerprints: ``GET /health``, ``/version``, ``/get_server_info``,
+``/metrics``. Ground truth: ``GET /sim/requests``, ``/sim/counters``, ``/sim/timeline``,
+``/sim/stats``, ``/sim/config``. Everything but ground truth and metrics waits out the startup
+delay; in hang mode nothing is ever answered.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import parse_qs
+
+import orjson
+
+from llmload.sim import fingerprint
+from llmload.sim.completions import Completions
+from llmload.sim.config import SimConfig
+from llmload.sim.engine import Engine
+from llmload.sim.http import HttpConnection, HttpRequest
+from llmload.sim.metrics import render_metrics
+from llmload.sim.render import error_body
+from llmload.sim.truth import Truth
+
+_GENERATION_PATHS = frozenset({"/v1/chat/completions", "/v1/completions"})
+
+
+class App:
+    """The request handler given to every connection."""
+
+    def __init__(
+        self,
+        config: SimConfig,
+        truth: Truth,
+        engine: Engine,
+        is_ready: Callable[[], bool],
+        port: Callable[[], int],
+    ) -> None:
+        self._config = config
+        self._truth = truth
+        self._engine = engine
+        self._is_ready = is_ready
+        self._port = port
+        self._created = int(time.time())
+        self._completions = Completions(config, truth, engine, is_ready)
+        self._routes: dict[str, Callable[[HttpRequest], tuple[int, Any]]] = {
+            "/v1/models": self._models,
+            "/health": self._health,
+            "/version": self._version,
+            "/get_server_info": self._server_info,
+            "/sim/requests": lambda r: (200, truth.requests()),
+            "/sim/counters": lambda r: (200, self._counters()),
+            "/sim/timeline": self._timeline,
+            "/sim/stats": lambda r: (200, truth.stats()),
+            "/sim/config": lambda r: (200, fingerprint.sim_settings(config)),
+        }
+
+    def __call__(self, request: HttpRequest, conn: HttpConnection) -> None:
+        if self._config.hang:
+            return  # accept, read, never answer
+        path = request.path
+        if path in _GENERATION_PATHS:
+            if request.method != "POST":
+                self._json(conn, 405, _error("use POST", 405))
+            else:
+                self._completions.handle(request, conn)
+            return
+        if path == "/metrics":
+            headers = [("server", self._config.server_header)]
+            headers.append(("content-type", "text/plain; version=0.0.4; charset=utf-8"))
+            conn.respond(200, headers, self._metrics())
+            return
+        route = self._routes.get(path)
+        if route is None:
+            self._json(conn, 404, _error(f"no route {path}", 404))
+        elif request.method not in ("GET", "HEAD"):
+            self._json(conn, 405, _error("use GET", 405))
+        else:
+            status, body = route(request)
+            self._json(conn, status, body)
+
+    def _json(self, conn: HttpConnection, status: int, body: Any) -> None:
+        raw = body if isinstance(body, bytes) else orjson.dumps(body)
+        headers = [("server", self._config.server_header), ("content-type", "application/json")]
+        conn.respond(status, headers, raw)
+
+    def _not_ready(self) -> tuple[int, Any] | None:
+        if self._is_ready():
+            return None
+        return 503, _error("the model is loading", 503)
+
+    def _health(self, request: HttpRequest) -> tuple[int, Any]:
+        return self._not_ready() or (200, b"")
+
+    def _models(self, request: HttpRequest) -> tuple[int, Any]:
+        return self._not_ready() or (200, fingerprint.models(self._config, self._created))
+
+    def _version(self, request: HttpRequest) -> tuple[int, Any]:
+        return 200, fingerprint.version(self._config)
+
+    def _server_info(self, request: HttpRequest) -> tuple[int, Any]:
+        info = fingerprint.server_info(self._config, self._port())
+        if info is None:
+            return 404, _error("no route /get_server_info", 404)
+        return 200, info
+
+    def _timeline(self, request: HttpRequest) -> tuple[int, Any]:
+        since = parse_qs(request.query).get("since_ns", ["0"])[0]
+        since_ns = int(since) if since.lstrip("-").isdigit() else 0
+        return 200, [point for point in self._truth.timeline if point[0] >= since_ns]
+
+    def _counters(self) -> dict[str, int]:
+        return self._truth.counters(self._engine.running_count, self._engine.waiting_count)
+
+    def _metrics(self) -> bytes:
+        engine = self._engine
+        return render_metrics(
+            self._truth,
+            model=self._config.model,
+            running=engine.running_count,
+            waiting=engine.waiting_count,
+            kv_usage=engine.kv_tokens / self._config.params.kv_budget_tokens,
+            speculative=self._config.tokens_per_chunk > 1,
+        )
+
+
+def _error(message: str, code: int) -> bytes:
+    return error_body(message, "NotFoundError" if code == 404 else "Error", code)

@@ -1,0 +1,143 @@
+"""``llmload sim``: the command line of the simulated server."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from collections.abc import Sequence
+from pathlib import Path
+
+from llmload.errors import ConfigError
+from llmload.sim.config import SimConfig
+from llmload.sim.faults import FaultPolicy, modes_text, parse_modes
+from llmload.sim.model import NS_PER_MS, FixedTiming, ModelParams
+from llmload.sim.profiles import get_profile, profile_names
+
+# Flags of the batching model: (flag, ModelParams field, scale from the flag's unit to the field's).
+_STEP_FLAGS = (
+    ("step_base_ms", "step_base_ns", NS_PER_MS),
+    ("step_per_seq_ms", "step_per_seq_ns", NS_PER_MS),
+    ("step_per_seq2_ms", "step_per_seq2_ns", NS_PER_MS),
+    ("prefill_per_token_ms", "prefill_per_token_ns", NS_PER_MS),
+)
+_CAP_FLAGS = ("max_running", "kv_budget_tokens", "tokens_per_chunk")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="llmload sim",
+        description="A simulated OpenAI-compatible LLM server with a batching performance model.",
+    )
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8000, help="port; 0 picks a free one")
+    p.add_argument("--profile", default="vllm", choices=profile_names(), help="default vllm")
+    p.add_argument("--model", help="served model name (default: the profile's)")
+    p.add_argument("--seed", type=int, default=0, help="seed of every random choice")
+    timing = p.add_argument_group("fixed timing (no batching): both or neither")
+    timing.add_argument("--ttft-ms", type=float, help="first token this long after arrival")
+    timing.add_argument("--step-ms", type=float, help="then one event every this many ms")
+    model = p.add_argument_group("batching model (override the profile's solved values)")
+    model.add_argument("--step-base-ms", type=float, help="fixed cost of a decode step")
+    model.add_argument("--step-per-seq-ms", type=float, help="cost per running sequence")
+    model.add_argument("--step-per-seq2-ms", type=float, help="cost per running sequence squared")
+    model.add_argument("--prefill-per-token-ms", type=float, help="cost per admitted prompt token")
+    model.add_argument("--max-running", type=int, help="running sequences cap; more queue")
+    model.add_argument("--kv-budget-tokens", type=int, help="KV-cache tokens (preemption)")
+    p.add_argument("--tokens-per-chunk", type=int, help="tokens per event after the first")
+    p.add_argument("--emit-timestamps", action="store_true", help="send_ns in every chunk")
+    p.add_argument("--request-log", type=Path, help="append per-request ground truth (JSONL)")
+    p.add_argument("--fault", help=f"MODE[,MODE...] for every request: {modes_text()}")
+    p.add_argument("--fault-rate", type=float, default=1.0, help="share of requests faulted")
+    p.add_argument("--startup-delay-s", type=float, default=0.0, help="simulated model loading")
+    p.add_argument("--hang", action="store_true", help="accept connections, never answer")
+    p.add_argument("--log-file", type=Path, help="server log (loading progress)")
+    p.add_argument("--certfile", type=Path, help="TLS certificate (PEM): serve https")
+    p.add_argument("--keyfile", type=Path, help="TLS private key (PEM)")
+    return p
+
+
+def _ns(flag: str, value: float) -> int:
+    if value < 0:
+        raise ConfigError(flag, value, "must be >= 0")
+    return round(value * NS_PER_MS)
+
+
+def _timing(args: argparse.Namespace, tokens_per_chunk: int) -> FixedTiming | None:
+    if args.ttft_ms is None and args.step_ms is None:
+        return None
+    if args.ttft_ms is None or args.step_ms is None:
+        raise ConfigError("--ttft-ms/--step-ms", (args.ttft_ms, args.step_ms), "give both")
+    clash = [f for f, _, _ in _STEP_FLAGS if getattr(args, f) is not None]
+    if clash:
+        raise ConfigError(f"--{clash[0].replace('_', '-')}", getattr(args, clash[0]),
+                          "cannot be combined with --ttft-ms/--step-ms")  # fmt: skip
+    if args.step_ms <= 0:
+        raise ConfigError("--step-ms", args.step_ms, "must be > 0")
+    return FixedTiming(_ns("--ttft-ms", args.ttft_ms), _ns("--step-ms", args.step_ms),
+                       tokens_per_chunk)  # fmt: skip
+
+
+def _params(args: argparse.Namespace, base: ModelParams) -> ModelParams:
+    changes: dict[str, int] = {}
+    for flag, field, _ in _STEP_FLAGS:
+        value = getattr(args, flag)
+        if value is not None:
+            changes[field] = _ns("--" + flag.replace("_", "-"), value)
+    for flag in _CAP_FLAGS:
+        value = getattr(args, flag)
+        if value is not None:
+            if value < 1:
+                raise ConfigError("--" + flag.replace("_", "-"), value, "must be >= 1")
+            changes[flag] = value
+    return dataclasses.replace(base, **changes)
+
+
+def _faults(args: argparse.Namespace) -> FaultPolicy:
+    if not 0.0 <= args.fault_rate <= 1.0:
+        raise ConfigError("--fault-rate", args.fault_rate, "must be in [0, 1]")
+    if args.fault is None:
+        return FaultPolicy(seed=args.seed)
+    try:
+        modes = parse_modes(args.fault)
+    except ValueError as exc:
+        raise ConfigError("--fault", args.fault, str(exc)) from None
+    return FaultPolicy(modes, args.fault_rate, args.seed)
+
+
+def config_from_args(argv: Sequence[str]) -> SimConfig:
+    """Parse and validate the command line; raise ``ConfigError`` naming the bad flag."""
+    args = _parser().parse_args(list(argv))
+    profile = get_profile(args.profile)
+    params = _params(args, profile.params())
+    if args.keyfile is not None and args.certfile is None:
+        raise ConfigError("--keyfile", str(args.keyfile), "needs --certfile")
+    if args.startup_delay_s < 0:
+        raise ConfigError("--startup-delay-s", args.startup_delay_s, "must be >= 0")
+    if not 0 <= args.port <= 65535:
+        raise ConfigError("--port", args.port, "must be in [0, 65535]")
+    return SimConfig(
+        host=args.host,
+        port=args.port,
+        profile=profile,
+        params=params,
+        timing=_timing(args, params.tokens_per_chunk),
+        model=args.model or profile.model,
+        seed=args.seed,
+        emit_timestamps=args.emit_timestamps,
+        request_log=args.request_log,
+        faults=_faults(args),
+        startup_delay_s=args.startup_delay_s,
+        hang=args.hang,
+        log_file=args.log_file,
+        certfile=args.certfile,
+        keyfile=args.keyfile,
+    )
+
+
+def main(argv: Sequence[str]) -> int:
+    """Run the simulator until SIGTERM/SIGINT. Returns the exit status."""
+    from llmload.sim.server import announce_stdout, run_loop, serve
+
+    config = config_from_args(argv)
+    run_loop(serve(config, announce_stdout))
+    return 0

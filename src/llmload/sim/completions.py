@@ -1,0 +1,242 @@
+"""``POST /v1/chat/completions`` and ``POST /v1/completions``: from a request to a generation.
+
+Each request gets a ground-truth entry as it arrives, whatever becomes of it: refused during
+startup, rejected as invalid, broken by a fault, cancelled by its client, or served.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+
+from llmload.sim.config import SimConfig
+from llmload.sim.engine import Engine
+from llmload.sim.faults import DRIP_INTERVAL_S, FaultMode, FaultyGeneration, drip
+from llmload.sim.generation import Generation, ResponseInfo
+from llmload.sim.http import HttpConnection, HttpRequest, response_head
+from llmload.sim.render import DONE_EVENT, LAST_CHUNK, ChunkRenderer, error_body, frame
+from llmload.sim.request import BadRequest, GenRequest, parse_body
+from llmload.sim.tokens import TokenText, plan_output, request_rng
+from llmload.sim.truth import RequestEntry, Truth
+
+_ERRORS = {
+    FaultMode.HTTP_400: (400, "BadRequestError", "simulated bad request"),
+    FaultMode.HTTP_429: (429, "RateLimitError", "simulated rate limit"),
+    FaultMode.HTTP_500: (500, "InternalServerError", "simulated server error"),
+}
+
+
+class Completions:
+    """Turns generation requests into generations on the engine."""
+
+    def __init__(
+        self,
+        config: SimConfig,
+        truth: Truth,
+        engine: Engine,
+        is_ready: Callable[[], bool],
+    ) -> None:
+        self._config = config
+        self._truth = truth
+        self._engine = engine
+        self._is_ready = is_ready
+        self._tasks: set[asyncio.Task[None]] = set()  # slow drips in progress, kept referenced
+
+    def handle(self, request: HttpRequest, conn: HttpConnection) -> None:
+        chat = request.path == "/v1/chat/completions"
+        entry = self._truth.begin(
+            id=f"{'chatcmpl' if chat else 'cmpl'}-sim-{self._truth.requests_total + 1}",
+            client=conn.peer,
+            path=request.path,
+            stream=False,
+            arrival_ns=request.arrival_ns,
+        )
+        if not self._is_ready():
+            self._reject(conn, entry, 503, "ServiceUnavailableError", "the model is loading")
+            return
+        try:
+            gen_request = parse_body(request.body, chat)
+            mode = self._fault(request, gen_request, entry.index)
+        except BadRequest as exc:
+            self._reject(conn, entry, 400, "BadRequestError", exc.message, param=exc.param)
+            return
+        entry.stream = gen_request.stream
+        entry.prompt_tokens = gen_request.prompt_tokens
+        if mode is not None:
+            entry.outcome = f"fault:{mode.value}"
+            if self._answer_fault(mode, conn, entry):
+                return
+        generation = self._generation(request, gen_request, entry, conn, mode)
+        self._start(generation, gen_request, request, mode)
+
+    def _fault(self, request: HttpRequest, body: GenRequest, index: int) -> FaultMode | None:
+        name = request.headers.get("x-sim-fault") or body.fault
+        if not name:
+            return self._config.faults.draw(index)
+        try:
+            return FaultMode(name)
+        except ValueError:
+            raise BadRequest(f"unknown fault mode {name!r}", "sim_fault") from None
+
+    def _reject(
+        self,
+        conn: HttpConnection,
+        entry: RequestEntry,
+        status: int,
+        kind: str,
+        message: str,
+        *,
+        param: str | None = None,
+    ) -> None:
+        headers = self._headers(entry.id, "application/json")
+        if status == 429:
+            headers.append(("retry-after", "1"))
+        self._truth.finish(entry, "rejected")
+        conn.respond(status, headers, error_body(message, kind, status, param))
+
+    def _answer_fault(self, mode: FaultMode, conn: HttpConnection, entry: RequestEntry) -> bool:
+        """Faults answered without generating; True when the request is dealt with."""
+        if mode in _ERRORS:
+            status, kind, message = _ERRORS[mode]
+            self._reject(conn, entry, status, kind, message)
+        elif mode is FaultMode.REFUSE:
+            self._truth.finish(entry)
+            conn.close()
+        elif mode is FaultMode.RESET:
+            self._truth.finish(entry)
+            conn.reset()
+        else:
+            return False
+        return True
+
+    def _headers(self, request_id: str, content_type: str) -> list[tuple[str, str]]:
+        return [
+            ("server", self._config.server_header),
+            ("content-type", content_type),
+            ("x-request-id", request_id),
+        ]
+
+    def _generation(
+        self,
+        request: HttpRequest,
+        body: GenRequest,
+        entry: RequestEntry,
+        conn: HttpConnection,
+        mode: FaultMode | None,
+    ) -> Generation:
+        config = self._config
+        seed = config.seed if body.seed is None else body.seed
+        rng = request_rng(seed, request.body)
+        plan = plan_output(rng, body.max_tokens, body.min_tokens, body.ignore_eos)
+        info = ResponseInfo(
+            chat=body.chat,
+            response_id=entry.id,
+            created=int(time.time()),
+            model=body.model or config.model,
+            prompt_tokens=body.prompt_tokens,
+            include_usage=body.include_usage,
+            headers=tuple(self._headers(entry.id, "application/json")),
+        )
+        renderer = None
+        if body.stream:
+            renderer = ChunkRenderer(
+                chat=body.chat,
+                response_id=entry.id,
+                created=info.created,
+                model=info.model,
+                prompt_tokens=body.prompt_tokens,
+                continuous_usage=body.continuous_usage,
+                emit_timestamps=config.emit_timestamps,
+            )
+        cls = Generation if mode is None else FaultyGeneration
+        return cls(
+            info=info,
+            plan=plan,
+            text=TokenText.seeded(rng),
+            tokens_per_chunk=config.tokens_per_chunk,
+            renderer=renderer,
+            entry=entry,
+            conn=conn,
+            truth=self._truth,
+        )
+
+    def _start(
+        self,
+        generation: Generation,
+        body: GenRequest,
+        request: HttpRequest,
+        mode: FaultMode | None,
+    ) -> None:
+        conn = generation.conn
+        conn.exchange = generation
+        if mode is FaultMode.SLOW_DRIP:
+            self._drip(generation, body.stream, request.keep_alive)
+            return
+        if body.stream:
+            head = self._headers(generation.info.response_id, "text/event-stream; charset=utf-8")
+            head.append(("cache-control", "no-cache"))
+            conn.write(response_head(200, head, content_length=None, keep_alive=request.keep_alive))
+        stall_ms = request.headers.get("x-sim-stall-ms")
+        after = request.headers.get("x-sim-fault-after")
+        if isinstance(generation, FaultyGeneration) and mode is not None:
+            generation.arm(
+                mode,
+                int(after) if after and after.isdigit() else body.fault_after,
+                int(stall_ms) if stall_ms and stall_ms.isdigit() else body.stall_ms,
+            )
+            if mode is FaultMode.STALL_FIRST:
+                generation.start_ns += generation.stall_ns
+                delay_s = generation.stall_ns / 1e9
+                asyncio.get_running_loop().call_later(delay_s, self._engine.submit, generation)
+                return
+        self._engine.submit(generation)
+
+    def _drip(self, generation: Generation, stream: bool, keep_alive: bool) -> None:
+        """Render the whole response now and write it one byte per 100 ms."""
+        data = drip_bytes(generation, stream, keep_alive)
+        conn = generation.conn
+
+        def write(piece: bytes) -> bool:
+            if conn.closed:
+                return False
+            conn.write(piece)
+            return True
+
+        async def run() -> None:
+            await drip(write, data, DRIP_INTERVAL_S)
+            if not conn.closed:
+                generation.written = generation.plan.tokens
+                self._truth.tokens_written_total += generation.plan.tokens
+                generation.complete()
+
+        task = asyncio.get_running_loop().create_task(run())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+
+def drip_bytes(generation: Generation, stream: bool, keep_alive: bool) -> bytes:
+    """The complete response of a slow drip: every token in one event when streamed."""
+    info = generation.info
+    generation.generated = generation.plan.tokens
+    if not stream:
+        body = generation.body()
+        head = response_head(200, list(info.headers), content_length=len(body), keep_alive=keep_alive)
+        return head + body
+    renderer = ChunkRenderer(
+        chat=info.chat,
+        response_id=info.response_id,
+        created=info.created,
+        model=info.model,
+        prompt_tokens=info.prompt_tokens,
+        continuous_usage=False,
+        emit_timestamps=False,
+    )
+    tokens = generation.token_bytes(0, generation.plan.tokens)
+    events = renderer.role(0) if info.chat else b""
+    events += renderer.text(tokens, generation.plan.finish_reason, generation.plan.tokens, 0)
+    if info.include_usage:
+        events += renderer.usage(generation.plan.tokens, 0)
+    headers = [*info.headers[:1], ("content-type", "text/event-stream; charset=utf-8")]
+    head = response_head(200, headers, content_length=None, keep_alive=keep_alive)
+    return head + frame(events + DONE_EVENT) + LAST_CHUNK

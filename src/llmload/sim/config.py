@@ -1,0 +1,42 @@
+"""The simulator's settings, built once from the command line and frozen."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from llmload.sim.faults import FaultPolicy
+from llmload.sim.model import FixedTiming, ModelParams
+from llmload.sim.profiles import Profile
+
+
+@dataclass(frozen=True, slots=True)
+class SimConfig:
+    host: str
+    port: int
+    profile: Profile
+    params: ModelParams  # the profile's solved parameters with any flags applied
+    timing: FixedTiming | None  # set: fixed timing instead of the batching model
+    model: str
+    seed: int = 0
+    emit_timestamps: bool = False
+    request_log: Path | None = None
+    faults: FaultPolicy = field(default_factory=FaultPolicy)
+    startup_delay_s: float = 0.0
+    hang: bool = False
+    log_file: Path | None = None
+    certfile: Path | None = None
+    keyfile: Path | None = None
+
+    @property
+    def scheme(self) -> str:
+        return "https" if self.certfile is not None else "http"
+
+    @property
+    def tokens_per_chunk(self) -> int:
+        return self.timing.tokens_per_chunk if self.timing else self.params.tokens_per_chunk
+
+    @property
+    def server_header(self) -> str:
+        """The ``server`` response header: it names the engine the profile imitates."""
+        return f"llmload-sim ({self.profile.engine} {self.profile.version})"

@@ -1,0 +1,64 @@
+"""What the simulator says about itself: the endpoints a client uses to recognise an engine.
+
+A ``vllm`` profile answers ``/version`` as vLLM does and has no ``/get_server_info`` (404, as on
+vLLM); an ``sglang`` profile answers ``/get_server_info`` with its launch arguments (so
+``sglang-nograph`` shows ``disable_cuda_graph: true``) and ``/version`` as SGLang does.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from llmload.sim.config import SimConfig
+
+
+def version(config: SimConfig) -> dict[str, Any]:
+    return {"version": config.profile.version}
+
+
+def models(config: SimConfig, created: int) -> dict[str, Any]:
+    return {
+        "object": "list",
+        "data": [
+            {
+                "id": config.model,
+                "object": "model",
+                "created": created,
+                "owned_by": "llmload-sim",
+                "root": config.model,
+                "parent": None,
+                "max_model_len": 131072,
+            }
+        ],
+    }
+
+
+def sim_settings(config: SimConfig) -> dict[str, Any]:
+    """The simulator's own parameters, for anyone who wants to know what they are talking to."""
+    timing = dataclasses.asdict(config.timing) if config.timing else None
+    return {
+        "profile": config.profile.name,
+        "params": None if timing else dataclasses.asdict(config.params),
+        "fixed_timing": timing,
+        "seed": config.seed,
+    }
+
+
+def server_info(config: SimConfig, port: int) -> dict[str, Any] | None:
+    """SGLang's ``/get_server_info``; None for engines that do not serve it."""
+    if config.profile.engine != "sglang":
+        return None
+    info: dict[str, Any] = {
+        "model_path": config.model,
+        "served_model_name": config.model,
+        "host": config.host,
+        "port": port,
+        "max_running_requests": config.params.max_running,
+        "max_total_num_tokens": config.params.kv_budget_tokens,
+        "disable_cuda_graph": False,
+        "version": config.profile.version,
+    }
+    info.update(dict(config.profile.launch_args))
+    info["llmload_sim"] = sim_settings(config)
+    return info

@@ -1,0 +1,202 @@
+"""One request being generated: the per-event hot path.
+
+An engine calls ``step(now_ns)`` once per decode step (or timer deadline) for every sequence it
+holds; the generation decides how many tokens the event carries (1 first, then
+``tokens_per_chunk``, the last the remainder), renders it and writes it in one ``write``. The first
+write of a chat stream also carries the role-only event, the last also the usage event,
+``[DONE]`` and the end of the chunked body: one write per stream per step, always.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from llmload.sim.http import HttpConnection
+from llmload.sim.render import (
+    DONE_EVENT,
+    LAST_CHUNK,
+    VOCABULARY_BYTES,
+    ChunkRenderer,
+    completion_body,
+    frame,
+)
+from llmload.sim.tokens import OutputPlan, TokenText
+from llmload.sim.truth import RequestEntry, Truth
+
+
+@dataclass(frozen=True, slots=True)
+class ResponseInfo:
+    """What identifies a response: shared by its body, its chunks and its ground-truth entry."""
+
+    chat: bool
+    response_id: str
+    created: int
+    model: str
+    prompt_tokens: int
+    include_usage: bool
+    headers: tuple[tuple[str, str], ...]  # for a non-streamed body
+
+
+class Generation:
+    """A request in flight, from admission to its last event."""
+
+    __slots__ = (
+        "_done_event",
+        "_renderer",
+        "_text",
+        "conn",
+        "entry",
+        "events",
+        "generated",
+        "hold_until_ns",
+        "info",
+        "k",
+        "plan",
+        "start_ns",
+        "state",
+        "truth",
+        "written",
+    )
+
+    def __init__(
+        self,
+        *,
+        info: ResponseInfo,
+        plan: OutputPlan,
+        text: TokenText,
+        tokens_per_chunk: int,
+        renderer: ChunkRenderer | None,
+        entry: RequestEntry,
+        conn: HttpConnection,
+        truth: Truth,
+    ) -> None:
+        self.info = info
+        self.plan = plan
+        self._text = text
+        self.k = tokens_per_chunk
+        self._renderer = renderer  # None: a non-streamed request, written whole at the end
+        self._done_event = DONE_EVENT
+        self.entry = entry
+        self.conn = conn
+        self.truth = truth
+        self.generated = 0  # tokens produced by the engine (its KV-cache growth)
+        self.written = 0  # tokens written to the socket
+        self.events = 0
+        self.hold_until_ns = 0  # a stall: the engine keeps the sequence but it emits nothing
+        self.start_ns = entry.arrival_ns  # when the engine may start it (later under a stall)
+        self.state = "active"  # "active", "done" or "cancelled"
+
+    @property
+    def prompt_tokens(self) -> int:
+        return self.info.prompt_tokens
+
+    @property
+    def cancelled(self) -> bool:
+        return self.state != "active"
+
+    @property
+    def planned_events(self) -> int:
+        return 1 + -(-(self.plan.tokens - 1) // self.k)
+
+    def on_disconnect(self) -> None:
+        """The client went away: stop, and log what it got."""
+        if self.state == "active":
+            self.state = "cancelled"
+            self._sync_entry()
+            self.truth.finish(self.entry, "cancelled")
+
+    def step(self, now_ns: int) -> bool:
+        """Produce one event; return True when this sequence leaves the batch."""
+        if self.state != "active":
+            return True
+        if self.hold_until_ns > now_ns:
+            return False
+        first = self.generated
+        n = 1 if first == 0 else min(self.k, self.plan.tokens - first)
+        self.generated = first + n
+        last = self.generated >= self.plan.tokens
+        if self._renderer is None:
+            if last:
+                self.write_body()
+            return last
+        self._emit(first, n, last)
+        return last
+
+    def token_bytes(self, first: int, n: int) -> bytes:
+        text = self._text
+        if n == 1:
+            return VOCABULARY_BYTES[text.index(first)]
+        return b"".join(VOCABULARY_BYTES[text.index(i)] for i in range(first, first + n))
+
+    def _emit(self, first: int, n: int, last: bool) -> None:
+        renderer = self._renderer
+        assert renderer is not None
+        sent_ns = time.perf_counter_ns()
+        total = first + n
+        payload = renderer.text(
+            self.token_bytes(first, n), self.plan.finish_reason if last else None, total, sent_ns
+        )
+        if first == 0 and self.info.chat:
+            payload = renderer.role(sent_ns) + payload
+        if last:
+            if self.info.include_usage:
+                payload += renderer.usage(total, sent_ns)
+            payload += self._done_event
+            self.conn.write(frame(payload) + LAST_CHUNK)
+        else:
+            self.conn.write(frame(payload))
+        self._count(n, sent_ns)
+        if last:
+            self.complete()
+
+    def _count(self, n: int, sent_ns: int) -> None:
+        truth = self.truth
+        truth.tokens_written_total += n
+        truth.events_written_total += 1
+        if self.events == 0:
+            truth.first_token(self.entry, sent_ns)
+        elif self.k > 1:
+            truth.drafts_total += 1
+            truth.draft_tokens_total += self.k - 1
+            truth.accepted_tokens_total += n - 1
+        self.written += n
+        self.events += 1
+
+    def body(self) -> bytes:
+        """The whole non-streamed body for what was generated."""
+        info = self.info
+        return completion_body(
+            chat=info.chat,
+            response_id=info.response_id,
+            created=info.created,
+            model=info.model,
+            text=self._text.text(0, self.generated),
+            finish_reason=self.plan.finish_reason,
+            prompt_tokens=info.prompt_tokens,
+            completion_tokens=self.generated,
+        )
+
+    def write_body(self) -> None:
+        """Write the non-streamed response, all tokens at once, and end the exchange."""
+        sent_ns = time.perf_counter_ns()
+        self.truth.tokens_written_total += self.generated
+        self.truth.first_token(self.entry, sent_ns)
+        self.written = self.generated
+        self.conn.respond(200, list(self.info.headers), self.body())
+        self.complete(finish_exchange=False)
+
+    def complete(self, outcome: str = "ok", *, finish_exchange: bool = True) -> None:
+        """The request ended as planned (or as its fault planned): log it, free the connection."""
+        if self.state != "active":
+            return
+        self.state = "done"
+        self._sync_entry()
+        self.entry.finish_reason = self.plan.finish_reason if outcome == "ok" else None
+        self.truth.finish(self.entry, outcome)
+        if finish_exchange:
+            self.conn.finish()
+
+    def _sync_entry(self) -> None:
+        self.entry.completion_tokens = self.written
+        self.entry.events = self.events

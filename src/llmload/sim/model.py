@@ -1,0 +1,184 @@
+"""The performance model: continuous batching, as a pure function of the batch.
+
+The engine (``engine.py``) runs decode steps back to back. One step takes
+
+    step = base + per_seq * running + per_seq2 * running**2 + prefill_per_token * admitted_prompt
+
+where ``running`` counts every sequence in the batch during the step and ``admitted_prompt`` the
+prompt tokens of the sequences admitted into it (a re-admitted, preempted sequence recomputes its
+prompt and its generated tokens). Each step emits one event per running sequence: the first event
+of a sequence carries 1 token (at the end of its admission step: that is its TTFT), each later one
+``tokens_per_chunk`` tokens, the last the remainder. ``per_seq2`` makes throughput peak at an
+interior concurrency; ``max_running`` and ``kv_budget_tokens`` cap the batch, beyond which
+requests queue.
+
+The analytic side below describes the steady state of a closed loop of ``C`` users, each sending
+its next request as soon as the previous one completes, the workload of a concurrency sweep:
+
+- a request occupies the batch for ``S = events_per_request(N, K)`` steps;
+- with ``C >= 2`` a returning user arrives while a step is running (its own last event ended the
+  previous one) and waits for the next boundary: one step out of the batch per cycle, so
+  ``running = C * S / (S + 1)``; a single user finds the engine idle and starts at once;
+- ``running`` is capped by ``max_running`` and by the KV budget over the mean KV footprint of a
+  running sequence (``prompt + N / 2``); the excess queues;
+- completions per step are ``running / S``, each adding its prefill to the mean step time.
+
+Output throughput is then ``running * (N / S) / mean_step``: tokens per second of wall time over
+whole request cycles, prefill included, as a client measures it over a long window.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from llmload.sim.tokens import chat_prompt_tokens
+
+NS_PER_S = 1_000_000_000
+NS_PER_MS = 1_000_000
+
+# The default sweep workload: one user message of 128 words, 256 output tokens.
+DEFAULT_PROMPT_TOKENS = chat_prompt_tokens(128, 1)
+DEFAULT_OUTPUT_TOKENS = 256
+DEFAULT_SWEEP: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64, 128)
+
+
+@dataclass(frozen=True, slots=True)
+class ModelParams:
+    """Parameters of the batching model; durations in integer nanoseconds."""
+
+    step_base_ns: int
+    step_per_seq_ns: int
+    step_per_seq2_ns: int = 0
+    prefill_per_token_ns: int = 0
+    max_running: int = 256
+    kv_budget_tokens: int = 1_000_000
+    tokens_per_chunk: int = 1
+
+    def __post_init__(self) -> None:
+        if min(self.step_base_ns, self.step_per_seq_ns, self.step_per_seq2_ns) < 0:
+            raise ValueError("step times must be >= 0")
+        if self.prefill_per_token_ns < 0:
+            raise ValueError("prefill time must be >= 0")
+        if self.max_running < 1 or self.kv_budget_tokens < 1 or self.tokens_per_chunk < 1:
+            raise ValueError("max_running, kv_budget_tokens and tokens_per_chunk must be >= 1")
+
+    def step_ns(self, running: int, prefill_tokens: int) -> int:
+        """Duration of one step with ``running`` sequences and ``prefill_tokens`` admitted."""
+        return (
+            self.step_base_ns
+            + running * (self.step_per_seq_ns + running * self.step_per_seq2_ns)
+            + prefill_tokens * self.prefill_per_token_ns
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class FixedTiming:
+    """Test timing: first token ``ttft_ns`` after arrival, then one event every ``step_ns``."""
+
+    ttft_ns: int
+    step_ns: int
+    tokens_per_chunk: int = 1
+
+    def __post_init__(self) -> None:
+        if self.ttft_ns < 0 or self.step_ns <= 0 or self.tokens_per_chunk < 1:
+            raise ValueError("ttft must be >= 0, step > 0, tokens_per_chunk >= 1")
+
+
+def events_per_request(output_tokens: int, tokens_per_chunk: int) -> int:
+    """Events (and batch steps) a request of ``output_tokens`` tokens takes."""
+    if output_tokens <= 0:
+        return 0
+    return 1 + math.ceil((output_tokens - 1) / tokens_per_chunk)
+
+
+@dataclass(frozen=True, slots=True)
+class SteadyState:
+    """Mean behaviour of the engine under a closed loop of users."""
+
+    running: float  # mean sequences in the batch
+    step_ns: float  # mean step duration
+    tokens_per_step: float  # output tokens per step, all sequences together
+
+    @property
+    def output_tok_per_s(self) -> float:
+        return self.tokens_per_step * NS_PER_S / self.step_ns
+
+
+def effective_max_running(params: ModelParams, prompt_tokens: int, output_tokens: int) -> float:
+    """The batch size the caps allow: ``max_running`` or what fits the KV budget."""
+    footprint = prompt_tokens + output_tokens / 2
+    return min(float(params.max_running), max(1.0, params.kv_budget_tokens / footprint))
+
+
+def mean_running(params: ModelParams, concurrency: int, prompt_tokens: int, output_tokens: int) -> float:
+    """Mean sequences in the batch with ``concurrency`` closed-loop users."""
+    if concurrency < 1:
+        raise ValueError("concurrency must be >= 1")
+    steps = events_per_request(output_tokens, params.tokens_per_chunk)
+    in_batch = 1.0 if concurrency == 1 else concurrency * steps / (steps + 1)
+    return min(in_batch, effective_max_running(params, prompt_tokens, output_tokens))
+
+
+def steady_state(
+    params: ModelParams,
+    concurrency: int,
+    prompt_tokens: int = DEFAULT_PROMPT_TOKENS,
+    output_tokens: int = DEFAULT_OUTPUT_TOKENS,
+) -> SteadyState:
+    steps = events_per_request(output_tokens, params.tokens_per_chunk)
+    running = mean_running(params, concurrency, prompt_tokens, output_tokens)
+    completions = running / steps
+    step = (
+        params.step_base_ns
+        + running * params.step_per_seq_ns
+        + running * running * params.step_per_seq2_ns
+        + completions * prompt_tokens * params.prefill_per_token_ns
+    )
+    return SteadyState(running, step, running * output_tokens / steps)
+
+
+def stage_output_tok_per_s(
+    params: ModelParams,
+    concurrency: int,
+    prompt_tokens: int = DEFAULT_PROMPT_TOKENS,
+    output_tokens: int = DEFAULT_OUTPUT_TOKENS,
+) -> float:
+    """Output tok/s of a closed-loop stage at ``concurrency``, over whole request cycles."""
+    return steady_state(params, concurrency, prompt_tokens, output_tokens).output_tok_per_s
+
+
+def per_stream_decode_tok_per_s(
+    params: ModelParams,
+    concurrency: int,
+    prompt_tokens: int = DEFAULT_PROMPT_TOKENS,
+    output_tokens: int = DEFAULT_OUTPUT_TOKENS,
+) -> float:
+    """One stream's decode speed ``(N - 1) / (last_token - first_token)`` in steady state.
+
+    The steps a stream decodes through hold itself plus the other users' mean batch share, and
+    carry the other users' prefills, but not its own (that was in its first step).
+    """
+    steps = events_per_request(output_tokens, params.tokens_per_chunk)
+    if steps < 2:
+        raise ValueError("decode speed needs at least 2 output tokens")
+    if concurrency < 1:
+        raise ValueError("concurrency must be >= 1")
+    others = (concurrency - 1) * steps / (steps + 1)
+    running = min(effective_max_running(params, prompt_tokens, output_tokens), 1.0 + others)
+    step = (
+        params.step_base_ns
+        + running * params.step_per_seq_ns
+        + running * running * params.step_per_seq2_ns
+        + (running - 1.0) / steps * prompt_tokens * params.prefill_per_token_ns
+    )
+    return (output_tokens - 1) * NS_PER_S / ((steps - 1) * step)
+
+
+def fixed_stage_output_tok_per_s(
+    timing: FixedTiming, concurrency: int, output_tokens: int = DEFAULT_OUTPUT_TOKENS
+) -> float:
+    """Output tok/s of a closed-loop stage under fixed timing (no batching interference)."""
+    steps = events_per_request(output_tokens, timing.tokens_per_chunk)
+    cycle_ns = timing.ttft_ns + (steps - 1) * timing.step_ns
+    return concurrency * output_tokens * NS_PER_S / cycle_ns

@@ -1,0 +1,165 @@
+"""Starting the simulator as a child process, and reading its ground truth over HTTP.
+
+The simulator always runs in its own process (it must never share a loop, or a GIL, with the
+client it measures). ``start_sim`` launches ``python -m llmload.sim --port 0 ...``, reads the
+announced URL from the first line of its stdout, and drains the rest in a thread: a pipe nobody
+drains stalls the child once it fills. Like the server, this module never imports gevent or
+Locust, and it talks to the simulator with urllib only (each helper call opens one connection,
+which ``connections_total`` counts).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import signal
+import ssl
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Sequence
+from types import TracebackType
+from typing import IO, Any
+from urllib.parse import urlsplit
+
+ANNOUNCE_PREFIX = "llmload sim listening on "
+
+
+class SimStartError(RuntimeError):
+    """The simulator did not come up; the message carries its stderr."""
+
+
+def _drain(stream: IO[bytes]) -> None:
+    with contextlib.suppress(OSError, ValueError):
+        while stream.read(65536):
+            pass
+
+
+class SimProcess:
+    """A running simulator child process; a context manager that stops it on exit."""
+
+    def __init__(self, popen: subprocess.Popen[bytes], url: str, stderr: IO[bytes]) -> None:
+        self._popen = popen
+        self._stderr = stderr
+        self.url = url
+        parts = urlsplit(url)
+        self.host = parts.hostname or "127.0.0.1"
+        self.port = parts.port or 0
+        self.pid = popen.pid
+        # The helpers trust the simulator's own certificate, whatever signed it.
+        self._ssl = ssl._create_unverified_context() if parts.scheme == "https" else None
+
+    def __enter__(self) -> SimProcess:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def poll(self) -> int | None:
+        return self._popen.poll()
+
+    def stop(self, grace_s: float = 5.0) -> int:
+        """SIGTERM, wait up to ``grace_s``, then SIGKILL. Returns the exit status."""
+        if self._popen.poll() is None:
+            self._popen.send_signal(signal.SIGTERM)
+            try:
+                self._popen.wait(grace_s)
+            except subprocess.TimeoutExpired:
+                self._popen.kill()
+                self._popen.wait()
+        self._stderr.close()
+        return self._popen.returncode
+
+    def stderr_text(self) -> str:
+        self._stderr.seek(0)
+        return self._stderr.read().decode(errors="replace")
+
+    def get(self, path: str, timeout_s: float = 10.0) -> tuple[int, bytes]:
+        """GET ``path``; returns (status, body) for any HTTP status."""
+        try:
+            with urllib.request.urlopen(self.url + path, timeout=timeout_s, context=self._ssl) as r:
+                return int(r.status), bytes(r.read())
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.read()
+
+    def get_json(self, path: str) -> Any:
+        status, body = self.get(path)
+        if status != 200:
+            raise RuntimeError(f"GET {path}: HTTP {status}")
+        return json.loads(body)
+
+    def requests(self) -> list[dict[str, Any]]:
+        """Per-request ground truth, in arrival order (``GET /sim/requests``)."""
+        entries: list[dict[str, Any]] = self.get_json("/sim/requests")
+        return entries
+
+    def counters(self) -> dict[str, int]:
+        counters: dict[str, int] = self.get_json("/sim/counters")
+        return counters
+
+    def timeline(self, since_ns: int = 0) -> list[tuple[int, int]]:
+        """``(t_ns, cumulative tokens written)``, one point per decode step."""
+        points = self.get_json(f"/sim/timeline?since_ns={since_ns}")
+        return [(int(t), int(n)) for t, n in points]
+
+    def stats(self) -> dict[str, Any]:
+        stats: dict[str, Any] = self.get_json("/sim/stats")
+        return stats
+
+    def wait_ready(self, timeout_s: float = 30.0) -> None:
+        """Poll ``/health`` until 200 (only needed with ``--startup-delay-s``)."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            with contextlib.suppress(OSError):
+                if self.get("/health", timeout_s=1.0)[0] == 200:
+                    return
+            time.sleep(0.05)
+        raise TimeoutError(f"{self.url}/health not 200 after {timeout_s} s")
+
+
+def _read_first_line(popen: subprocess.Popen[bytes], timeout_s: float) -> str:
+    assert popen.stdout is not None
+    fd = popen.stdout.fileno()
+    deadline = time.monotonic() + timeout_s
+    line = b""
+    while not line.endswith(b"\n"):
+        remaining = deadline - time.monotonic()
+        if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
+            raise SimStartError(f"no announcement within {timeout_s} s")
+        byte = os.read(fd, 1)  # byte by byte: nothing past the first line is consumed here
+        if not byte:
+            raise SimStartError("the simulator exited before announcing its address")
+        line += byte
+    return line.decode().strip()
+
+
+def start_sim(args: Sequence[str] = (), *, timeout_s: float = 15) -> SimProcess:
+    """Start ``python -m llmload.sim --port 0 ARGS`` and return once it listens."""
+    stderr = tempfile.TemporaryFile()  # noqa: SIM115 (owned by the SimProcess, closed by stop)
+    command = [sys.executable, "-m", "llmload.sim", "--port", "0", *args]
+    popen = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=stderr, stdin=subprocess.DEVNULL)
+    try:
+        line = _read_first_line(popen, timeout_s)
+        if not line.startswith(ANNOUNCE_PREFIX):
+            raise SimStartError(f"unexpected first line {line!r}")
+    except SimStartError as exc:
+        popen.kill()
+        popen.wait()
+        stderr.seek(0)
+        detail = stderr.read().decode(errors="replace").strip()
+        stderr.close()
+        raise SimStartError(f"{exc}; command {command}; stderr:\n{detail}") from None
+    assert popen.stdout is not None
+    threading.Thread(target=_drain, args=(popen.stdout,), daemon=True).start()
+    return SimProcess(popen, line.removeprefix(ANNOUNCE_PREFIX), stderr)

@@ -1,0 +1,149 @@
+"""Response bodies: SSE chunks of a stream, and whole JSON bodies, in vLLM's shapes.
+
+The per-event path is the simulator's hot path, so a ``ChunkRenderer`` pre-renders everything of a
+chunk that is constant for its request (id, created, model, the JSON around the text) and an
+event costs two concatenations. Output words are plain ASCII, so no JSON escaping is needed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from llmload.sim.tokens import VOCABULARY
+
+DONE_EVENT = b"data: [DONE]\n\n"
+LAST_CHUNK = b"0\r\n\r\n"  # the empty chunk that ends a chunked body
+VOCABULARY_BYTES: tuple[bytes, ...] = tuple(w.encode() for w in VOCABULARY)
+
+
+def frame(payload: bytes) -> bytes:
+    """One HTTP/1.1 chunk holding ``payload`` (one or more SSE events)."""
+    return b"%x\r\n%b\r\n" % (len(payload), payload)
+
+
+def usage(prompt_tokens: int, completion_tokens: int) -> dict[str, int]:
+    return {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+    }
+
+
+class ChunkRenderer:
+    """Renders the SSE events of one streamed response."""
+
+    __slots__ = (
+        "_chat",
+        "_continuous",
+        "_head",
+        "_open_close",
+        "_prompt_tokens",
+        "_stamp",
+        "_text_open",
+        "_usage_head",
+    )
+
+    def __init__(
+        self,
+        *,
+        chat: bool,
+        response_id: str,
+        created: int,
+        model: str,
+        prompt_tokens: int,
+        continuous_usage: bool,
+        emit_timestamps: bool,
+    ) -> None:
+        kind = b"chat.completion.chunk" if chat else b"text_completion"
+        self._head = b'data: {"id":"%b","object":"%b","created":%d,"model":%b,"choices":' % (
+            response_id.encode(),
+            kind,
+            created,
+            orjson.dumps(model),
+        )
+        self._text_open = self._head + (
+            b'[{"index":0,"delta":{"content":"' if chat else b'[{"index":0,"text":"'
+        )
+        self._usage_head = self._head + b'[],"usage":'
+        self._prompt_tokens = prompt_tokens
+        self._continuous = continuous_usage
+        self._stamp = emit_timestamps
+        self._chat = chat
+        self._open_close = self._text_close(None)
+
+    def _tail(self, completion_tokens: int, sent_ns: int) -> bytes:
+        """What follows ``choices``: optional usage and send stamp, and the closing brace."""
+        out = b""
+        if self._continuous:
+            out += b',"usage":' + orjson.dumps(usage(self._prompt_tokens, completion_tokens))
+        if self._stamp:
+            out += b',"llmload_sim":{"sent_ns":%d}' % sent_ns
+        return out + b"}\n\n"
+
+    def role(self, sent_ns: int) -> bytes:
+        """The role-only first event of a chat stream, as vLLM sends it."""
+        return (
+            self._head
+            + b'[{"index":0,"delta":{"role":"assistant","content":""},'
+            + b'"logprobs":null,"finish_reason":null}]'
+            + self._tail(0, sent_ns)
+        )
+
+    def text(self, text: bytes, finish_reason: str | None, total_tokens: int, sent_ns: int) -> bytes:
+        """A token-bearing event; ``total_tokens`` counts the tokens sent so far, this one's too."""
+        close = self._open_close if finish_reason is None else self._text_close(finish_reason)
+        if not self._continuous and not self._stamp:
+            return self._text_open + text + close + b"}\n\n"
+        return self._text_open + text + close + self._tail(total_tokens, sent_ns)
+
+    def _text_close(self, finish_reason: str | None) -> bytes:
+        reason = b"null" if finish_reason is None else b'"%b"' % finish_reason.encode()
+        delta_close = b'"}' if self._chat else b'"'
+        return delta_close + b',"logprobs":null,"finish_reason":%b}]' % reason
+
+    def usage(self, completion_tokens: int, sent_ns: int) -> bytes:
+        """The final usage-only event of ``stream_options.include_usage``."""
+        body = orjson.dumps(usage(self._prompt_tokens, completion_tokens))
+        tail = b',"llmload_sim":{"sent_ns":%d}}\n\n' % sent_ns if self._stamp else b"}\n\n"
+        return self._usage_head + body + tail
+
+    def error(self, message: str, code: int) -> bytes:
+        """An error object inside the stream, as vLLM sends when generation fails midway."""
+        error = {"message": message, "type": "InternalServerError", "param": None, "code": code}
+        return b"data: " + orjson.dumps({"error": error}) + b"\n\n"
+
+
+def completion_body(
+    *,
+    chat: bool,
+    response_id: str,
+    created: int,
+    model: str,
+    text: str,
+    finish_reason: str,
+    prompt_tokens: int,
+    completion_tokens: int,
+) -> bytes:
+    """A whole non-streamed response body."""
+    choice: dict[str, Any] = {"index": 0, "logprobs": None, "finish_reason": finish_reason}
+    if chat:
+        choice["message"] = {"role": "assistant", "content": text, "tool_calls": []}
+    else:
+        choice["text"] = text
+    return orjson.dumps(
+        {
+            "id": response_id,
+            "object": "chat.completion" if chat else "text_completion",
+            "created": created,
+            "model": model,
+            "choices": [choice],
+            "usage": usage(prompt_tokens, completion_tokens),
+        }
+    )
+
+
+def error_body(message: str, kind: str, code: int, param: str | None = None) -> bytes:
+    """An OpenAI-style error body."""
+    return orjson.dumps({"error": {"message": message, "type": kind, "param": param, "code": code}})

@@ -1,0 +1,160 @@
+"""Parsing one generation request body into what the simulator needs from it.
+
+Validation follows vLLM where a client could tell the difference (``min_tokens > max_tokens`` is
+a 400, ``n > 1`` is refused); everything else a real server would ignore is ignored here too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from llmload.sim.tokens import chat_prompt_tokens, count_words
+
+DEFAULT_MAX_TOKENS = 256
+MAX_MAX_TOKENS = 1_000_000
+
+
+class BadRequest(Exception):
+    """The body cannot be served; answered with HTTP 400 and this message."""
+
+    def __init__(self, message: str, param: str | None = None) -> None:
+        self.message = message
+        self.param = param
+        super().__init__(message)
+
+
+@dataclass(frozen=True, slots=True)
+class GenRequest:
+    """What one chat or completions request asks for, as received."""
+
+    chat: bool  # /v1/chat/completions, else /v1/completions
+    model: str | None
+    stream: bool
+    max_tokens: int
+    min_tokens: int
+    ignore_eos: bool
+    include_usage: bool
+    continuous_usage: bool
+    prompt_tokens: int
+    seed: int | None
+    fault: str | None  # body field "sim_fault"
+    stall_ms: int | None  # body field "sim_stall_ms"
+    fault_after: int | None  # body field "sim_fault_after"
+
+
+def _int_field(body: dict[str, Any], name: str, default: int | None, low: int) -> int | None:
+    value = body.get(name)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= MAX_MAX_TOKENS:
+        raise BadRequest(f"{name} must be an integer in [{low}, {MAX_MAX_TOKENS}]", name)
+    return value
+
+
+def _seed(body: dict[str, Any]) -> int | None:
+    value = body.get("seed")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise BadRequest("seed must be an integer", "seed")
+    return value
+
+
+def _bool_field(body: dict[str, Any], name: str) -> bool:
+    value = body.get(name, False)
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise BadRequest(f"{name} must be a boolean", name)
+    return value
+
+
+def _content_words(content: object) -> int:
+    """Words of a message content: a string, or a list of parts of which text parts count."""
+    if content is None:
+        return 0
+    if isinstance(content, str):
+        return count_words(content)
+    if isinstance(content, list):
+        total = 0
+        for part in content:
+            if isinstance(part, dict) and isinstance(part.get("text"), str):
+                total += count_words(part["text"])
+        return total
+    raise BadRequest("message content must be a string or a list of parts", "messages")
+
+
+def _chat_prompt_tokens(body: dict[str, Any]) -> int:
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise BadRequest("messages must be a non-empty list", "messages")
+    words = 0
+    for message in messages:
+        if not isinstance(message, dict):
+            raise BadRequest("each message must be an object", "messages")
+        words += _content_words(message.get("content"))
+    return chat_prompt_tokens(words, len(messages))
+
+
+def _completion_prompt_tokens(body: dict[str, Any]) -> int:
+    prompt = body.get("prompt")
+    if isinstance(prompt, str):
+        return count_words(prompt)
+    if isinstance(prompt, list) and prompt:
+        if all(isinstance(p, str) for p in prompt):
+            return sum(count_words(p) for p in prompt)
+        if all(isinstance(p, int) and not isinstance(p, bool) for p in prompt):
+            return len(prompt)  # already token ids
+    raise BadRequest("prompt must be a string, a list of strings or a list of token ids", "prompt")
+
+
+def _stream_options(body: dict[str, Any]) -> tuple[bool, bool]:
+    options = body.get("stream_options")
+    if options is None:
+        return False, False
+    if not isinstance(options, dict):
+        raise BadRequest("stream_options must be an object", "stream_options")
+    return _bool_field(options, "include_usage"), _bool_field(options, "continuous_usage_stats")
+
+
+def parse_body(raw: bytes, chat: bool) -> GenRequest:
+    """Parse and validate a request body; raise ``BadRequest``."""
+    try:
+        body = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise BadRequest(f"body is not valid JSON: {exc}") from None
+    if not isinstance(body, dict):
+        raise BadRequest("body must be a JSON object")
+    prompt_tokens = _chat_prompt_tokens(body) if chat else _completion_prompt_tokens(body)
+    n = _int_field(body, "n", 1, 1)
+    if n != 1:
+        raise BadRequest("the simulator serves n=1 only", "n")
+    limit = _int_field(body, "max_completion_tokens", None, 1)
+    if limit is None:
+        limit = _int_field(body, "max_tokens", DEFAULT_MAX_TOKENS, 1)
+    max_tokens = DEFAULT_MAX_TOKENS if limit is None else limit
+    min_tokens = _int_field(body, "min_tokens", 0, 0) or 0
+    if min_tokens > max_tokens:
+        raise BadRequest("min_tokens must be <= max_tokens", "min_tokens")
+    stream = _bool_field(body, "stream")
+    include_usage, continuous = _stream_options(body) if stream else (False, False)
+    model = body.get("model")
+    fault = body.get("sim_fault")
+    return GenRequest(
+        chat=chat,
+        model=model if isinstance(model, str) else None,
+        stream=stream,
+        max_tokens=max_tokens,
+        min_tokens=min_tokens,
+        ignore_eos=_bool_field(body, "ignore_eos"),
+        include_usage=include_usage,
+        continuous_usage=continuous,
+        prompt_tokens=prompt_tokens,
+        seed=_seed(body),
+        fault=fault if isinstance(fault, str) else None,
+        stall_ms=_int_field(body, "sim_stall_ms", None, 0),
+        fault_after=_int_field(body, "sim_fault_after", None, 0),
+    )

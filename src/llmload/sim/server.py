@@ -1,0 +1,94 @@
+"""Assembling and running the simulator: one process, one event loop (uvloop when importable).
+
+This module and everything it imports stay free of gevent and Locust: the simulator must run on
+an unpatched loop, whatever process started it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import ssl
+import sys
+from collections.abc import Callable, Coroutine
+from typing import IO, Any
+
+from llmload.sim.api import App
+from llmload.sim.clock import DeadlineTimer
+from llmload.sim.config import SimConfig
+from llmload.sim.engine import BatchEngine, Engine, TimerFactory
+from llmload.sim.fixed import FixedEngine
+from llmload.sim.http import HttpConnection
+from llmload.sim.startup import Startup
+from llmload.sim.truth import Truth
+
+BACKLOG = 4096  # hundreds of streams connect at once when a benchmark ramps up
+
+
+def _ssl_context(config: SimConfig) -> ssl.SSLContext | None:
+    if config.certfile is None:
+        return None
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(config.certfile, config.keyfile)
+    return context
+
+
+def _engine(config: SimConfig, truth: Truth, timer: TimerFactory) -> Engine:
+    if config.timing is not None:
+        return FixedEngine(config.timing, truth, timer)
+    return BatchEngine(config.params, truth, timer)
+
+
+def _url(config: SimConfig, port: int) -> str:
+    host = f"[{config.host}]" if ":" in config.host else config.host
+    return f"{config.scheme}://{host}:{port}"
+
+
+async def serve(config: SimConfig, announce: Callable[[str], None]) -> None:
+    """Serve until SIGTERM or SIGINT; ``announce`` gets the listening line once bound."""
+    loop = asyncio.get_running_loop()
+    request_log: IO[bytes] | None = config.request_log.open("ab") if config.request_log else None
+    truth = Truth(request_log)
+    engine = _engine(config, truth, lambda callback: DeadlineTimer(loop, callback))
+    startup = Startup(config.startup_delay_s, config.hang, config.log_file)
+    bound = [config.port]
+    app = App(config, truth, engine, startup.is_ready, lambda: bound[0])
+    server = await loop.create_server(
+        lambda: HttpConnection(app, truth),
+        config.host,
+        config.port,
+        ssl=_ssl_context(config),
+        backlog=BACKLOG,
+        reuse_address=True,
+    )
+    bound[0] = server.sockets[0].getsockname()[1]
+    url = _url(config, bound[0])
+    announce(f"llmload sim listening on {url}")
+    stop = asyncio.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    loading = loop.create_task(startup.run(url))
+    try:
+        await stop.wait()
+    finally:
+        loading.cancel()
+        server.close()
+        engine.close()
+        startup.close()
+        if request_log is not None:
+            request_log.close()
+
+
+def run_loop(main: Coroutine[Any, Any, None]) -> None:
+    """Run ``main`` on uvloop when it is importable, else on asyncio's default loop."""
+    try:
+        import uvloop
+    except ImportError:
+        asyncio.run(main)
+        return
+    uvloop.run(main)
+
+
+def announce_stdout(line: str) -> None:
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()

@@ -1,0 +1,99 @@
+"""The simulator's tokenizer: words are tokens.
+
+A real tokenizer would cost microseconds per request and tie the simulator to one model; a word
+rule is free, deterministic, and easy for a client to predict. The rule, relied on by the client's
+synthetic prompts:
+
+- prompt tokens = whitespace-separated words over every message content (chat) or over the
+  prompt (completions);
+- chat adds a template overhead of ``TOKENS_PER_MESSAGE`` per message plus ``TOKENS_PER_CHAT``,
+  as real chat templates do, so a chat request's received prompt length exceeds the words sent;
+- output tokens are words, each rendered with a leading space (`` tok``), so the words of a
+  response's text equal its ``usage.completion_tokens``.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import zlib
+from dataclasses import dataclass
+
+TOKENS_PER_MESSAGE = 3
+TOKENS_PER_CHAT = 3
+
+# Short ASCII words: nothing to JSON-escape, so chunks can be rendered by concatenation.
+_WORDS = (
+    "the of and to in is that for it as was with be by on not he this are or his from at "
+    "which but have an they you were her she there been one all we their has would when "
+    "if so no will more out up into do any your what time can said about other than them "
+    "then its only new some could these two may first like now my over such our man me "
+    "even most made after also did many off before must through back years where much way"
+)
+VOCABULARY: tuple[str, ...] = tuple(" " + word for word in _WORDS.split())
+
+
+def chat_prompt_tokens(words: int, messages: int) -> int:
+    """Prompt tokens of a chat request whose messages hold ``words`` words in total."""
+    return words + TOKENS_PER_MESSAGE * messages + TOKENS_PER_CHAT
+
+
+def count_words(text: str) -> int:
+    return len(text.split())
+
+
+@dataclass(frozen=True, slots=True)
+class OutputPlan:
+    """How many tokens one request will generate and why it stops."""
+
+    tokens: int
+    finish_reason: str  # "length" or "stop"
+
+
+def request_rng(seed: int, key: bytes) -> random.Random:
+    """A generator that depends only on the simulator's seed and the request's content.
+
+    Keyed by content rather than arrival order, so concurrent clients get the same answers for
+    the same requests whatever order they arrive in.
+    """
+    return random.Random((seed & 0xFFFFFFFF) << 32 | zlib.crc32(key))
+
+
+def plan_output(rng: random.Random, max_tokens: int, min_tokens: int, ignore_eos: bool) -> OutputPlan:
+    """Choose the output length: ``max_tokens`` under ``ignore_eos``, else a seeded EOS.
+
+    The EOS position is uniform on ``[max(min_tokens, 1), 2 * max_tokens]``, so about half of the
+    requests without ``ignore_eos`` stop early with ``finish_reason == "stop"``.
+    """
+    if ignore_eos:
+        return OutputPlan(max_tokens, "length")
+    eos_at = rng.randint(max(min_tokens, 1), 2 * max_tokens)
+    if eos_at < max_tokens:
+        return OutputPlan(eos_at, "stop")
+    return OutputPlan(max_tokens, "length")
+
+
+@dataclass(frozen=True, slots=True)
+class TokenText:
+    """The words of one response: token ``i`` is ``VOCABULARY[(start + i * stride) % size]``.
+
+    An arithmetic walk instead of one random draw per token keeps the per-event cost to an index.
+    """
+
+    start: int
+    stride: int
+
+    @classmethod
+    def seeded(cls, rng: random.Random) -> TokenText:
+        size = len(VOCABULARY)
+        stride = rng.randrange(1, size)
+        while math.gcd(stride, size) != 1:
+            stride += 1
+        return cls(rng.randrange(size), stride)
+
+    def index(self, i: int) -> int:
+        return (self.start + i * self.stride) % len(VOCABULARY)
+
+    def text(self, first: int, count: int) -> str:
+        """Tokens ``first .. first + count - 1`` as text."""
+        return "".join(VOCABULARY[self.index(i)] for i in range(first, first + count))

@@ -1,0 +1,152 @@
+"""Ground truth: what the simulator actually wrote, and when, for tests to compare against.
+
+Every timestamp is ``perf_counter_ns()`` of the simulator process: CLOCK_MONOTONIC on Linux, the
+same clock a client on the same host reads, so a client's timestamps and these are directly
+comparable. Everything kept in memory is bounded (rings); the request log file keeps it all.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from dataclasses import dataclass
+from typing import IO, Any
+
+import orjson
+
+# vLLM's bucket bounds for vllm:time_to_first_token_seconds.
+TTFT_BUCKETS_S: tuple[float, ...] = (
+    0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75,
+    1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0,
+)  # fmt: skip
+
+
+@dataclass(slots=True)
+class RequestEntry:
+    """One generation request, filled in as it progresses; logged once when it ends."""
+
+    index: int
+    id: str
+    client: str
+    path: str
+    stream: bool
+    arrival_ns: int
+    prompt_tokens: int = 0
+    first_token_ns: int | None = None
+    done_ns: int | None = None
+    completion_tokens: int = 0
+    events: int = 0
+    outcome: str = "ok"
+    finish_reason: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "client": self.client,
+            "path": self.path,
+            "stream": self.stream,
+            "arrival_ns": self.arrival_ns,
+            "first_token_ns": self.first_token_ns,
+            "done_ns": self.done_ns,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "events": self.events,
+            "outcome": self.outcome,
+            "finish_reason": self.finish_reason,
+        }
+
+
+def _percentile(ordered: list[int], q: float) -> int:
+    """Nearest-rank percentile of a sorted list (0 when empty)."""
+    if not ordered:
+        return 0
+    rank = max(1, int(q * len(ordered) + 0.999999))
+    return ordered[min(rank, len(ordered)) - 1]
+
+
+def summarize(samples: deque[int]) -> dict[str, int]:
+    ordered = sorted(samples)
+    return {
+        "count": len(ordered),
+        "p50_ns": _percentile(ordered, 0.50),
+        "p99_ns": _percentile(ordered, 0.99),
+        "max_ns": ordered[-1] if ordered else 0,
+        "mean_ns": sum(ordered) // len(ordered) if ordered else 0,
+    }
+
+
+class Truth:
+    """Counters, the tokens-written timeline, step statistics and the request log."""
+
+    def __init__(self, log: IO[bytes] | None = None, ring: int = 200_000) -> None:
+        self.tokens_written_total = 0
+        self.events_written_total = 0
+        self.requests_total = 0
+        self.connections_total = 0
+        self.prompt_tokens_total = 0
+        self.preemptions_total = 0
+        self.drafts_total = 0  # events after the first, each one speculative proposal
+        self.draft_tokens_total = 0
+        self.accepted_tokens_total = 0
+        self.ttft_buckets = [0] * (len(TTFT_BUCKETS_S) + 1)
+        self.ttft_sum_ns = 0
+        self.timeline: deque[tuple[int, int]] = deque(maxlen=ring)
+        self.lateness_ns: deque[int] = deque(maxlen=ring)
+        self.step_ns: deque[int] = deque(maxlen=ring)
+        self.entries: deque[RequestEntry] = deque(maxlen=ring)
+        self._log = log
+
+    def begin(self, **fields: Any) -> RequestEntry:
+        """Register a generation request as it arrives; ids follow arrival order."""
+        self.requests_total += 1
+        return RequestEntry(index=self.requests_total, **fields)
+
+    def finish(self, entry: RequestEntry, outcome: str | None = None) -> None:
+        """Close a request's entry (once) and append it to the log."""
+        if entry.done_ns is not None:
+            return
+        entry.done_ns = time.perf_counter_ns()
+        if outcome is not None and not entry.outcome.startswith("fault:"):
+            entry.outcome = outcome
+        self.prompt_tokens_total += entry.prompt_tokens
+        self.entries.append(entry)
+        if self._log is not None:
+            self._log.write(orjson.dumps(entry.as_json(), option=orjson.OPT_APPEND_NEWLINE))
+            self._log.flush()
+
+    def first_token(self, entry: RequestEntry, t_ns: int) -> None:
+        entry.first_token_ns = t_ns
+        seconds = (t_ns - entry.arrival_ns) / 1e9
+        self.ttft_sum_ns += t_ns - entry.arrival_ns
+        i = 0
+        while i < len(TTFT_BUCKETS_S) and seconds > TTFT_BUCKETS_S[i]:
+            i += 1
+        self.ttft_buckets[i] += 1
+
+    def step_done(self, lateness_ns: int, written_at_ns: int) -> None:
+        """One decode step (or timer wake) ended: how late it started, and the timeline point."""
+        self.lateness_ns.append(lateness_ns)
+        self.timeline.append((written_at_ns, self.tokens_written_total))
+
+    def requests(self) -> list[dict[str, Any]]:
+        return [e.as_json() for e in sorted(self.entries, key=lambda e: e.index)]
+
+    def counters(self, running: int, waiting: int) -> dict[str, int]:
+        return {
+            "now_ns": time.perf_counter_ns(),
+            "tokens_written_total": self.tokens_written_total,
+            "events_written_total": self.events_written_total,
+            "requests_total": self.requests_total,
+            "connections_total": self.connections_total,
+            "preemptions_total": self.preemptions_total,
+            "running": running,
+            "waiting": waiting,
+            "cpu_ns": time.process_time_ns(),
+        }
+
+    def stats(self) -> dict[str, Any]:
+        return {
+            "lateness": summarize(self.lateness_ns),
+            "step_duration": summarize(self.step_ns),
+            "cpu_ns": time.process_time_ns(),
+        }
