@@ -1,0 +1,294 @@
+"""Every metric llmload reports, defined once: unit, formula, meaning, and how peers differ.
+
+Benchmark tools disagree on what TTFT, ITL and TPOT mean, so their numbers do not compare. This
+catalog is the single definition: ``docs/metrics.md`` is generated from it
+(``python -m llmload.metrics.catalog > docs/metrics.md``) and a test fails when the two drift.
+Keys are the ones the aggregation uses for its histograms; ``summary_key`` is the field of a
+stage in ``summary.json`` (a dotted path where nested, ``headline.`` for run-level values).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+Unit = Literal["ms", "tok/s", "tokens", "events", "ratio", "req/s", "requests", "%", "events/s"]
+Scope = Literal["request", "token", "read", "stage"]
+
+
+@dataclass(frozen=True, slots=True)
+class MetricDef:
+    key: str
+    title: str
+    unit: Unit
+    scope: Scope
+    formula: str
+    definition: str
+    peers: str
+    summary_key: str
+    # The exported series it is read from (a histogram, or a counter to take ``rate()`` of);
+    # None where no single series carries it.
+    prometheus: str | None
+
+
+CATALOG: tuple[MetricDef, ...] = (
+    # -- per request ------------------------------------------------------------------------
+    MetricDef("ttft", "TTFT", "ms", "request", "first_token - sent",
+        "Time to the first token-bearing event: reasoning text and tool-call fragments count.",
+        "vLLM's client stops its clock at the first event with a non-empty `choices` list, even "
+        "a role-only or empty delta, so it reads lower.",
+        "ttft_ms", "llmload_time_to_first_token_seconds"),
+    MetricDef("ttfot", "TTFOT", "ms", "request", "first_output - sent",
+        "Time to the first event with non-empty `content` (or `text`): what a user sees.",
+        "GuideLLM's name. Equal to TTFT except for reasoning models, where it includes thinking.",
+        "ttfot_ms", "llmload_time_to_first_output_token_seconds"),
+    MetricDef("connect", "connect time", "ms", "request", "connected - connect_start",
+        "Opening a new connection, TLS included; absent when a keep-alive connection was reused.",
+        "Reported on its own, never hidden inside TTFT.",
+        "connect_ms", "llmload_connect_seconds"),
+    MetricDef("queue", "client queue time", "ms", "request", "sent - scheduled",
+        "How late the client sent a request its load model had scheduled (open-loop modes); "
+        "the guard against coordinated omission. Zero in closed-loop modes.",
+        "vLLM's client added the same measure after issue #54101.",
+        "queue_ms", "llmload_client_queue_seconds"),
+    MetricDef("e2e", "E2E latency", "ms", "request", "done - sent",
+        "From the first byte of the request written to `[DONE]` or the end of the body.",
+        "Tools that start the clock before connecting fold connection setup in; llmload reports "
+        "it apart, as connect time.",
+        "e2e_ms", "llmload_e2e_request_latency_seconds"),
+    MetricDef("e2e_scheduled", "E2E from schedule", "ms", "request", "done - scheduled",
+        "E2E latency as the load model experienced it: client queueing included.",
+        "Open-loop tools that report only `done - sent` hide a client that fell behind.",
+        "e2e_scheduled_ms", None),
+    MetricDef("output_tokens", "output tokens N", "tokens", "request",
+        "usage.completion_tokens, else estimated",
+        "The server's own count when it sends one (asked for with "
+        "`stream_options.include_usage`); otherwise estimated (see token counts), and the "
+        "summary says which.",
+        "SGLang's client falls back to the *requested* length; llmload never does.",
+        "output_tokens_per_request", "llmload_request_output_tokens"),
+    MetricDef("prompt_tokens", "prompt tokens", "tokens", "request", "usage.prompt_tokens",
+        "The server's count of the prompt, shown beside the requested prompt length.",
+        "Chat templates add tokens, so it exceeds the requested length.",
+        "prompt_tokens_per_request", "llmload_request_prompt_tokens"),
+    MetricDef("tpot", "TPOT", "ms", "request", "(last_token - first_token) / (N - 1), N ≥ 2",
+        "Mean time per output token after the first, of one request.",
+        "GuideLLM and AIPerf call this ITL.",
+        "tpot_ms", "llmload_time_per_output_token_seconds"),
+    MetricDef("decode_speed", "decode speed", "tok/s", "request",
+        "(N - 1) / (last_token - first_token)",
+        "Per-stream decode rate, the inverse of TPOT; the stage reports it from TPOT's median.",
+        "llmperf's per-request output throughput divides N by E2E latency, prefill included.",
+        "headline.levels[].decode_tok_per_s", None),
+    MetricDef("finish_reason", "finish reason", "requests", "request", "count per value",
+        "How requests ended: `stop`, `length`, `tool_calls`, ... . Under `ignore_eos` all should "
+        "be `length`; a warning is raised when mean N < 0.9 * max_tokens there.",
+        "Rarely reported by benchmark clients; without it a server that ignores `ignore_eos` "
+        "goes unnoticed.",
+        "finish_reasons", "llmload_finish_reason_total"),
+    MetricDef("outcome", "outcome", "requests", "request", "ok, unfinished or an ErrorKind",
+        "Every request ends as `ok`, `unfinished` (still running after the drain) or one "
+        "error kind. A failed request never enters a latency histogram.",
+        "Clients that count only successes, or drop streams killed at shutdown, bias latency "
+        "towards short requests.",
+        "requests", "llmload_requests_total"),
+    # -- per token ------------------------------------------------------------------------
+    MetricDef("itl", "ITL (per token)", "ms", "token",
+        "(t_read - t_previous_token_read) / tokens of the read, once per token",
+        "For each token-bearing read after the first, the gap to the previous token-bearing "
+        "read, split evenly over the tokens that read completed: one sample per token.",
+        "vLLM's and SGLang's OpenAI clients record the raw gap between events, which "
+        "speculative decoding inflates (several tokens per event).",
+        "itl_ms", "llmload_inter_token_latency_seconds"),
+    MetricDef("tokens_per_event", "tokens per event", "tokens", "token",
+        "tokens carried by each token-bearing event after the first",
+        "A property of the server: above 1 under speculative decoding (EAGLE-3, MTP) or when "
+        "the server coalesces writes.",
+        "Few clients measure it; it explains ITL differences between tools.",
+        "tokens_per_event", "llmload_tokens_per_event"),
+    # -- per read -------------------------------------------------------------------------
+    MetricDef("chunk_gap", "chunk gap", "ms", "read", "t_read - t_previous_token_read",
+        "The raw gap between consecutive token-bearing reads, not divided by tokens.",
+        "AIPerf's inter-chunk latency (ICL); what vLLM's client calls ITL.",
+        "chunk_gap_ms", "llmload_chunk_gap_seconds"),
+    MetricDef("events_per_read", "events per read", "events", "read",
+        "token-bearing events completed by one read",
+        "A property of the client: above 1 means the client read late and several events "
+        "queued in the socket. Part of client health.",
+        "Not reported by other tools, which therefore cannot tell a late client from a "
+        "coalescing server.",
+        "events_per_read", "llmload_events_per_read"),
+    # -- per stage ------------------------------------------------------------------------
+    MetricDef("output_throughput", "output throughput", "tok/s", "stage",
+        "tokens whose read fell in [t0, t1] / (t1 - t0)",
+        "Tokens inside the measured window, from every request including those that straddle "
+        "its edges; nothing counted twice.",
+        "vLLM's client divides all output tokens by the whole run, ramp-up and tail included.",
+        "output_tok_per_s", "llmload_output_tokens_total"),
+    MetricDef("input_throughput", "input throughput", "tok/s", "stage",
+        "prompt tokens of requests sent in [t0, t1] / (t1 - t0)",
+        "Prefill load offered to the server during the window.",
+        "vLLM's client divides by the whole run.",
+        "input_tok_per_s", "llmload_prompt_tokens_total"),
+    MetricDef("total_throughput", "total throughput", "tok/s", "stage",
+        "input throughput + output throughput", "Prompt and output tokens together.",
+        "Same as vLLM's total token throughput, but over the window.",
+        "total_tok_per_s", None),
+    MetricDef("request_throughput", "request throughput", "req/s", "stage",
+        "requests completed in [t0, t1] / (t1 - t0)",
+        "Requests whose end (`[DONE]`, end of body, or failure) fell inside the window; "
+        "`unfinished` ones never completed.",
+        "vLLM's client divides completed requests by the whole run.",
+        "request_per_s", "llmload_requests_total"),
+    MetricDef("goodput", "goodput", "req/s", "stage",
+        "requests sent in [t0, t1] meeting every SLO / (t1 - t0)",
+        "Throughput that counts only requests meeting every service-level objective.",
+        "vLLM's `--goodput` uses the same idea (from DistServe) over the whole run.",
+        "goodput_req_per_s", None),
+    MetricDef("single_stream", "single-stream tok/s", "tok/s", "stage",
+        "output throughput at concurrency 1",
+        "The best case one user sees; the first number of a sweep.",
+        "Some reports quote decode speed instead, which excludes prefill.",
+        "headline.single_stream_tok_per_s", None),
+    MetricDef("peak_throughput", "peak throughput", "tok/s", "stage",
+        "max over stages of output throughput, with its concurrency",
+        "The highest stage output throughput of a sweep, reported with its concurrency.",
+        "A single run at one concurrency says nothing about the peak.",
+        "headline.peak_tok_per_s", None),
+    MetricDef("error_rate", "error rate", "ratio", "stage", "failed / attempted, by ErrorKind",
+        "Failed requests over all requests sent in the window; `errors` breaks it down by kind.",
+        "Many clients raise or log on error and report latency of the rest only.",
+        "error_rate", "llmload_requests_total"),
+    MetricDef("loop_lag", "client loop lag", "ms", "stage", "actual - due wake-up of a timer",
+        "How late the worker's event loop runs a periodic timer: time the client was too busy "
+        "to stamp reads. p99 above 5 ms flags the stage client-bound.",
+        "No peer measures its own lag; vLLM's client added +23 ms TTFT at 100 streams unseen.",
+        "client_health.loop_lag_p99_ms", "llmload_client_loop_lag_seconds"),
+    MetricDef("client_cpu", "client CPU", "%", "stage", "process CPU time / wall time",
+        "CPU the worker used, in percent of one core; above 80% flags the stage client-bound.",
+        "No peer reports it.",
+        "client_health.cpu_percent", "llmload_client_cpu_ratio"),
+    MetricDef("client_events", "client events parsed", "events/s", "stage",
+        "events parsed / wall time, per second",
+        "Events the worker decoded per second: with CPU, how close it runs to its ceiling.",
+        "No peer reports it.",
+        "client_health.events_per_s", "llmload_client_events_total"),
+)  # fmt: skip
+
+
+def by_key(key: str) -> MetricDef:
+    """The definition of ``key``; KeyError names the known keys."""
+    for metric in CATALOG:
+        if metric.key == key:
+            return metric
+    raise KeyError(f"unknown metric {key!r}; known: {', '.join(m.key for m in CATALOG)}")
+
+
+_WORDS = (
+    ("event", "one SSE event: one `chat.completion.chunk` (or completion chunk)."),
+    ("token-bearing event", "an event whose delta carries non-empty `content`, "
+     "`reasoning_content`/`reasoning`, or a tool-call fragment (`text` for /v1/completions). "
+     "Role-only, empty and usage-only events are not. Every metric uses this one predicate."),
+    ("read", "one socket read that completed at least one event, stamped with "
+     "`perf_counter_ns()` right after it returned. One read can complete several events."),
+    ("tokens of an event", "see *Token counts* below; never the requested `max_tokens`."),
+)  # fmt: skip
+
+_TIMESTAMPS = (
+    ("scheduled", "when the load model wanted the request sent (open-loop); else = `sent`"),
+    ("connect_start, connected", "a new connection opened for it (absent on keep-alive reuse)"),
+    ("sent", "first byte of the request written to the socket"),
+    ("headers", "status line and headers parsed"),
+    ("first_token", "the read that completed the first token-bearing event"),
+    ("first_output", "the read that completed the first event with non-empty `content`"),
+    ("last_token", "the read that completed the last token-bearing event"),
+    ("done", "`[DONE]` or end of body"),
+)
+
+_SCOPES: tuple[tuple[Scope, str, str], ...] = (
+    ("request", "Per request", "One value per request; latency histograms hold `ok` requests."),
+    ("token", "Per token", "One sample per token (ITL) or per token-bearing event."),
+    ("read", "Per read", "One sample per token-bearing socket read."),
+    ("stage", "Per stage", "A plain run is one stage; a sweep has one per level. A stage has "
+     "a warm-up, a measured window [t0, t1] and a bounded drain; all workers take the phase "
+     "boundaries from the master's announcement, not from their own clocks. Latencies count "
+     "requests *sent* inside [t0, t1]; after t1 the load continues until they finish (bounded "
+     "drain), and those still running are counted `unfinished`, with no latency invented. "
+     "Warm-up requests stay in `requests.jsonl`, tagged with their phase."),
+)  # fmt: skip
+
+_SECTIONS = (
+    ("Percentiles", "p50, p90, p95, p99, p99.9, min, max and mean. A percentile is the "
+     "*nearest rank*: the smallest sample with at least ⌈q·n⌉ samples at or below it (the lower "
+     "sample at a tie), never an interpolation between samples (numpy's default, used by vLLM's "
+     "and SGLang's clients). They come from mergeable log-bucket histograms (relative error ≤ 1%, "
+     "a zero bucket, exact count, sum, min and max), so merging workers is exact to one bucket "
+     "width and any quantile can be recomputed from `histograms.json`."),
+    ("Token counts", "The tokens of each event come, in order of preference, from: "
+     "`continuous_usage` — a cumulative usage on every event (vLLM `continuous_usage_stats`), "
+     "exact per event; `usage` — the final `usage.completion_tokens` spread evenly over the "
+     "token-bearing events; `estimated` — one token per token-bearing event when the server "
+     "sends no usage. The summary's `token_source` says which (or `mixed`). The requested "
+     "`max_tokens` is never used as a count."),
+    ("Client health: the client-bound rule", "Each worker measures its own event-loop lag, CPU "
+     "use, events parsed per second and events per read, and ships them with its histograms. A "
+     "stage is flagged `client-bound` in every output when any worker's loop-lag p99 exceeded "
+     "5 ms or its CPU exceeded 80% of one core over the stage. The limits are provisional: the "
+     "performance benchmark tunes them so that the flag is raised whenever the timing error is "
+     "at least twice its bound and never when it is at most half of it. A client-bound number "
+     "measured the load generator, not the server: do not publish it."),
+)  # fmt: skip
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def _table(header: Iterable[str], rows: Iterable[Iterable[str]]) -> list[str]:
+    head = list(header)
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
+    return lines
+
+
+def _scope_table(scope: Scope) -> list[str]:
+    rows = (
+        (f"**{m.title}** `{m.key}`", m.unit, f"`{m.formula}`", m.definition, m.peers,
+         f"`{m.summary_key}`", f"`{m.prometheus}`" if m.prometheus else "—")
+        for m in CATALOG if m.scope == scope
+    )  # fmt: skip
+    header = ("metric", "unit", "formula", "definition", "peers", "summary.json", "Prometheus")
+    return _table(header, rows)
+
+
+def render_markdown() -> str:
+    """The text of ``docs/metrics.md``."""
+    out = [
+        "# What llmload measures, exactly",
+        "",
+        "<!-- Generated from src/llmload/metrics/catalog.py by `make docs`; do not edit. -->",
+        "",
+        "Benchmark tools disagree on what ITL and TPOT mean, on when the first token arrived "
+        "and on how tokens are counted, so their numbers do not compare. llmload defines each "
+        "metric once, in code, and names the peer's definition where it differs. All "
+        "timestamps are `perf_counter_ns()` of the measuring process; durations are reported "
+        "in milliseconds.",
+        "",
+        "## Words",
+        "",
+        *(f"- **{word}**: {text}" for word, text in _WORDS),
+        "",
+        "## Timestamps of one request",
+        "",
+        *_table(("name", "moment"), ((f"`{n}`", m) for n, m in _TIMESTAMPS)),
+    ]
+    for scope, title, intro in _SCOPES:
+        out += ["", f"## {title}", "", intro, "", *_scope_table(scope)]
+    for title, text in _SECTIONS:
+        out += ["", f"## {title}", "", text]
+    return "\n".join(out) + "\n"
+
+
+if __name__ == "__main__":
+    print(render_markdown(), end="")
