@@ -18,11 +18,12 @@ from collections.abc import Callable
 from llmload.protocol.chunks import parse_chunk
 from llmload.protocol.sse import DONE, SSEDecoder
 
-# A vLLM chunk under ``continuous_usage_stats``: 250 bytes on the wire at 3-digit counts.
+# A vLLM-style chunk under ``continuous_usage_stats``, 250 bytes on the wire at 3-digit counts
+# (the typical size FIELD-NOTES measured; longer ids and model names make real ones larger).
 _EVENT = (
-    b'data: {"id":"chatcmpl-6f1c2d9e","object":"chat.completion.chunk","created":1764445000,'
-    b'"model":"Qwen/Qwen3-8B","choices":[{"index":0,"delta":{"content":" the"},'
-    b'"logprobs":null,"finish_reason":null}],'
+    b'data: {"id":"chatcmpl-6f1c2d","object":"chat.completion.chunk","created":1764445000,'
+    b'"model":"Qwen3-8B","choices":[{"index":0,"delta":{"content":" the"},'
+    b'"finish_reason":null}],'
     b'"usage":{"prompt_tokens":512,"total_tokens":%d,"completion_tokens":%d}}\n\n'
 )
 

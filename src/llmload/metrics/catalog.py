@@ -211,8 +211,10 @@ _SCOPES: tuple[tuple[Scope, str, str], ...] = (
     ("token", "Per token", "One sample per token (ITL) or per token-bearing event."),
     ("read", "Per read", "One sample per token-bearing socket read."),
     ("stage", "Per stage", "A plain run is one stage; a sweep has one per level. A stage has "
-     "a warm-up, a measured window [t0, t1] and a bounded drain; all workers take the phase "
-     "boundaries from the master's announcement, not from their own clocks. Latencies count "
+     "a warm-up (by default at least as many requests as the concurrency, and/or a set "
+     "duration) excluded from its numbers, a measured window [t0, t1] and a bounded drain; all "
+     "workers take the phase boundaries from the master's announcement (stage, phase, master "
+     "wall-clock time), not from their own clocks. Latencies count "
      "requests *sent* inside [t0, t1]; after t1 the load continues until they finish (bounded "
      "drain), and those still running are counted `unfinished`, with no latency invented. "
      "Warm-up requests stay in `requests.jsonl`, tagged with their phase."),

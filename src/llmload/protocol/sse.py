@@ -50,6 +50,7 @@ class SSEDecoder:
     __slots__ = (
         "_at_start",
         "_buf",
+        "_buf_bytes",
         "_cr_pending",
         "_data",
         "_event",
@@ -59,11 +60,14 @@ class SSEDecoder:
     )
 
     def __init__(self, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
+        """A line, or an event's data lines together, longer than ``max_line_bytes`` raises
+        ``SSEError``: a broken or hostile server cannot grow the buffer without end."""
         self._max_line = max_line_bytes
         self._reset()
 
     def _reset(self) -> None:
-        self._buf = b""  # the incomplete last line, line endings already normalised away
+        self._buf: list[bytes] = []  # pieces of the incomplete last line, line ends normalised
+        self._buf_bytes = 0
         self._cr_pending = False  # the last byte fed was CR: an LF right after it is eaten
         self._at_start = True  # no line completed yet: a leading BOM is still to be dropped
         self._data: bytes | None = None  # the first data line of the pending event
@@ -73,21 +77,34 @@ class SSEDecoder:
 
     def feed(self, data: bytes) -> list[SSEEvent]:
         """Decode the bytes of one read; return the events that this data completed."""
-        if not data:
-            return []
-        if self._cr_pending:
+        if self._cr_pending and data:
             # CR ended the previous feed and was taken as a line end; this LF is its pair.
             self._cr_pending = False
             if data[:1] == b"\n":
                 data = data[1:]
-        if b"\r" in data:
+        if not data:
+            return []
+        # Byte tests use int needles: ``13 in data`` is a plain memchr, while ``b"\r" in data``
+        # goes through the general substring search, several times slower on a 4 KiB read.
+        if 13 in data:  # CR
             self._cr_pending = data[-1:] == b"\r"
             # CRLF first, so that it becomes one line end rather than two.
             data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        if 10 not in data:  # no LF
+            # No line ends in this read (a slow drip, or a long line): keep the piece and join
+            # once a line end arrives, rather than copy the growing line on every read.
+            self._buf.append(data)
+            self._buf_bytes += len(data)
+            if self._buf_bytes > self._max_line:
+                self._check_lengths([])
+            return []
         if self._buf:
-            data = self._buf + data
+            self._buf.append(data)
+            data = b"".join(self._buf)
         lines = data.split(b"\n")
-        self._buf = lines.pop()
+        tail = lines.pop()
+        self._buf = [tail] if tail else []
+        self._buf_bytes = len(tail)
         if len(data) > self._max_line:
             self._check_lengths(lines)
         if not lines:
@@ -107,7 +124,7 @@ class SSEDecoder:
         the ``[DONE]``. So the pending line is processed and an event with data is dispatched.
         The decoder is then reset and may be reused for another body.
         """
-        lines = [self._buf] if self._buf else []
+        lines = [b"".join(self._buf)] if self._buf else []
         if self._at_start and lines and lines[0][:3] == _BOM:
             lines[0] = lines[0][3:]
         lines.append(b"")  # the blank line the server did not send
@@ -118,7 +135,7 @@ class SSEDecoder:
     def _check_lengths(self, lines: list[bytes]) -> None:
         # Only reached when the data of this feed exceeds the limit, so the common path
         # never measures lines; checking complete lines too keeps the outcome split-independent.
-        longest = max([len(self._buf), *map(len, lines)])
+        longest = max([self._buf_bytes, *map(len, lines)])
         if longest > self._max_line:
             raise SSEError(f"SSE line of {longest} bytes exceeds the {self._max_line}-byte limit")
 

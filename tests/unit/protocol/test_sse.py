@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 
 import pytest
 from hypothesis import given, settings
@@ -135,6 +136,19 @@ def test_default_limit_is_16_mib() -> None:
     d.feed(b"data: " + b"x" * (16 * 1024 * 1024 - 6))
     with pytest.raises(SSEError):
         d.feed(b"x")
+
+
+def test_long_line_dripped_in_small_reads_costs_linear_time() -> None:
+    # Copying the growing line on every read would move ~137 GB here and take minutes.
+    d = SSEDecoder()
+    piece = b"x" * 1024
+    start = time.process_time()
+    assert d.feed(b"data: ") == []
+    for _ in range(16 * 1024 - 1):
+        assert d.feed(piece) == []
+    (event,) = d.feed(b"\n\n")
+    assert len(event.data) == 16 * 1024 * 1024 - 1024
+    assert time.process_time() - start < 5.0
 
 
 _payload = st.binary(max_size=12).map(lambda b: b.replace(b"\r", b"").replace(b"\n", b""))
