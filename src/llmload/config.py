@@ -64,6 +64,15 @@ class PhaseConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class SweepConfig:
+    """Used when the locustfile has a SweepShape: one stage per level (times ``repeat``)."""
+
+    levels: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64, 128)
+    window_s: float = 30.0
+    repeat: int = 1
+
+
+@dataclass(frozen=True, slots=True)
 class RunConfig:
     host: str
     request: RequestConfig
@@ -71,6 +80,7 @@ class RunConfig:
     phases: PhaseConfig
     timeouts: Timeouts
     transport: TransportConfig
+    sweep: SweepConfig = field(default_factory=SweepConfig)
     results_dir: str = "results"
     run_id: str | None = None
     scenario: str = "chat"
@@ -92,6 +102,7 @@ class RunConfig:
             },
             "workload": asdict(self.workload),
             "phases": asdict(self.phases),
+            "sweep": asdict(self.sweep),
             "timeouts": asdict(self.timeouts),
             "transport": asdict(self.transport),
         }

@@ -48,6 +48,7 @@ def run_locust(tmp_path: Path) -> RunLocust:
         proc = subprocess.run(command, cwd=REPO, capture_output=True, text=True,
                               timeout=timeout_s, check=False, env=env)
         result = LocustRun(tmp_path / "run", proc)
+        print(result.output[-3000:])
         if expect_code is not None:
             assert proc.returncode == expect_code, result.output[-4000:]
         return result

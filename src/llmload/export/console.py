@@ -52,10 +52,9 @@ def render_stage(stage: dict[str, Any]) -> str:
         f" · token source {stage.get('token_source') or '-'}",
         f"  finish reasons: {_counts(stage['finish_reasons'])} · errors: {_counts(stage['errors'])}",
     ]
-    health = stage.get("client_health") or {}
-    if health:
+    for process, health in (stage.get("client_health") or {}).items():
         lines.append(
-            f"  client: loop lag p99 {_num(health.get('loop_lag_p99_ms'))} ms"
+            f"  client {process}: loop lag p99 {_num(health.get('loop_lag_p99_ms'))} ms"
             f" · CPU {_num(health.get('cpu_percent'), 0)}% of one core"
         )
     lines += [f"  warning: {w}" for w in stage.get("warnings", [])]

@@ -161,12 +161,54 @@ def run_summary(
     server: dict[str, Any] | None = None,
     complete: bool,
     warnings: list[str] | None = None,
+    headline: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     return {
         "schema_version": SCHEMA_VERSION,
         "complete": complete,
+        "headline": headline,
         "run": run,
         "server": server or {},
         "stages": stages,
         "warnings": warnings or [],
+    }
+
+
+def _decode_tok_per_s(stage: dict[str, Any]) -> float | None:
+    tpot = stage.get("tpot_ms")
+    return 1000.0 / tpot["p50"] if tpot and tpot["p50"] > 0 else None
+
+
+def headline(stages: list[dict[str, Any]]) -> dict[str, Any]:
+    """The sweep's answer: single-stream and peak tok/s, and where per-stream speed halves.
+
+    Repeated levels are averaged; ``spread`` gives each level's min and max across repeats.
+    """
+    by_level: dict[int, list[dict[str, Any]]] = {}
+    for stage in stages:
+        if stage.get("concurrency") and stage.get("output_tok_per_s") is not None:
+            by_level.setdefault(stage["concurrency"], []).append(stage)
+    levels = []
+    for level, group in sorted(by_level.items()):
+        rates = [s["output_tok_per_s"] for s in group]
+        speeds = [v for v in map(_decode_tok_per_s, group) if v is not None]
+        levels.append({
+            "concurrency": level,
+            "output_tok_per_s": round(sum(rates) / len(rates), 3),
+            "spread": [min(rates), max(rates)],
+            "decode_tok_per_s": round(sum(speeds) / len(speeds), 3) if speeds else None,
+        })
+    single = next((lv for lv in levels if lv["concurrency"] == 1), None)
+    peak = max(levels, key=lambda lv: lv["output_tok_per_s"], default=None)
+    half = None
+    if single is not None and single["decode_tok_per_s"]:
+        limit = single["decode_tok_per_s"] / 2
+        half = next((lv["concurrency"] for lv in levels
+                     if lv["decode_tok_per_s"] is not None and lv["decode_tok_per_s"] < limit), None)
+    return {
+        "single_stream_tok_per_s": single["output_tok_per_s"] if single else None,
+        "peak_tok_per_s": peak["output_tok_per_s"] if peak else None,
+        "peak_concurrency": peak["concurrency"] if peak else None,
+        "half_speed_concurrency": half,
+        "levels": levels,
     }

@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from llmload.config import PhaseConfig, RequestConfig, RunConfig, WorkloadConfig
+from llmload.config import PhaseConfig, RequestConfig, RunConfig, SweepConfig, WorkloadConfig
 from llmload.errors import ConfigError
 from llmload.recorder import Timeouts
 from llmload.transport.factory import TransportConfig
@@ -33,6 +33,9 @@ _OPTIONS: tuple[tuple[str, type, Any, str], ...] = (
     ("--warmup-requests", int, None, "requests excluded as warm-up (default: the user count)"),
     ("--warmup-s", float, 0.0, "minimum warm-up duration in seconds"),
     ("--drain-s", float, 120.0, "at the end, how long in-flight requests may take to finish"),
+    ("--levels", str, "1,2,4,8,16,32,64,128", "sweep: concurrency levels, comma-separated"),
+    ("--stage-s", float, 30.0, "sweep: measured window of each stage, in seconds"),
+    ("--repeat", int, 1, "sweep: run each level this many times and report the spread"),
     ("--results-dir", str, "results", "directory under which each run writes its results"),
     ("--run-id", str, None, "name of this run's results subdirectory (default: time-based)"),
     ("--transport", str, "lean", "lean (HTTP/1.1 on gevent sockets) or httpx (HTTP/2, proxies)"),
@@ -87,6 +90,16 @@ def _extra_headers(text: str | None) -> tuple[tuple[str, str], ...]:
             raise ConfigError("--extra-header", text, "use 'Name: value; Other: value'")
         headers.append((name.strip(), value.strip()))
     return tuple(headers)
+
+
+def _levels(text: str) -> tuple[int, ...]:
+    try:
+        levels = tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise ConfigError("--levels", text, "give comma-separated integers, e.g. 1,2,4,8") from None
+    if not levels or min(levels) < 1:
+        raise ConfigError("--levels", text, "give at least one level, each >= 1")
+    return levels
 
 
 def _positive(option: str, value: float | None) -> None:
@@ -155,6 +168,9 @@ def to_config(opts: Any, scenario: str = "chat") -> RunConfig:
         pool_size=max(opts.num_users or 1, 1),
     )
     phases = PhaseConfig(opts.warmup_requests, opts.warmup_s, opts.drain_s)
+    _positive("--stage-s", opts.stage_s)
+    _positive("--repeat", opts.repeat)
+    sweep = SweepConfig(_levels(opts.levels), opts.stage_s, opts.repeat)
     return RunConfig(
         host=opts.host,
         request=request,
@@ -162,6 +178,7 @@ def to_config(opts: Any, scenario: str = "chat") -> RunConfig:
         phases=phases,
         timeouts=timeouts,
         transport=transport,
+        sweep=sweep,
         results_dir=opts.results_dir,
         run_id=opts.run_id,
         scenario=scenario,

@@ -1,9 +1,8 @@
 """Everything one Locust process shares between its users for one run.
 
-A plain run is one stage: warm-up until enough requests completed (and a minimum time passed),
-then the measured window until Locust stops the test, then the drain, during which users finish
-the request in hand (Locust's stop timeout) and start no other. Records are written as they
-finish and folded into the stage's mergeable stats; at the end the summary is written.
+The session tags each request with the stage it was sent in, folds finished records into that
+stage's mergeable stats (and their tokens into every stage window they overlap), writes them to
+``requests.jsonl`` as they finish, and applies phase announcements from the conductor.
 """
 
 from __future__ import annotations
@@ -11,18 +10,25 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import time
+from collections import Counter
 from typing import Any
 
 from llmload.client import ChatClient
 from llmload.config import Endpoint, RunConfig
 from llmload.export.results import ResultsDir, new_run_id
 from llmload.health import HealthMonitor
+from llmload.metrics import derive
 from llmload.metrics.aggregate import StageStats, Window
-from llmload.record import RequestRecord
+from llmload.record import Phase, RequestRecord
+from llmload.stages import Announcement, Progress, StagePhase
 from llmload.target.models import first_model
 from llmload.transport.factory import TransportFactory
 from llmload.workload.datasets import load_dataset
 from llmload.workload.prompts import PromptSource, SyntheticPrompts
+
+_NS = 1_000_000_000
+# Corrections larger than this mean the clocks disagree, not that the message was late.
+_MAX_ALIGNMENT_S = 1.0
 
 
 def make_prompts(config: RunConfig) -> PromptSource:
@@ -32,28 +38,45 @@ def make_prompts(config: RunConfig) -> PromptSource:
     return SyntheticPrompts(w.prompt_tokens, w.max_tokens, w.output_jitter, w.seed, w.prefix_cache)
 
 
-class Session:
-    """The run state of one process: config, transports, prompts, window, stats, records."""
+@dataclasses.dataclass(slots=True)
+class StageState:
+    """One stage as this process saw it."""
 
-    def __init__(self, config: RunConfig, process_tag: str = "local") -> None:
+    concurrency: int
+    window: Window = dataclasses.field(default_factory=Window)
+    stats: StageStats = dataclasses.field(default_factory=StageStats)
+    health: dict[str, Any] | None = None
+    closed: bool = False  # the drain ended: late finishers count as unfinished
+    lateness_s: dict[str, float] = dataclasses.field(default_factory=dict)
+
+    @property
+    def window_s(self) -> float:
+        w = self.window
+        return 0.0 if w.t0_ns is None or w.t1_ns is None else (w.t1_ns - w.t0_ns) / _NS
+
+
+class Session:
+    """The run state of one process: config, transports, prompts, stages, records."""
+
+    def __init__(self, config: RunConfig, process_tag: str = "local", user_offset: int = 0) -> None:
         self.config = config
         self.process_tag = process_tag
         self.run_id = config.run_id or new_run_id()
         self.results = ResultsDir(config.results_dir, self.run_id)
-        self.records = self.results.open_records()
+        self.records = self.results.open_records(
+            "requests.jsonl" if process_tag == "local" else f"requests-{process_tag}.jsonl")
         self.transports = TransportFactory(config.transport)
         self.prompts = make_prompts(config)
-        self.window = Window()
-        self.stats = StageStats()
         self.health = HealthMonitor()
         self.model = config.request.model
         self.started_at = time.time()
+        self.stages: dict[int, StageState] = {}
+        self.stage = -1  # no stage announced yet: requests count as warm-up of stage 0
         self._clients: dict[Endpoint, ChatClient] = {}
-        self._user_ids = itertools.count()
-        self._warmup_done = 0
-        self._window_opened_wall: float | None = None
-        self._window_seconds: float | None = None
-        self.concurrency: int | None = None
+        # Users of different processes must not share prompt salts or request ids.
+        self._user_ids = itertools.count(user_offset)
+        self._completed: Counter[int] = Counter()
+        self._in_flight_measured: Counter[int] = Counter()
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -63,27 +86,48 @@ class Session:
             self.model = first_model(self.config.host, api_key=self.config.request.api_key,
                                      verify=verify)
         self.health.start()
-        self._spawned_ns = time.perf_counter_ns()
-        if self._warmup_target() == 0 and self.config.phases.warmup_s == 0:
-            self.open_window()
-
-    def open_window(self) -> None:
-        if self.window.t0_ns is None:
-            self.window.t0_ns = time.perf_counter_ns()
-            self._window_opened_wall = time.time()
-            self.health.reset()
-
-    def close_window(self, concurrency: int) -> None:
-        if self.window.t0_ns is not None and self.window.t1_ns is None:
-            self.window.t1_ns = time.perf_counter_ns()
-            self._window_seconds = (self.window.t1_ns - self.window.t0_ns) / 1e9
-            self.health_snapshot = self.health.snapshot()
-        self.concurrency = concurrency
 
     def close(self) -> None:
         self.health.stop()
         self.transports.close()
         self.records.close()
+
+    # -- the stage protocol ---------------------------------------------------------------------
+
+    def apply(self, a: Announcement, received_wall: float | None = None) -> None:
+        """Apply a phase change announced at ``a.wall_time`` by the conductor."""
+        received_wall = time.time() if received_wall is None else received_wall
+        lateness = received_wall - a.wall_time
+        # The phase began when announced, not when we heard of it: back-date our own clock by
+        # the delivery delay, unless the clocks visibly disagree.
+        now_ns = time.perf_counter_ns()
+        if 0 <= lateness <= _MAX_ALIGNMENT_S:
+            now_ns -= int(lateness * _NS)
+        if a.phase is StagePhase.DONE:
+            return
+        state = self.stages.setdefault(a.stage, StageState(a.concurrency))
+        state.lateness_s[a.phase.value] = round(lateness, 6)
+        if a.phase is StagePhase.WARMUP:
+            if self.stage in self.stages and self.stage != a.stage:
+                self.stages[self.stage].closed = True
+            self.stage = a.stage
+        elif a.phase is StagePhase.MEASURE:
+            state.window.t0_ns = now_ns
+            self.health.reset()
+        elif a.phase is StagePhase.DRAIN:
+            state.window.t1_ns = now_ns
+            state.health = self.health.snapshot()
+
+    def progress(self) -> Progress:
+        stage = max(self.stage, 0)
+        return Progress(self._completed[stage], self._in_flight_measured[stage])
+
+    def finish_stages(self) -> None:
+        """The run ended: close every stage's window that is still open."""
+        for state in self.stages.values():
+            if state.window.t0_ns is not None and state.window.t1_ns is None:
+                state.window.t1_ns = time.perf_counter_ns()
+                state.health = self.health.snapshot()
 
     # -- used by users --------------------------------------------------------------------------
 
@@ -97,31 +141,42 @@ class Session:
             self._clients[endpoint] = ChatClient(request, self.model, self.config.timeouts)
         return self._clients[endpoint]
 
-    def on_record(self, record: RequestRecord) -> None:
+    def current(self) -> tuple[int, Window]:
+        """The stage a request starting now belongs to, and its window."""
+        stage = max(self.stage, 0)
+        state = self.stages.get(stage)
+        if state is None:
+            state = self.stages.setdefault(stage, StageState(0))
+        return stage, state.window
+
+    def request_started(self, stage: int, window: Window) -> bool:
+        measured = window.phase_at(time.perf_counter_ns()) is Phase.MEASURE
+        if measured:
+            self._in_flight_measured[stage] += 1
+        return measured
+
+    def on_record(self, record: RequestRecord, counted_in_flight: bool = False) -> None:
         self.records.write(record)
-        self.stats.add(record, self.window)
-        if self.window.t0_ns is None:
-            self._warmup_done += 1
-            self._maybe_open_window()
+        if counted_in_flight:
+            self._in_flight_measured[record.stage] -= 1
+        self._completed[record.stage] += 1
+        state = self.stages[record.stage]
+        if state.closed and record.phase is Phase.MEASURE:
+            state.stats.add_late(record, state.window)
+        else:
+            state.stats.add(record, state.window)
+        self._add_tokens_to_later_windows(record)
 
-    def _warmup_target(self) -> int:
-        configured = self.config.phases.warmup_requests
-        return configured if configured is not None else (self.concurrency or 0)
-
-    def _maybe_open_window(self) -> None:
-        elapsed_s = (time.perf_counter_ns() - self._spawned_ns) / 1e9
-        if self._warmup_done >= self._warmup_target() and elapsed_s >= self.config.phases.warmup_s:
-            self.open_window()
-
-    # -- results --------------------------------------------------------------------------------
-
-    @property
-    def window_seconds(self) -> float:
-        return self._window_seconds or 0.0
-
-    @property
-    def window_opened_wall(self) -> float | None:
-        return self._window_opened_wall
+    def _add_tokens_to_later_windows(self, r: RequestRecord) -> None:
+        # A request sent in one stage can still be streaming in a later stage's window; its
+        # tokens read there belong to that window's throughput.
+        if not r.event_ns:
+            return
+        for index, state in self.stages.items():
+            w = state.window
+            if index <= r.stage or w.t0_ns is None or w.t0_ns > r.event_ns[-1]:
+                continue
+            state.stats.counts["window_output_tokens"] += derive.tokens_in(r, w.t0_ns, w.t1_ns)
 
     def describe(self) -> dict[str, Any]:
         return {"process": self.process_tag, "records": self.records.count,

@@ -38,17 +38,23 @@ class ChatUser(User):
         session = self._session
         assert self._transport is not None
         prompt = session.prompts.get(self._user_id, self._count)
+        stage, window = session.current()
+        counted = session.request_started(stage, window)
+
+        def unfinished(record: RequestRecord) -> None:
+            session.on_record(record, counted)
+
         record = session.client(self.endpoint).run(
             self._transport,
             prompt,
             request_id=f"{session.process_tag}-{self._user_id}-{self._count}",
             user=str(self._user_id),
-            stage=0,
-            window=session.window,
-            on_unfinished=session.on_record,
+            stage=stage,
+            window=window,
+            on_unfinished=unfinished,
         )
         self._count += 1
-        session.on_record(record)
+        session.on_record(record, counted)
         self._report(record)
 
     def _report(self, r: RequestRecord) -> None:

@@ -79,6 +79,13 @@ class StageStats:
         c["output_tokens"] += r.output_tokens
         self._add_latencies(r)
 
+    def add_late(self, r: RequestRecord, window: Window) -> None:
+        """A request sent in the window that finished only after the drain's bound: it counts
+        as unfinished (no latency invented), its tokens inside the window still count."""
+        self.counts["records_measure"] += 1
+        self.counts["window_output_tokens"] += self._tokens_in_window(r, window)
+        self.outcomes[UNFINISHED] += 1
+
     @staticmethod
     def _tokens_in_window(r: RequestRecord, window: Window) -> int:
         if window.t0_ns is None:

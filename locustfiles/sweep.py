@@ -1,0 +1,16 @@
+"""A concurrency sweep: one stage per level, each with warm-up, measured window and drain.
+
+    locust -f locustfiles/sweep.py --headless --host http://127.0.0.1:8000 \
+        --levels 1,2,4,8,16,32,64,128 --stage-s 30 --max-tokens 256 --ignore-eos
+
+`llmload sweep` runs this for you (and waits for the server first). Locust's -u/-t are ignored:
+the shape sets the users of each stage and ends the run after the last one.
+"""
+
+from locust import events
+
+from llmload.locust import ChatUser, SweepShape, install
+
+install(events)
+
+__all__ = ["ChatUser", "SweepShape"]

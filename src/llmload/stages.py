@@ -1,0 +1,140 @@
+"""The stage protocol, as a pure state machine: which load to apply and which phase we are in.
+
+A run is a list of stages (a plain run is one; a sweep has one per concurrency level). Each stage
+goes warm-up → measure → drain:
+
+- warm-up ends once at least ``warmup_requests`` requests of the stage completed (default: its
+  concurrency, so every user has been through one full request) and ``warmup_s`` passed;
+- the measured window lasts ``window_s``;
+- the drain keeps the load on until every request sent inside the window finished, at most
+  ``drain_s``; whatever is still in flight then is recorded as unfinished.
+
+The controller only decides; the edge that owns it (the Locust shape on the master, or the single
+process) announces each change to every process with the master's wall-clock time, and every
+process tags records with the stage and phase it was told.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from llmload.errors import ConfigError
+
+
+class StagePhase(StrEnum):
+    WARMUP = "warmup"
+    MEASURE = "measure"
+    DRAIN = "drain"
+    DONE = "done"
+
+
+@dataclass(frozen=True, slots=True)
+class StagePlan:
+    index: int
+    concurrency: int
+    window_s: float
+    warmup_requests: int | None = None  # None: the stage's concurrency
+    warmup_s: float = 0.0
+    drain_s: float = 120.0
+
+    def __post_init__(self) -> None:
+        if self.concurrency < 1:
+            raise ConfigError("--levels", self.concurrency, "concurrency levels must be >= 1")
+        if self.window_s <= 0:
+            raise ConfigError("--stage-s", self.window_s, "the measured window must be > 0 s")
+
+    @property
+    def warmup_target(self) -> int:
+        return self.concurrency if self.warmup_requests is None else self.warmup_requests
+
+
+@dataclass(frozen=True, slots=True)
+class Announcement:
+    """One phase change, as broadcast to every process."""
+
+    stage: int
+    phase: StagePhase
+    wall_time: float  # the announcer's time.time(), for lateness and cross-host alignment
+    concurrency: int
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """What the fleet reports about the current stage."""
+
+    completed: int  # requests of this stage that finished (any phase)
+    in_flight_measured: int  # requests sent inside this stage's window, not yet finished
+
+
+def sweep_plans(levels: list[int], *, window_s: float, warmup_requests: int | None = None,
+                warmup_s: float = 0.0, drain_s: float = 120.0, repeat: int = 1) -> list[StagePlan]:
+    if not levels:
+        raise ConfigError("--levels", levels, "give at least one concurrency level")
+    if repeat < 1:
+        raise ConfigError("--repeat", repeat, "must be >= 1")
+    plans: list[StagePlan] = []
+    for level in levels:
+        for _ in range(repeat):
+            plans.append(StagePlan(len(plans), level, window_s, warmup_requests, warmup_s, drain_s))
+    return plans
+
+
+class StageController:
+    """Steps through the plans; ``tick`` is called periodically with fresh progress."""
+
+    def __init__(self, plans: list[StagePlan]) -> None:
+        self.plans = plans
+        self._index = 0
+        self._phase = StagePhase.WARMUP
+        self._phase_started: float | None = None
+
+    @property
+    def current(self) -> StagePlan | None:
+        return self.plans[self._index] if self._index < len(self.plans) else None
+
+    @property
+    def phase(self) -> StagePhase:
+        return self._phase
+
+    def tick(self, now: float, progress: Progress) -> Announcement | None:
+        """Advance if the current phase is over; return the new phase's announcement."""
+        plan = self.current
+        if plan is None:
+            return None
+        if self._phase_started is None:
+            self._phase_started = now
+            return Announcement(plan.index, self._phase, now, plan.concurrency)
+        elapsed = now - self._phase_started
+        if self._phase is StagePhase.WARMUP:
+            if progress.completed >= plan.warmup_target and elapsed >= plan.warmup_s:
+                return self._enter(StagePhase.MEASURE, now)
+        elif self._phase is StagePhase.MEASURE:
+            if elapsed >= plan.window_s:
+                return self._enter(StagePhase.DRAIN, now)
+        elif self._phase is StagePhase.DRAIN and (
+            progress.in_flight_measured == 0 or elapsed >= plan.drain_s
+        ):
+            self._index += 1
+            if self.current is None:
+                self._phase = StagePhase.DONE
+                return Announcement(plan.index, StagePhase.DONE, now, plan.concurrency)
+            return self._enter(StagePhase.WARMUP, now)
+        return None
+
+    def _enter(self, phase: StagePhase, now: float) -> Announcement:
+        self._phase = phase
+        self._phase_started = now
+        plan = self.current
+        assert plan is not None
+        return Announcement(plan.index, phase, now, plan.concurrency)
+
+    def remaining_s(self, now: float) -> float:
+        """A lower bound of the time left: the windows still to run."""
+        plan = self.current
+        if plan is None:
+            return 0.0
+        left = sum(p.window_s for p in self.plans[self._index + 1:])
+        if self._phase is StagePhase.MEASURE and self._phase_started is not None:
+            return left + max(0.0, plan.window_s - (now - self._phase_started))
+        return left + plan.window_s
