@@ -51,6 +51,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--startup-delay-s", type=float, default=0.0, help="simulated model loading")
     p.add_argument("--hang", action="store_true", help="accept connections, never answer")
     p.add_argument("--log-file", type=Path, help="server log (loading progress)")
+    p.add_argument(
+        "--realtime",
+        action="store_true",
+        help="run at SCHED_FIFO priority 1 if permitted, so CPU contention cannot delay steps",
+    )
     p.add_argument("--certfile", type=Path, help="TLS certificate (PEM): serve https")
     p.add_argument("--keyfile", type=Path, help="TLS private key (PEM)")
     return p
@@ -131,6 +136,7 @@ def config_from_args(argv: Sequence[str]) -> SimConfig:
         log_file=args.log_file,
         certfile=args.certfile,
         keyfile=args.keyfile,
+        realtime=args.realtime,
     )
 
 

@@ -27,6 +27,7 @@ class SimConfig:
     log_file: Path | None = None
     certfile: Path | None = None
     keyfile: Path | None = None
+    realtime: bool = False
 
     @property
     def scheme(self) -> str:

@@ -75,27 +75,46 @@ class FaultPolicy:
         return self.modes[rng.randrange(len(self.modes))]
 
 
+# The modes that fire at one event of a running generation.
+_MID_STREAM = frozenset(
+    {
+        FaultMode.RESET_MID_STREAM,
+        FaultMode.STALL_MID,
+        FaultMode.CLOSE_MID_BODY,
+        FaultMode.BAD_FRAMING,
+        FaultMode.BAD_SSE,
+        FaultMode.BAD_JSON,
+        FaultMode.ERROR_EVENT,
+    }
+)
+
+
 class FaultyGeneration(Generation):
     """A generation that breaks at one event, the way its mode says."""
 
-    __slots__ = ("fault_at", "mode", "stall_ns")
+    __slots__ = ("fault_at", "mode", "stall_ns", "steps")
     fault_at: int
     mode: FaultMode
     stall_ns: int
+    steps: int  # steps that produced tokens: events when streamed, counted the same when not
 
     def arm(self, mode: FaultMode, fault_after: int | None, stall_ms: int | None) -> None:
         self.mode = mode
+        self.steps = 0
         self.stall_ns = (DEFAULT_STALL_MS if stall_ms is None else stall_ms) * 1_000_000
         self.fault_at = max(1, self.planned_events // 2) if fault_after is None else fault_after
+        if mode not in _MID_STREAM:
+            self.fault_at = -1  # nothing fires mid-stream
         if mode is FaultMode.CLOSE_NO_DONE:
-            self._done_event = b""
-            self.fault_at = -1  # nothing fires mid-stream: the end of the stream is the fault
+            self._done_event = b""  # the end of the stream is the fault
 
     def step(self, now_ns: int) -> bool:
-        if self.state == "active" and self.events == self.fault_at and now_ns >= self.hold_until_ns:
-            self.fault_at = -1
-            if self._fire(now_ns):
-                return True
+        if self.state == "active" and now_ns >= self.hold_until_ns:
+            if self.steps == self.fault_at:
+                self.fault_at = -1
+                if self._fire(now_ns) or now_ns < self.hold_until_ns:
+                    return self.state != "active"
+            self.steps += 1
         return super().step(now_ns)
 
     def _fire(self, now_ns: int) -> bool:

@@ -10,7 +10,7 @@ write of a chat stream also carries the role-only event, the last also the usage
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from llmload.sim.http import HttpConnection
 from llmload.sim.render import (
@@ -25,8 +25,7 @@ from llmload.sim.tokens import OutputPlan, TokenText
 from llmload.sim.truth import RequestEntry, Truth
 
 
-@dataclass(frozen=True, slots=True)
-class ResponseInfo:
+class ResponseInfo(NamedTuple):
     """What identifies a response: shared by its body, its chunks and its ground-truth entry."""
 
     chat: bool

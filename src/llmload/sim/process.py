@@ -47,6 +47,9 @@ class SimProcess:
     def __init__(self, popen: subprocess.Popen[bytes], url: str, stderr: IO[bytes]) -> None:
         self._popen = popen
         self._stderr = stderr
+        assert popen.stdout is not None
+        self._drain = threading.Thread(target=_drain, args=(popen.stdout,), daemon=True)
+        self._drain.start()
         self.url = url
         parts = urlsplit(url)
         self.host = parts.hostname or "127.0.0.1"
@@ -78,6 +81,9 @@ class SimProcess:
             except subprocess.TimeoutExpired:
                 self._popen.kill()
                 self._popen.wait()
+        self._drain.join(1.0)  # the child is gone: the pipe is at EOF
+        if self._popen.stdout is not None:
+            self._popen.stdout.close()
         self._stderr.close()
         return self._popen.returncode
 
@@ -156,10 +162,10 @@ def start_sim(args: Sequence[str] = (), *, timeout_s: float = 15) -> SimProcess:
     except SimStartError as exc:
         popen.kill()
         popen.wait()
+        if popen.stdout is not None:
+            popen.stdout.close()
         stderr.seek(0)
         detail = stderr.read().decode(errors="replace").strip()
         stderr.close()
         raise SimStartError(f"{exc}; command {command}; stderr:\n{detail}") from None
-    assert popen.stdout is not None
-    threading.Thread(target=_drain, args=(popen.stdout,), daemon=True).start()
     return SimProcess(popen, line.removeprefix(ANNOUNCE_PREFIX), stderr)

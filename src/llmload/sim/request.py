@@ -6,8 +6,7 @@ a 400, ``n > 1`` is refused); everything else a real server would ignore is igno
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -26,9 +25,12 @@ class BadRequest(Exception):
         super().__init__(message)
 
 
-@dataclass(frozen=True, slots=True)
-class GenRequest:
-    """What one chat or completions request asks for, as received."""
+class GenRequest(NamedTuple):
+    """What one chat or completions request asks for, as received.
+
+    A NamedTuple rather than a frozen dataclass: it is built once per request on the server's
+    loop, and a tuple builds in a fraction of the time.
+    """
 
     chat: bool  # /v1/chat/completions, else /v1/completions
     model: str | None

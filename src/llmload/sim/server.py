@@ -19,6 +19,7 @@ from llmload.sim.config import SimConfig
 from llmload.sim.engine import BatchEngine, Engine, TimerFactory
 from llmload.sim.fixed import FixedEngine
 from llmload.sim.http import HttpConnection
+from llmload.sim.priority import request_realtime
 from llmload.sim.startup import Startup
 from llmload.sim.truth import Truth
 
@@ -47,6 +48,10 @@ def _url(config: SimConfig, port: int) -> str:
 async def serve(config: SimConfig, announce: Callable[[str], None]) -> None:
     """Serve until SIGTERM or SIGINT; ``announce`` gets the listening line once bound."""
     loop = asyncio.get_running_loop()
+    if config.realtime:
+        refused = request_realtime()
+        if refused is not None:
+            print(f"llmload sim: --realtime: {refused}; running at normal priority", file=sys.stderr)
     request_log: IO[bytes] | None = config.request_log.open("ab") if config.request_log else None
     truth = Truth(request_log)
     engine = _engine(config, truth, lambda callback: DeadlineTimer(loop, callback))

@@ -15,12 +15,12 @@ synthetic prompts:
 from __future__ import annotations
 
 import math
-import random
 import zlib
 from dataclasses import dataclass
 
 TOKENS_PER_MESSAGE = 3
 TOKENS_PER_CHAT = 3
+_MASK64 = (1 << 64) - 1
 
 # Short ASCII words: nothing to JSON-escape, so chunks can be rendered by concatenation.
 _WORDS = (
@@ -50,16 +50,39 @@ class OutputPlan:
     finish_reason: str  # "length" or "stop"
 
 
-def request_rng(seed: int, key: bytes) -> random.Random:
+class SplitMix64:
+    """A tiny seeded generator (SplitMix64): a few integer operations per draw.
+
+    ``random.Random`` costs microseconds to seed, per request; this costs nothing, and its
+    sequence is fixed by its definition, not by a library version.
+    """
+
+    __slots__ = ("_state",)
+
+    def __init__(self, seed: int) -> None:
+        self._state = seed & _MASK64
+
+    def next(self) -> int:
+        self._state = z = (self._state + 0x9E3779B97F4A7C15) & _MASK64
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+        return z ^ (z >> 31)
+
+    def below(self, n: int) -> int:
+        """An integer in ``[0, n)`` (the modulo bias is below 2**-40 for the n used here)."""
+        return self.next() % n
+
+
+def request_rng(seed: int, key: bytes) -> SplitMix64:
     """A generator that depends only on the simulator's seed and the request's content.
 
     Keyed by content rather than arrival order, so concurrent clients get the same answers for
     the same requests whatever order they arrive in.
     """
-    return random.Random((seed & 0xFFFFFFFF) << 32 | zlib.crc32(key))
+    return SplitMix64((seed & 0xFFFFFFFF) << 32 | zlib.crc32(key))
 
 
-def plan_output(rng: random.Random, max_tokens: int, min_tokens: int, ignore_eos: bool) -> OutputPlan:
+def plan_output(rng: SplitMix64, max_tokens: int, min_tokens: int, ignore_eos: bool) -> OutputPlan:
     """Choose the output length: ``max_tokens`` under ``ignore_eos``, else a seeded EOS.
 
     The EOS position is uniform on ``[max(min_tokens, 1), 2 * max_tokens]``, so about half of the
@@ -67,7 +90,8 @@ def plan_output(rng: random.Random, max_tokens: int, min_tokens: int, ignore_eos
     """
     if ignore_eos:
         return OutputPlan(max_tokens, "length")
-    eos_at = rng.randint(max(min_tokens, 1), 2 * max_tokens)
+    low = max(min_tokens, 1)
+    eos_at = low + rng.below(2 * max_tokens - low + 1)
     if eos_at < max_tokens:
         return OutputPlan(eos_at, "stop")
     return OutputPlan(max_tokens, "length")
@@ -84,12 +108,12 @@ class TokenText:
     stride: int
 
     @classmethod
-    def seeded(cls, rng: random.Random) -> TokenText:
+    def seeded(cls, rng: SplitMix64) -> TokenText:
         size = len(VOCABULARY)
-        stride = rng.randrange(1, size)
+        stride = 1 + rng.below(size - 1)
         while math.gcd(stride, size) != 1:
             stride += 1
-        return cls(rng.randrange(size), stride)
+        return cls(rng.below(size), stride)
 
     def index(self, i: int) -> int:
         return (self.start + i * self.stride) % len(VOCABULARY)

@@ -14,6 +14,8 @@ from typing import IO, Any
 
 import orjson
 
+from llmload.sim.priority import is_realtime
+
 # vLLM's bucket bounds for vllm:time_to_first_token_seconds.
 TTFT_BUCKETS_S: tuple[float, ...] = (
     0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75,
@@ -149,4 +151,5 @@ class Truth:
             "lateness": summarize(self.lateness_ns),
             "step_duration": summarize(self.step_ns),
             "cpu_ns": time.process_time_ns(),
+            "realtime": is_realtime(),
         }
