@@ -73,6 +73,37 @@ class SweepConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class ExporterConfig:
+    """The live Prometheus endpoint of the master (or the only process); port 0 turns it off."""
+
+    port: int = 0
+    host: str = "127.0.0.1"
+    linger_s: float = 0.0  # keep serving after the run so the last scrape sees the final numbers
+    pushgateway_url: str | None = None
+    pushgateway_delete: bool = False
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.port <= 65535:
+            raise ConfigError("--prometheus-port", self.port, "must be a TCP port (0: off)")
+        if self.linger_s < 0:
+            raise ConfigError("--prometheus-linger-s", self.linger_s, "must be 0 or more")
+
+
+@dataclass(frozen=True, slots=True)
+class FleetConfig:
+    """Distributed runs: how often workers report, how long the master waits for finals."""
+
+    report_interval_s: float = 1.0
+    final_wait_s: float = 30.0
+
+    def __post_init__(self) -> None:
+        if not 0 < self.report_interval_s <= 3:
+            raise ConfigError("--report-interval-s", self.report_interval_s, "must be in (0, 3]")
+        if self.final_wait_s < 0:
+            raise ConfigError("--final-wait-s", self.final_wait_s, "must be 0 or more")
+
+
+@dataclass(frozen=True, slots=True)
 class RunConfig:
     host: str
     request: RequestConfig
@@ -81,6 +112,8 @@ class RunConfig:
     timeouts: Timeouts
     transport: TransportConfig
     sweep: SweepConfig = field(default_factory=SweepConfig)
+    exporter: ExporterConfig = field(default_factory=ExporterConfig)
+    fleet: FleetConfig = field(default_factory=FleetConfig)
     results_dir: str = "results"
     run_id: str | None = None
     scenario: str = "chat"
@@ -103,6 +136,8 @@ class RunConfig:
             "workload": asdict(self.workload),
             "phases": asdict(self.phases),
             "sweep": asdict(self.sweep),
+            "exporter": asdict(self.exporter),
+            "fleet": asdict(self.fleet),
             "timeouts": asdict(self.timeouts),
             "transport": asdict(self.transport),
         }

@@ -70,7 +70,12 @@ class HealthMonitor:
         }
 
     def is_bound(self, snapshot: dict[str, Any]) -> bool:
-        p99 = snapshot.get("loop_lag_p99_ms")
-        lagging = p99 is not None and p99 > self.limits.loop_lag_p99_ms
-        busy = float(snapshot["cpu_percent"]) > 100 * self.limits.cpu_fraction
-        return bool(lagging or busy)
+        return is_client_bound(snapshot, self.limits)
+
+
+def is_client_bound(snapshot: dict[str, Any], limits: HealthLimits) -> bool:
+    """True when a process's own lag or CPU means its timestamps cannot be trusted."""
+    p99 = snapshot.get("loop_lag_p99_ms")
+    lagging = p99 is not None and p99 > limits.loop_lag_p99_ms
+    busy = float(snapshot.get("cpu_percent") or 0.0) > 100 * limits.cpu_fraction
+    return bool(lagging or busy)

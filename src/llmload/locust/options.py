@@ -14,7 +14,15 @@ from typing import Any
 
 import orjson
 
-from llmload.config import PhaseConfig, RequestConfig, RunConfig, SweepConfig, WorkloadConfig
+from llmload.config import (
+    ExporterConfig,
+    FleetConfig,
+    PhaseConfig,
+    RequestConfig,
+    RunConfig,
+    SweepConfig,
+    WorkloadConfig,
+)
 from llmload.errors import ConfigError
 from llmload.recorder import Timeouts
 from llmload.transport.factory import TransportConfig
@@ -36,6 +44,12 @@ _OPTIONS: tuple[tuple[str, type, Any, str], ...] = (
     ("--levels", str, "1,2,4,8,16,32,64,128", "sweep: concurrency levels, comma-separated"),
     ("--stage-s", float, 30.0, "sweep: measured window of each stage, in seconds"),
     ("--repeat", int, 1, "sweep: run each level this many times and report the spread"),
+    ("--prometheus-port", int, 0, "serve live Prometheus metrics on this port (0: off)"),
+    ("--prometheus-host", str, "127.0.0.1", "address the metrics endpoint binds (0.0.0.0 in pods)"),
+    ("--prometheus-linger-s", float, 0.0, "keep serving metrics this long after the run ends"),
+    ("--pushgateway-url", str, None, "push the final metrics snapshot to this Pushgateway"),
+    ("--report-interval-s", float, 1.0, "distributed: seconds between a worker's reports"),
+    ("--final-wait-s", float, 30.0, "distributed: how long the master waits for final reports"),
     ("--results-dir", str, "results", "directory under which each run writes its results"),
     ("--run-id", str, None, "name of this run's results subdirectory (default: time-based)"),
     ("--transport", str, "lean", "lean (HTTP/1.1 on gevent sockets) or httpx (HTTP/2, proxies)"),
@@ -52,6 +66,7 @@ _FLAGS = (
     ("--prefix-cache", "let prompts share a prefix (no unique salt): measures cache hits"),
     ("--insecure", "do not verify the target's TLS certificate"),
     ("--http2", "use HTTP/2 (httpx transport only)"),
+    ("--pushgateway-delete", "delete the pushed group after the linger time"),
 )
 
 
@@ -126,10 +141,15 @@ def _transport_config(**fields: Any) -> TransportConfig:
         raise ConfigError(_TRANSPORT_FLAGS.get(exc.option, exc.option), exc.value, exc.problem) from None
 
 
-def to_config(opts: Any, scenario: str = "chat") -> RunConfig:
-    """Build and validate the run's config from Locust's parsed options."""
-    if not opts.host:
-        raise ConfigError("--host", opts.host, "give the server's base URL, e.g. http://127.0.0.1:8000")
+def to_config(opts: Any, scenario: str = "chat", host: str | None = None) -> RunConfig:
+    """Build and validate the run's config from Locust's parsed options.
+
+    ``host`` overrides ``opts.host``: a worker learns the host from the master's spawn message,
+    not from its own command line.
+    """
+    host = host or opts.host
+    if not host:
+        raise ConfigError("--host", host, "give the server's base URL, e.g. http://127.0.0.1:8000")
     for option, value in (("--max-tokens", opts.max_tokens), ("--prompt-tokens", opts.prompt_tokens)):
         _positive(option, value)
     if not 0 <= opts.output_jitter < 1:
@@ -158,27 +178,31 @@ def to_config(opts: Any, scenario: str = "chat") -> RunConfig:
         total_s=opts.request_timeout or None,
     )
     transport = _transport_config(
-        base_url=opts.host.rstrip("/"),
+        base_url=host.rstrip("/"),
         kind=opts.transport,
         connect_timeout_s=opts.connect_timeout,
         verify=not opts.insecure,
         ca_file=opts.ca_file,
         http2=opts.http2,
         proxy=opts.proxy,
-        pool_size=max(opts.num_users or 1, 1),
+        # A worker does not know the fleet's user count: size its pool generously.
+        pool_size=max(opts.num_users or 1024, 1),
     )
     phases = PhaseConfig(opts.warmup_requests, opts.warmup_s, opts.drain_s)
     _positive("--stage-s", opts.stage_s)
     _positive("--repeat", opts.repeat)
     sweep = SweepConfig(_levels(opts.levels), opts.stage_s, opts.repeat)
     return RunConfig(
-        host=opts.host,
+        host=host,
         request=request,
         workload=workload,
         phases=phases,
         timeouts=timeouts,
         transport=transport,
         sweep=sweep,
+        exporter=ExporterConfig(opts.prometheus_port, opts.prometheus_host, opts.prometheus_linger_s,
+                                opts.pushgateway_url, opts.pushgateway_delete),
+        fleet=FleetConfig(opts.report_interval_s, opts.final_wait_s),
         results_dir=opts.results_dir,
         run_id=opts.run_id,
         scenario=scenario,

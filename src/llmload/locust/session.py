@@ -17,6 +17,7 @@ from llmload.client import ChatClient
 from llmload.config import Endpoint, RunConfig
 from llmload.export.results import ResultsDir, new_run_id
 from llmload.health import HealthMonitor
+from llmload.locust.summarize import StageView
 from llmload.metrics import derive
 from llmload.metrics.aggregate import StageStats, Window
 from llmload.record import Phase, RequestRecord
@@ -122,6 +123,12 @@ class Session:
         stage = max(self.stage, 0)
         return Progress(self._completed[stage], self._in_flight_measured[stage])
 
+    def completed(self) -> dict[int, int]:
+        return dict(self._completed)
+
+    def in_flight_measured(self) -> dict[int, int]:
+        return dict(self._in_flight_measured)
+
     def finish_stages(self) -> None:
         """The run ended: close every stage's window that is still open."""
         for state in self.stages.values():
@@ -177,6 +184,29 @@ class Session:
             if index <= r.stage or w.t0_ns is None or w.t0_ns > r.event_ns[-1]:
                 continue
             state.stats.counts["window_output_tokens"] += derive.tokens_in(r, w.t0_ns, w.t1_ns)
+
+    def views(self) -> list[StageView]:
+        return [
+            StageView(
+                index=index,
+                concurrency=state.concurrency,
+                stats=state.stats,
+                window_s=state.window_s,
+                measured=state.window.t0_ns is not None,
+                health={self.process_tag: state.health or self.health.snapshot()},
+                lateness_s={self.process_tag: state.lateness_s},
+                window=state.window,
+            )
+            for index, state in sorted(self.stages.items())
+        ]
+
+    def take_stats(self) -> dict[int, StageStats]:
+        """Hand over what was folded since the last call (a worker ships these as deltas)."""
+        taken = {}
+        for index, state in self.stages.items():
+            if state.stats.counts or state.stats.outcomes:
+                taken[index], state.stats = state.stats, StageStats()
+        return taken
 
     def describe(self) -> dict[str, Any]:
         return {"process": self.process_tag, "records": self.records.count,

@@ -1,43 +1,82 @@
-"""Assemble ``summary.json`` from a session's stages (the schema is in export/summary.py)."""
+"""Assemble ``summary.json`` from stage views (the schema is in export/summary.py).
+
+A ``StageView`` is one stage as the summarising process knows it: the single process's own
+stage, or the master's merge of every worker's deltas. Both summarise the same way.
+"""
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, field
 from typing import Any
 
+from llmload.config import RunConfig
 from llmload.export.summary import headline, reproducibility, run_summary, stage_summary
-from llmload.locust.session import Session
+from llmload.health import HealthLimits, is_client_bound
+from llmload.metrics.aggregate import StageStats, Window
 
 
-def build_summary(session: Session, *, complete: bool, workers: int = 1) -> dict[str, Any]:
-    cfg = session.config
-    stages = []
-    for index, state in sorted(session.stages.items()):
-        warnings: list[str] = []
-        if state.window.t0_ns is None:
-            warnings.append("the warm-up never completed, so nothing was measured: run longer "
-                            "or lower --warmup-requests")
-        health = state.health or session.health.snapshot()
-        stage = stage_summary(
-            state.stats,
-            index=index,
-            concurrency=state.concurrency,
-            duration_s=state.window_s,
-            client_health={session.process_tag: health},
-            client_bound=session.health.is_bound(health),
-            warnings=warnings,
-            window=state.window,
-        )
-        stage["announcement_lateness_s"] = state.lateness_s
-        stages.append(stage)
+@dataclass(slots=True)
+class StageView:
+    index: int
+    concurrency: int
+    stats: StageStats
+    window_s: float
+    measured: bool  # did the window ever open?
+    health: dict[str, dict[str, Any]] = field(default_factory=dict)  # per process
+    lateness_s: dict[str, dict[str, float]] = field(default_factory=dict)  # per process, phase
+    window: Window | None = None  # the local window, when there is one process
+
+
+def summarize_stage(view: StageView, limits: HealthLimits) -> dict[str, Any]:
+    warnings: list[str] = []
+    if not view.measured:
+        warnings.append("the warm-up never completed, so nothing was measured: run longer "
+                        "or lower --warmup-requests")
+    bound_by = sorted(p for p, snap in view.health.items() if is_client_bound(snap, limits))
+    if bound_by:
+        warnings.append(f"client-bound ({', '.join(bound_by)}): the load generator, not the "
+                        "server, limited these numbers; add workers or lower the load")
+    stage = stage_summary(
+        view.stats,
+        index=view.index,
+        concurrency=view.concurrency,
+        duration_s=view.window_s,
+        client_health=view.health,
+        client_bound=bool(bound_by),
+        warnings=warnings,
+        window=view.window,
+    )
+    stage["client_bound_by"] = bound_by
+    stage["announcement_lateness_s"] = view.lateness_s
+    return stage
+
+
+def build_summary(
+    config: RunConfig,
+    *,
+    run_id: str,
+    started_at: float,
+    model: str | None,
+    views: list[StageView],
+    records: list[dict[str, Any]],
+    complete: bool,
+    workers: int = 1,
+    extra_run: dict[str, Any] | None = None,
+    warnings: list[str] | None = None,
+) -> dict[str, Any]:
+    limits = HealthLimits()
+    stages = [summarize_stage(view, limits) for view in views]
     run = {
-        "id": session.run_id,
-        "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(session.started_at)),
-        "target": cfg.host,
-        "model": session.model,
-        "scenario": cfg.scenario,
-        "options": cfg.public_dict(),
-        "records": [session.describe()],
-        "reproducibility": reproducibility(cfg.workload.seed, workers=workers),
+        "id": run_id,
+        "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(started_at)),
+        "target": config.host,
+        "model": model,
+        "scenario": config.scenario,
+        "options": config.public_dict(),
+        "records": records,
+        "reproducibility": reproducibility(config.workload.seed, workers=workers),
+        **(extra_run or {}),
     }
-    return run_summary(run=run, stages=stages, complete=complete, headline=headline(stages))
+    return run_summary(run=run, stages=stages, complete=complete, headline=headline(stages),
+                       warnings=warnings)

@@ -1,0 +1,152 @@
+"""The master's view of the fleet: merged stage stats, progress, finals and lost workers.
+
+Workers ship deltas of their mergeable stats every few seconds and a final one when their users
+have stopped (``shipping.py``). The master merges them as they come, so what it reports equals
+the fleet's records to one histogram bucket, and it knows, for every worker, what it has heard
+last: a worker that disappears is named, with an upper bound of what it may have taken along.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from llmload.locust.summarize import StageView
+from llmload.metrics.aggregate import StageStats
+from llmload.stages import Announcement, Progress, StagePhase
+
+
+@dataclass(slots=True)
+class WorkerView:
+    client_id: str
+    name: str
+    joined_wall: float
+    last_seq: int = -1
+    last_heard_wall: float = 0.0
+    final: bool = False
+    lost: bool = False
+    users: int = 0
+    records: int = 0
+    records_file: str | None = None
+    completed: dict[int, int] = field(default_factory=dict)
+    in_flight_measured: dict[int, int] = field(default_factory=dict)
+    health: dict[int, dict[str, Any]] = field(default_factory=dict)
+    lateness: dict[int, dict[str, float]] = field(default_factory=dict)
+    min_e2e_s: float | None = None
+
+
+@dataclass(slots=True)
+class StageMeta:
+    concurrency: int
+    walls: dict[str, float] = field(default_factory=dict)  # phase -> master wall time
+
+
+class Fleet:
+    def __init__(self) -> None:
+        self.workers: dict[str, WorkerView] = {}
+        self.stats: dict[int, StageStats] = {}
+        self.stages: dict[int, StageMeta] = {}
+        self.current_stage = -1
+        self.history: list[Announcement] = []  # of the current stage, for late joiners
+        self.model: str | None = None
+
+    # -- announcements --------------------------------------------------------------------------
+
+    def record(self, a: Announcement) -> None:
+        if a.phase is StagePhase.DONE:
+            return
+        meta = self.stages.setdefault(a.stage, StageMeta(a.concurrency))
+        meta.walls[a.phase.value] = a.wall_time
+        if a.stage != self.current_stage:
+            self.current_stage = a.stage
+            self.history = []
+        self.history.append(a)
+
+    # -- worker messages ------------------------------------------------------------------------
+
+    def join(self, client_id: str, name: str | None = None) -> WorkerView:
+        if client_id not in self.workers:
+            self.workers[client_id] = WorkerView(client_id, name or client_id, time.time())
+        return self.workers[client_id]
+
+    def on_delta(self, client_id: str, data: dict[str, Any]) -> None:
+        w = self.join(client_id, data.get("name"))
+        if data["seq"] <= w.last_seq:
+            return  # a duplicate: never merge twice
+        w.last_seq = data["seq"]
+        w.last_heard_wall = time.time()
+        w.name = data.get("name", w.name)
+        for key, stats_dict in data["stages"].items():
+            stats = StageStats.from_dict(stats_dict)
+            self.stats.setdefault(int(key), StageStats()).merge(stats)
+            e2e_min = stats.hist["e2e"].min
+            if e2e_min is not None:
+                seconds = e2e_min / 1e9
+                w.min_e2e_s = seconds if w.min_e2e_s is None else min(w.min_e2e_s, seconds)
+        w.completed = {int(k): v for k, v in data["completed"].items()}
+        w.in_flight_measured = {int(k): v for k, v in data["in_flight_measured"].items()}
+        w.health.update({int(k): v for k, v in data["health"].items()})
+        w.lateness.update({int(k): v for k, v in data["lateness"].items()})
+        w.users, w.records, w.records_file = data["users"], data["records"], data["records_file"]
+        self.model = self.model or data.get("model")
+        if data.get("final"):
+            w.final = True
+
+    def progress(self) -> Progress:
+        stage = max(self.current_stage, 0)
+        live = [w for w in self.workers.values() if not w.lost]
+        return Progress(sum(w.completed.get(stage, 0) for w in live),
+                        sum(w.in_flight_measured.get(stage, 0) for w in live))
+
+    def mark_lost(self, client_ids: Iterable[str]) -> None:
+        for cid in client_ids:
+            if cid in self.workers and not self.workers[cid].final:
+                self.workers[cid].lost = True
+
+    def waiting_for(self) -> list[str]:
+        return [w.name for w in self.workers.values() if not w.final and not w.lost]
+
+    # -- results --------------------------------------------------------------------------------
+
+    def lost_report(self, now: float, max_tokens: int | None) -> list[dict[str, Any]]:
+        """For each lost worker: what it may have taken along since its last delta.
+
+        Each of its users had at most one request in flight and could complete at most one
+        request per shortest end-to-end latency it ever reported, so the bound is
+        ``users * (1 + silence / min_e2e)`` requests (and that times max_tokens tokens).
+        """
+        out = []
+        for w in self.workers.values():
+            if not w.lost:
+                continue
+            silence = max(0.0, now - (w.last_heard_wall or w.joined_wall))
+            per_user = 1 + (silence / w.min_e2e_s if w.min_e2e_s else silence)
+            bound = int(w.users * per_user + 0.999999)
+            out.append({"worker": w.name, "client_id": w.client_id, "silent_s": round(silence, 3),
+                        "last_seq": w.last_seq, "requests_missing_at_most": bound,
+                        "output_tokens_missing_at_most": None if max_tokens is None
+                        else bound * max_tokens})
+        return out
+
+    def views(self) -> list[StageView]:
+        views = []
+        for index, meta in sorted(self.stages.items()):
+            t0, t1 = meta.walls.get("measure"), meta.walls.get("drain")
+            window_s = (t1 - t0) if t0 is not None and t1 is not None else 0.0
+            views.append(StageView(
+                index=index,
+                concurrency=meta.concurrency,
+                stats=self.stats.get(index, StageStats()),
+                window_s=window_s,
+                measured=t0 is not None,
+                health={w.name: w.health[index] for w in self.workers.values() if index in w.health},
+                lateness_s={w.name: w.lateness[index] for w in self.workers.values()
+                            if index in w.lateness},
+            ))
+        return views
+
+    def record_files(self) -> list[dict[str, Any]]:
+        return [{"process": w.name, "records": w.records, "records_file": w.records_file,
+                 "lost": w.lost} for w in self.workers.values()]

@@ -1,0 +1,201 @@
+"""What each kind of Locust process does at each point of a run.
+
+- ``LocalRole``: one process conducts the stages, runs the users and writes the results.
+- ``WorkerRole``: runs users, applies the master's phase announcements, ships stats deltas and a
+  final delta once its users stopped; writes its own ``requests-<worker>.jsonl``.
+- ``MasterRole``: conducts the stages for the fleet, merges deltas, runs the final-flush protocol
+  (stop the workers' users, wait for every worker's final, name the ones that never answered)
+  and writes the summary.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import asdict
+from typing import Any
+
+import gevent
+from locust.rpc import Message
+from locust.runners import STATE_MISSING
+
+from llmload.config import RunConfig
+from llmload.export import console
+from llmload.export.results import ResultsDir, new_run_id
+from llmload.locust.conductor import Conductor
+from llmload.locust.fleet import Fleet
+from llmload.locust.session import Session
+from llmload.locust.shipping import DELTA, PHASE, Shipper
+from llmload.locust.summarize import build_summary
+from llmload.stages import Announcement, StagePhase, sweep_plans
+
+
+def make_conductor(environment: Any, config: RunConfig, announce: Any, progress: Any) -> Conductor:
+    phases = config.phases
+    if environment.shape_class is None:
+        users = environment.parsed_options.num_users or 1
+        return Conductor.single_stage(users, phases.warmup_requests, phases.warmup_s,
+                                      announce, progress)
+    sweep = config.sweep
+    plans = sweep_plans(list(sweep.levels), window_s=sweep.window_s,
+                        warmup_requests=phases.warmup_requests, warmup_s=phases.warmup_s,
+                        drain_s=phases.drain_s, repeat=sweep.repeat)
+    return Conductor(plans, announce, progress)
+
+
+def _announcement(data: dict[str, Any]) -> Announcement:
+    return Announcement(data["stage"], StagePhase(data["phase"]), data["wall_time"],
+                        data["concurrency"])
+
+
+def _write(results: ResultsDir, summary: dict[str, Any], stats: list[dict[str, Any]]) -> None:
+    results.write_json("histograms.json", {"stages": stats})
+    results.write_json("summary.json", summary)
+
+
+class LocalRole:
+    def __init__(self, environment: Any, config: RunConfig) -> None:
+        self.session = Session(config)
+        self.conductor = make_conductor(environment, config, self._announce,
+                                        self.session.progress)
+        self._environment = environment
+
+    def _announce(self, a: Announcement) -> None:
+        finished = self.session.stage
+        self.session.apply(a)
+        if finished >= 0 and (a.phase is StagePhase.DONE or a.stage != finished):
+            self.write(complete=False)  # a finished stage survives an interrupted run
+
+    def test_start(self) -> None:
+        self.session.start()
+        if self._environment.shape_class is None:
+            self.conductor.start_ticking()
+
+    def test_stopping(self) -> None:
+        self.conductor.stop()
+
+    def test_stop(self) -> None:
+        self.session.finish_stages()
+        summary = self.write(complete=True)
+        self.session.close()
+        print(console.render(summary, str(self.session.results.path)), flush=True)
+
+    def write(self, *, complete: bool) -> dict[str, Any]:
+        s = self.session
+        summary = build_summary(s.config, run_id=s.run_id, started_at=s.started_at, model=s.model,
+                                views=s.views(), records=[s.describe()], complete=complete)
+        _write(s.results, summary, [v.stats.to_dict() for v in s.views()])
+        return summary
+
+
+class WorkerRole:
+    def __init__(self, environment: Any) -> None:
+        self._environment = environment
+        self.session: Session | None = None
+        self._shipper: Shipper | None = None
+        self._pending: list[tuple[Announcement, float]] = []
+        environment.runner.register_message(PHASE, self._on_phase)
+
+    def _on_phase(self, environment: Any, msg: Any) -> None:
+        a, received = _announcement(msg.data), time.time()
+        if self.session is None:
+            self._pending.append((a, received))
+        else:
+            self.session.apply(a, received)
+
+    def start(self, config: RunConfig) -> None:
+        """Called at test_start, once the master's options have reached this worker."""
+        runner = self._environment.runner
+        index = max(runner.worker_index, 0)
+        self.session = session = Session(config, process_tag=f"worker-{index}",
+                                         user_offset=index * 1_000_000)
+        session.start()
+        for a, received in self._pending:
+            session.apply(a, received)
+        self._pending.clear()
+        self._shipper = Shipper(session, runner.send_message, lambda: runner.user_count,
+                                config.fleet.report_interval_s)
+        self._shipper.start()
+
+    def test_stop(self) -> None:
+        if self.session is None or self._shipper is None:
+            return
+        self._shipper.stop()
+        self.session.finish_stages()
+        self._shipper.ship(final=True)
+        self.session.close()
+        self.session = None
+
+
+class MasterRole:
+    def __init__(self, environment: Any, config: RunConfig) -> None:
+        self._environment = environment
+        self.config = config
+        self.run_id = config.run_id or new_run_id()
+        # Workers receive the master's custom options with their first spawn message.
+        environment.parsed_options.run_id = self.run_id
+        self.results = ResultsDir(config.results_dir, self.run_id)
+        self.fleet = Fleet()
+        self.started_at = time.time()
+        self.conductor = make_conductor(environment, config, self._announce, self.fleet.progress)
+        runner = environment.runner
+        runner.register_message(DELTA, self._on_delta)
+        environment.events.worker_connect.add_listener(self._on_worker_connect)
+
+    def _announce(self, a: Announcement) -> None:
+        self.fleet.record(a)
+        self._environment.runner.send_message(PHASE, asdict(a))
+
+    def _on_delta(self, environment: Any, msg: Any) -> None:
+        self.fleet.on_delta(msg.node_id, msg.data)
+
+    def _on_worker_connect(self, client_id: str, **_kw: Any) -> None:
+        self.fleet.join(client_id)
+        expected = self._environment.parsed_options.expect_workers
+        names = ", ".join(self.fleet.workers)
+        print(f"llmload: {len(self.fleet.workers)} of {expected} expected workers connected: "
+              f"{names}", file=sys.stderr, flush=True)
+        for a in self.fleet.history:  # a late joiner learns the phase it joins in
+            self._environment.runner.send_message(PHASE, asdict(a), client_id=client_id)
+
+    def test_start(self) -> None:
+        if self._environment.shape_class is None:
+            self.conductor.start_ticking()
+
+    def test_stopping(self) -> None:
+        self.conductor.stop()
+        self._final_flush()
+
+    def _final_flush(self) -> None:
+        """Stop every worker's users and wait for each worker's final delta, by worker id."""
+        runner = self._environment.runner
+        for client in list(runner.clients.values()):
+            runner.server.send_to_client(Message("stop", None, client.id))  # type: ignore[no-untyped-call]
+        deadline = time.time() + self._environment.stop_timeout + self.config.fleet.final_wait_s
+        while self.fleet.waiting_for() and time.time() < deadline:
+            gone = [cid for cid in self.fleet.workers
+                    if cid not in runner.clients or runner.clients[cid].state == STATE_MISSING]
+            self.fleet.mark_lost(gone)
+            gevent.sleep(0.1)
+        late = self.fleet.waiting_for()
+        if late:
+            print(f"llmload: no final report from {', '.join(late)}", file=sys.stderr, flush=True)
+            self.fleet.mark_lost(cid for cid, w in self.fleet.workers.items() if w.name in late)
+
+    def test_stop(self) -> None:
+        summary = self.write(complete=True)
+        print(console.render(summary, str(self.results.path)), flush=True)
+        if summary["run"]["lost_workers"]:
+            self._environment.process_exit_code = 5
+
+    def write(self, *, complete: bool) -> dict[str, Any]:
+        lost = self.fleet.lost_report(time.time(), self.config.workload.max_tokens)
+        warnings = [f"worker {x['worker']} was lost: up to {x['requests_missing_at_most']} "
+                    "requests may be missing" for x in lost]
+        views = self.fleet.views()
+        summary = build_summary(
+            self.config, run_id=self.run_id, started_at=self.started_at, model=self.fleet.model,
+            views=views, records=self.fleet.record_files(), complete=complete and not lost,
+            workers=len(self.fleet.workers), extra_run={"lost_workers": lost}, warnings=warnings)
+        _write(self.results, summary, [v.stats.to_dict() for v in views])
+        return summary
