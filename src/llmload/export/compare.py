@@ -1,0 +1,190 @@
+"""``llmload compare RUN_A RUN_B [RUN_C ...]``: runs side by side, with ratios to the first.
+
+The numbers come from each run's stage rows (the ``stages.csv`` columns), averaged over repeats
+of a level; a ratio whose two runs' repeat ranges overlap is marked ``≈``: that difference is
+within the noise the runs themselves measured. Runs without repeats have no measured noise, so
+none of their differences is marked. Differences of the servers' fingerprints (engine, version,
+launch flags) come right under the headline, next to the numbers they explain.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from llmload.errors import ConfigError, ResultsError
+from llmload.export.rundata import RunData, all_warnings, flatten, load_run
+from llmload.export.series import LevelStat, by_level
+from llmload.export.tables import Row, stage_rows
+
+NOISE = "≈"
+# Fingerprint keys that differ between any two runs without explaining anything.
+_VOLATILE = frozenset({"port", "host", "pid", "url", "started_at", "fetched_at", "scraped_at",
+                       "uptime_s", "created", "warnings", "endpoints", "engine_evidence", "reachable"})
+_LATENCY_ROWS = (("TTFT", "ttft"), ("ITL", "itl"), ("TPOT", "tpot"))
+_STAGE_METRICS = (("output tok/s", "output_tok_per_s", 1), ("decode tok/s per stream", "decode_tok_per_s", 1),
+                  ("TTFT p50 ms", "ttft_p50_ms", 1), ("TPOT p50 ms", "tpot_p50_ms", 2))
+
+
+@dataclass(frozen=True, slots=True)
+class Value:
+    value: float | None
+    low: float | None = None  # the repeat spread; equal to value when the level ran once
+    high: float | None = None
+    note: str = ""  # e.g. "at C=128"
+
+    @classmethod
+    def of(cls, stat: LevelStat | None, note: str = "") -> Value:
+        return cls(None) if stat is None else cls(stat.mean, stat.low, stat.high, note)
+
+    @property
+    def repeated(self) -> bool:
+        return self.low is not None and self.high is not None and self.low < self.high
+
+
+def is_noise(a: Value, b: Value) -> bool:
+    """Both runs measured a spread over repeats and the two ranges overlap."""
+    if not (a.repeated and b.repeated):
+        return False
+    assert a.low is not None and a.high is not None and b.low is not None and b.high is not None
+    return a.low <= b.high and b.low <= a.high
+
+
+@dataclass(frozen=True, slots=True)
+class CompareRow:
+    label: str
+    values: tuple[Value, ...]
+    digits: int = 1
+
+    def ratios(self) -> tuple[str, ...]:
+        """Each run after the first, divided by the first: "2.41x", "≈1.02x" or "-"."""
+        base = self.values[0]
+        out = []
+        for v in self.values[1:]:
+            if base.value is None or v.value is None or base.value == 0:
+                out.append("-")
+            else:
+                out.append(f"{NOISE if is_noise(base, v) else ''}{v.value / base.value:.2f}x")
+        return tuple(out)
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    runs: tuple[RunData, ...]
+    headline: tuple[CompareRow, ...]
+    server_diffs: tuple[tuple[str, tuple[str, ...]], ...]  # (key, value per run)
+    warnings: tuple[tuple[str, str], ...]  # (run label, warning)
+    latency: tuple[CompareRow, ...]
+    per_stage: tuple[CompareRow, ...]
+    levels: tuple[int, ...]
+    rows: tuple[tuple[Row, ...], ...]  # each run's stage rows, for the overlaid plots
+
+
+def _at(rows: Sequence[Row], column: str, level: int) -> LevelStat | None:
+    return next((s for s in by_level(rows, column) if s.concurrency == level and s.mean is not None), None)
+
+
+def _peak(rows: Sequence[Row]) -> Value:
+    stats = [s for s in by_level(rows, "output_tok_per_s") if s.mean is not None]
+    best = max(stats, key=lambda s: s.mean or 0.0, default=None)
+    return Value.of(best, "" if best is None else f"at C={best.concurrency}")
+
+
+def server_differences(runs: Sequence[RunData]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    flat = [dict(flatten(run.server)) for run in runs]
+    keys = sorted({k for f in flat for k in f if k.split(".")[-1] not in _VOLATILE
+                   and k.split(".")[0] not in _VOLATILE},
+                  key=lambda k: (k not in ("engine", "version"), k))
+    return tuple((k, tuple(f.get(k, "-") for f in flat)) for k in keys
+                 if len({f.get(k, "-") for f in flat}) > 1)
+
+
+def _levels(all_rows: Sequence[Sequence[Row]]) -> list[int]:
+    sets = [{level for r in rows if isinstance(level := r.get("concurrency"), int)} for rows in all_rows]
+    return sorted(set[int].intersection(*sets)) if sets else []
+
+
+def choose_levels(all_rows: Sequence[Sequence[Row]], wanted: Sequence[int] | None) -> tuple[int, ...]:
+    """The requested levels, or the lowest, a middle and the highest level common to all runs."""
+    common = _levels(all_rows)
+    if wanted:
+        missing = [c for c in wanted if c not in common]
+        if missing:
+            raise ConfigError("--stages", ",".join(map(str, wanted)),
+                              f"level {missing[0]} is not in every run (common levels: "
+                              f"{', '.join(map(str, common)) or 'none'})")
+        return tuple(wanted)
+    picks = [common[0], common[len(common) // 2], common[-1]] if common else []
+    return tuple(dict.fromkeys(picks))
+
+
+def compare(runs: Sequence[RunData], stages: Sequence[int] | None = None) -> Comparison:
+    all_rows = tuple(tuple(stage_rows(run.summary)) for run in runs)
+    levels = choose_levels(all_rows, stages)
+    headline = (
+        CompareRow("single-stream output tok/s (C=1)",
+                   tuple(Value.of(_at(rows, "output_tok_per_s", 1)) for rows in all_rows)),
+        CompareRow("peak output tok/s", tuple(_peak(rows) for rows in all_rows)),
+    )
+    latency = []
+    for level in levels:
+        latency.append(CompareRow(f"output tok/s at C={level}",
+                                  tuple(Value.of(_at(rows, "output_tok_per_s", level)) for rows in all_rows)))
+        for title, metric in _LATENCY_ROWS:
+            for q in ("p50", "p99"):
+                latency.append(CompareRow(
+                    f"{title} {q} ms at C={level}",
+                    tuple(Value.of(_at(rows, f"{metric}_{q}_ms", level)) for rows in all_rows), 2))
+    per_stage = [CompareRow(f"C={level} {title}",
+                            tuple(Value.of(_at(rows, column, level)) for rows in all_rows), digits)
+                 for level in _levels(all_rows) for title, column, digits in _STAGE_METRICS]
+    warnings = tuple((run.label, w) for run in runs for w in all_warnings(run.summary))
+    return Comparison(tuple(runs), headline, server_differences(runs), warnings, tuple(latency),
+                      tuple(per_stage), levels, all_rows)
+
+
+def _parse_levels(text: str | None) -> list[int] | None:
+    if not text:
+        return None
+    try:
+        levels = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise ConfigError("--stages", text, "expected concurrency levels such as 1,32,128") from None
+    if not levels or min(levels) < 1:
+        raise ConfigError("--stages", text, "levels must be integers >= 1")
+    return levels
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="llmload compare",
+                                description="Compare runs side by side, with ratios to the first.")
+    p.add_argument("runs", nargs="+", type=Path, metavar="RUN_DIR", help="two or more results directories")
+    p.add_argument("--format", choices=("console", "markdown", "html"), default="console")
+    p.add_argument("--out", type=Path, help="write to this file instead of stdout")
+    p.add_argument("--stages", help="concurrency levels for the latency rows, e.g. 1,32,128 "
+                                    "(default: the lowest, a middle and the highest common level)")
+    return p
+
+
+def main(argv: Sequence[str]) -> int:
+    # Imported here: the renderers import this module's types, and only the CLI needs them.
+    from llmload.export import compare_render
+
+    args = _parser().parse_args(list(argv))
+    if len(args.runs) < 2:
+        raise ConfigError("RUN_DIR", " ".join(map(str, args.runs)), "give at least two runs to compare")
+    comparison = compare([load_run(path) for path in args.runs], _parse_levels(args.stages))
+    text = {"console": compare_render.console, "markdown": compare_render.markdown,
+            "html": compare_render.html_page}[args.format](comparison)
+    if args.out is None:
+        sys.stdout.write(text)
+        return 0
+    try:
+        args.out.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise ResultsError(f"cannot write {args.out}: {exc}") from None
+    print(f"comparison: {args.out}")
+    return 0

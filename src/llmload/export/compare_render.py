@@ -1,0 +1,128 @@
+"""A comparison as console text, Markdown or a self-contained HTML page.
+
+Runs are columns A, B, C ... named in a legend (run id, engine and version, target); the ratio
+columns divide each run by A. Server differences sit right under the headline rows.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Sequence
+
+from llmload.export import html as h
+from llmload.export.compare import NOISE, CompareRow, Comparison
+from llmload.export.plots import render
+from llmload.export.series import FigureSpec, level_series, throughput_figure
+
+_FOOTNOTE = (f"{NOISE} marks a ratio within the repeat spread of both runs (their min-max ranges "
+             "over repeats overlap): noise, not a difference.")
+
+
+def _letters(n: int) -> list[str]:
+    return list(string.ascii_uppercase[:n]) if n <= 26 else [f"R{i + 1}" for i in range(n)]
+
+
+def _legend(c: Comparison) -> list[tuple[str, str, str]]:
+    return [(letter, run.label, str((run.summary.get("run") or {}).get("target") or "-"))
+            for letter, run in zip(_letters(len(c.runs)), c.runs, strict=True)]
+
+
+def _value_cells(row: CompareRow) -> list[str]:
+    return [h.fmt(v.value, row.digits) + (f" {v.note}" if v.note and v.value is not None else "")
+            for v in row.values]
+
+
+def _headers(c: Comparison, first: str, style: str) -> list[str]:
+    """Run columns named by letter (console), letter and engine (HTML) or in full (Markdown)."""
+    letters = _letters(len(c.runs))
+    pairs = list(zip(letters, c.runs, strict=True))
+    if style == "full":
+        runs = [f"{x}: {run.label}" for x, run in pairs]
+    elif style == "short":
+        runs = [f"{x} ({run.engine})" if run.engine else x for x, run in pairs]
+    else:
+        runs = letters
+    return [first, *runs, *(f"{x}/{letters[0]}" for x in letters[1:])]
+
+
+def _rows(rows: Sequence[CompareRow]) -> list[list[str]]:
+    return [[row.label, *_value_cells(row), *row.ratios()] for row in rows]
+
+
+def _text_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    widths = [max(len(str(r[i])) for r in [headers, *rows]) for i in range(len(headers))]
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(str(x).ljust(w) if i == 0 else str(x).rjust(w)
+                         for i, (x, w) in enumerate(zip(cells, widths, strict=True))).rstrip()
+
+    return [line(headers), "  ".join("-" * w for w in widths), *(line(r) for r in rows)]
+
+
+def console(c: Comparison) -> str:
+    out = ["llmload compare", ""]
+    out += [f"  {x}  {label}  ·  {target}" for x, label, target in _legend(c)]
+    out += ["", *_text_table(_headers(c, "", "letter"), _rows(c.headline))]
+    if c.server_diffs:
+        out += ["", "server differences:", *_text_table(["", *_letters(len(c.runs))],
+                                                          [[k, *v] for k, v in c.server_diffs])]
+    out += [f"warning [{label}]: {w}" for label, w in c.warnings]
+    out += ["", *_text_table(_headers(c, "at chosen levels", "letter"), _rows(c.latency))]
+    out += ["", *_text_table(_headers(c, "per stage", "letter"), _rows(c.per_stage))]
+    out += ["", _FOOTNOTE]
+    return "\n".join(out) + "\n"
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _md_table(headers: Sequence[str], rows: Sequence[Sequence[str]], left: int = 1) -> list[str]:
+    align = ["---" if i < left else "---:" for i in range(len(headers))]
+    return ["| " + " | ".join(_md_cell(x) for x in r) + " |" for r in (headers, align, *rows)]
+
+
+def markdown(c: Comparison) -> str:
+    out = ["## llmload compare", ""]
+    out += _md_table(["run", "id (engine)", "target"], [list(x) for x in _legend(c)], left=3)
+    out += ["", *_md_table(_headers(c, "", "full"), _rows(c.headline))]
+    if c.server_diffs:
+        out += ["", "**Server differences**", "",
+                *_md_table(["setting", *_letters(len(c.runs))], [[k, *v] for k, v in c.server_diffs])]
+    if c.warnings:
+        out += ["", *(f"- ⚠ **{label}**: {w}" for label, w in c.warnings)]
+    out += ["", "### At chosen concurrency levels", "", *_md_table(_headers(c, "", "full"), _rows(c.latency))]
+    out += ["", "### Per stage", "", *_md_table(_headers(c, "", "full"), _rows(c.per_stage))]
+    out += ["", f"_{_FOOTNOTE}_"]
+    return "\n".join(out) + "\n"
+
+
+def figures(c: Comparison) -> tuple[FigureSpec, ...]:
+    """The overlaid plots: every run's tok/s, and per-stream decode speed, against concurrency."""
+    runs = {run.label: rows for run, rows in zip(c.runs, c.rows, strict=True)}
+    tput = throughput_figure(runs, "compare_throughput")
+    decode = FigureSpec("compare_decode", "Per-stream decode speed", "concurrency", "decode tok/s per stream",
+                        tuple(level_series(rows, "decode_tok_per_s", label) for label, rows in runs.items()),
+                        tput.xscale)
+    return tput, decode
+
+
+def html_page(c: Comparison) -> str:
+    headers = _headers(c, "", "short")
+    body = [
+        "<h1>llmload compare</h1>",
+        h.table(("run", "id (engine)", "target"), _legend(c), left=3),
+        h.warnings_box([f"{label}: {w}" for label, w in c.warnings]),
+        h.heading("Headline"),
+        h.table(headers, _rows(c.headline), css="big"),
+    ]
+    if c.server_diffs:
+        body += [h.heading("Server differences", 3),
+                 h.table(["setting", *_letters(len(c.runs))], [[k, *v] for k, v in c.server_diffs],
+                         css="diff")]
+    body += [h.heading("At chosen concurrency levels"), h.table(headers, _rows(c.latency)),
+             h.heading("Per stage"), h.table(headers, _rows(c.per_stage)),
+             h.paragraph(_FOOTNOTE, "note"), h.heading("Plots"),
+             "<div class=\"plots\">" + "".join(h.png_figure(f.name, render(f), f.title) for f in figures(c))
+             + "</div>"]
+    return h.page("llmload compare", body)

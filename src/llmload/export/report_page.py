@@ -1,0 +1,125 @@
+"""The sections of one run's ``report.html``: warnings first, then the answer, then the detail."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from llmload.export import html as h
+from llmload.export.rundata import RunData, all_warnings, flatten
+from llmload.export.tables import Row
+
+CAPTIONS = {
+    "throughput": "Aggregate output tok/s against concurrency (bars: spread over repeats)",
+    "ttft": "Time to first token, p50 and p99, against concurrency",
+    "itl": "Inter-token latency, p50 and p99, against concurrency",
+    "tpot": "Time per output token, p50 and p99, against concurrency",
+    "throughput_latency": "Per-stream decode tok/s against aggregate tok/s, labelled by concurrency",
+    "timeline": "Output tok/s and requests in flight, each second (dashed: stage starts)",
+}
+# (header, stages.csv column, digits); columns that are empty in every stage are left out, and
+# input/total tok/s and p90s stay in stages.csv only, so the table fits the page.
+_STAGE_TABLE = (
+    ("stage", "index", 0), ("C", "concurrency", 0), ("window s", "window_s", 0),
+    ("ok", "requests_ok", 0), ("failed", "requests_failed", 0), ("unfinished", "requests_unfinished", 0),
+    ("out tok/s", "output_tok_per_s", 1), ("req/s", "request_per_s", 2),
+    ("goodput req/s", "goodput_req_per_s", 2),
+    ("TTFT p50", "ttft_p50_ms", 1), ("TTFT p99", "ttft_p99_ms", 1), ("ITL p50", "itl_p50_ms", 2),
+    ("ITL p99", "itl_p99_ms", 2), ("TPOT p50", "tpot_p50_ms", 2), ("TPOT p99", "tpot_p99_ms", 2),
+    ("E2E p50", "e2e_p50_ms", 0), ("E2E p99", "e2e_p99_ms", 0), ("decode tok/s", "decode_tok_per_s", 1),
+    ("tokens/event", "tokens_per_event", 2), ("server accept len", "server_acceptance_length", 2),
+    ("server accept rate", "server_acceptance_rate", 2), ("client-bound", "client_bound", 0),
+)
+
+
+def _header(run: RunData) -> list[str]:
+    info: Mapping[str, Any] = run.summary.get("run") or {}
+    parts = [f"target {info.get('target') or '?'}", f"model {info.get('model') or '?'}",
+             f"scenario {info.get('scenario') or '?'}", f"started {info.get('started_at') or '?'}"]
+    return [f"<h1>llmload report · run {h.esc(run.run_id)}</h1>", h.paragraph(" · ".join(parts), "sub")]
+
+
+def _headline(summary: Mapping[str, Any]) -> list[str]:
+    head: Mapping[str, Any] = summary.get("headline") or {}
+    if not head:
+        return []
+    peak_c = head.get("peak_concurrency")
+    rows = [
+        ("single-stream output tok/s (C=1)", h.fmt(head.get("single_stream_tok_per_s"))),
+        ("peak output tok/s", h.fmt(head.get("peak_tok_per_s"))
+         + ("" if peak_c is None else f" at C={peak_c}")),
+        ("per-stream speed halves at", "-" if head.get("half_speed_concurrency") is None
+         else f"C={head['half_speed_concurrency']}"),
+    ]
+    out = [h.heading("Headline"), h.table(("", "value"), rows, css="big")]
+    levels = head.get("levels") or []
+    if levels:
+        out.append(h.table(
+            ("concurrency", "output tok/s", "repeat spread", "decode tok/s per stream"),
+            [(str(lv.get("concurrency")), h.fmt(lv.get("output_tok_per_s")),
+              _spread(lv.get("spread")), h.fmt(lv.get("decode_tok_per_s")))
+             for lv in levels]))
+    return out
+
+
+def _spread(spread: Any) -> str:
+    if not isinstance(spread, list | tuple) or len(spread) != 2 or spread[0] == spread[1]:
+        return "-"
+    return f"{h.fmt(spread[0])} to {h.fmt(spread[1])}"
+
+
+def _stages(rows: Sequence[Row]) -> list[str]:
+    columns = [c for c in _STAGE_TABLE
+               if c[1] == "client_bound" or any(r.get(c[1]) is not None for r in rows)]
+    body = [[h.fmt(r.get(col), digits) for _title, col, digits in columns] for r in rows]
+    classes = ["bad" if r.get("client_bound") else "" for r in rows]
+    return [h.heading("Stages"),
+            h.paragraph("Latencies in ms, over requests sent in each stage's measured window; "
+                        "the full table, with p90, is stages.csv. Highlighted: client-bound stages.", "note"),
+            h.table([c[0] for c in columns], body, left=0, row_classes=classes, css="wide")]
+
+
+def _spec_decode(rows: Sequence[Row]) -> list[str]:
+    rows = [r for r in rows if r.get("server_acceptance_length") is not None
+            or r.get("server_acceptance_rate") is not None]
+    if not rows:
+        return []
+    return [
+        h.heading("Speculative decoding"),
+        h.paragraph("The server's acceptance beside the client's tokens per event. With one event per "
+                    "decode step, tokens per event should track the mean acceptance length; if it "
+                    "stays near 1 the server splits its steps into single-token events.", "note"),
+        h.table(("stage", "C", "client tokens/event", "server mean acceptance length",
+                 "server acceptance rate"),
+                [(str(r.get("index")), str(r.get("concurrency")), h.fmt(r.get("tokens_per_event"), 2),
+                  h.fmt(r.get("server_acceptance_length"), 2), h.fmt(r.get("server_acceptance_rate"), 3))
+                 for r in rows], left=0),
+    ]
+
+
+def _plots(pngs: Mapping[str, bytes]) -> list[str]:
+    figures = [h.png_figure(name, png, CAPTIONS.get(name, name)) for name, png in pngs.items()]
+    return [h.heading("Plots"), "<div class=\"plots\">" + "".join(figures) + "</div>"]
+
+
+def _key_values(title: str, value: Any, skip: tuple[str, ...] = ()) -> list[str]:
+    pairs = [(k, v) for k, v in flatten(value) if k and k.split(".")[0] not in skip]
+    if not pairs:
+        return [h.heading(title), h.paragraph("Nothing recorded.", "note")]
+    return [h.heading(title), h.table(("key", "value"), pairs, left=2)]
+
+
+def render_report(run: RunData, rows: Sequence[Row], pngs: Mapping[str, bytes]) -> str:
+    info: Mapping[str, Any] = run.summary.get("run") or {}
+    body = [
+        *_header(run),
+        h.warnings_box(all_warnings(run.summary)),
+        *_headline(run.summary),
+        *_stages(rows),
+        *_spec_decode(rows),
+        *_plots(pngs),
+        *_key_values("Server fingerprint", run.server, skip=("warnings",)),
+        *_key_values("Run", {k: v for k, v in info.items() if k not in ("reproducibility", "records")}),
+        *_key_values("Reproducibility", info.get("reproducibility") or {}),
+    ]
+    return h.page(f"llmload report {run.run_id}", body)

@@ -1,0 +1,163 @@
+"""What each plot shows, as plain data: the series are taken from ``stages.csv`` rows only.
+
+Keeping the data apart from the drawing (export/plots.py) lets a test check that every plotted
+number is a number of ``stages.csv`` (or ``timeseries.csv`` for the timeline), and lets the
+comparison overlay runs with the same functions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from llmload.export.rundata import TimePoint
+from llmload.export.tables import Row
+
+Scale = Literal["linear", "log2"]
+
+
+@dataclass(frozen=True, slots=True)
+class Series:
+    label: str
+    x: tuple[float, ...]
+    y: tuple[float | None, ...]
+    # Repeat spread per point (min, max across repeats of a level); None when nothing repeated.
+    low: tuple[float | None, ...] | None = None
+    high: tuple[float | None, ...] | None = None
+    point_labels: tuple[str, ...] | None = None
+    right_axis: bool = False
+    step: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class FigureSpec:
+    name: str  # the PNG's file stem
+    title: str
+    xlabel: str
+    ylabel: str
+    series: tuple[Series, ...]
+    xscale: Scale = "linear"
+    right_ylabel: str | None = None
+    markers: tuple[tuple[float, str], ...] = ()  # vertical lines: (x, label)
+
+
+@dataclass(frozen=True, slots=True)
+class LevelStat:
+    concurrency: int
+    mean: float | None
+    low: float | None
+    high: float | None
+    repeats: int
+
+
+def by_level(rows: Sequence[Row], column: str) -> list[LevelStat]:
+    """A column per concurrency level: mean, min and max over the level's repeats."""
+    groups: dict[int, list[float]] = {}
+    for row in rows:
+        level, value = row.get("concurrency"), row.get(column)
+        if not isinstance(level, int) or isinstance(level, bool):
+            continue
+        values = groups.setdefault(level, [])
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            values.append(float(value))
+    out = []
+    for level, values in sorted(groups.items()):
+        if values:
+            out.append(LevelStat(level, sum(values) / len(values), min(values), max(values), len(values)))
+        else:
+            out.append(LevelStat(level, None, None, None, 0))
+    return out
+
+
+def level_series(rows: Sequence[Row], column: str, label: str) -> Series:
+    stats = by_level(rows, column)
+    repeated = any(s.repeats > 1 for s in stats)
+    return Series(
+        label,
+        tuple(float(s.concurrency) for s in stats),
+        tuple(s.mean for s in stats),
+        tuple(s.low for s in stats) if repeated else None,
+        tuple(s.high for s in stats) if repeated else None,
+    )
+
+
+def _int(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def concurrency_scale(rows: Sequence[Row]) -> Scale:
+    # Sweeps double the level (1, 2, 4, ... 128): on a linear axis the low levels, where
+    # single-stream speed lives, would be crushed into one corner.
+    levels = [level for r in rows if isinstance(level := r.get("concurrency"), int)]
+    return "log2" if levels and min(levels) > 0 and max(levels) >= 8 * min(levels) else "linear"
+
+
+def throughput_figure(runs: Mapping[str, Sequence[Row]], name: str = "throughput") -> FigureSpec:
+    """Aggregate output tok/s against concurrency, one series per run."""
+    all_rows = [row for rows in runs.values() for row in rows]
+    return FigureSpec(
+        name, "Aggregate output throughput", "concurrency", "output tok/s",
+        tuple(level_series(rows, "output_tok_per_s", label) for label, rows in runs.items()),
+        concurrency_scale(all_rows))
+
+
+def latency_figure(rows: Sequence[Row], metric: str, title: str) -> FigureSpec:
+    return FigureSpec(
+        metric, f"{title} p50 and p99", "concurrency", f"{title} (ms)",
+        tuple(level_series(rows, f"{metric}_{q}_ms", f"{title} {q}") for q in ("p50", "p99")),
+        concurrency_scale(rows))
+
+
+def _first_labels(levels: Iterable[int]) -> tuple[str, ...]:
+    # Repeats of a level sit on top of each other: one label per level keeps them readable.
+    seen: set[int] = set()
+    labels = []
+    for level in levels:
+        labels.append("" if level in seen else f"C={level}")
+        seen.add(level)
+    return tuple(labels)
+
+
+def throughput_latency_figure(rows: Sequence[Row]) -> FigureSpec:
+    """Per-stream decode speed against aggregate tok/s, one point per stage, labelled by C."""
+    points: list[tuple[int, int, float, float]] = []
+    for r in rows:
+        x, y = r.get("output_tok_per_s"), r.get("decode_tok_per_s")
+        if isinstance(x, float) and isinstance(y, float):
+            points.append((_int(r.get("concurrency")), _int(r.get("index")), x, y))
+    points.sort()
+    series = Series("stages", tuple(p[2] for p in points), tuple(p[3] for p in points),
+                    point_labels=_first_labels(p[0] for p in points))
+    return FigureSpec("throughput_latency", "Throughput-latency curve", "aggregate output tok/s",
+                      "per-stream decode tok/s", (series,))
+
+
+def timeline_figure(points: Sequence[TimePoint], rows: Sequence[Row]) -> FigureSpec:
+    """Output tok/s and in-flight requests each second, with a line where each stage starts."""
+    level = {r["index"]: r["concurrency"] for r in rows}
+    markers = []
+    previous: int | None = None
+    for p in points:
+        if p.stage is not None and p.stage != previous:
+            markers.append((p.t_s, f"C={level.get(p.stage, '?')}"))
+            previous = p.stage
+    return FigureSpec(
+        "timeline", "Throughput and in-flight requests over time", "time (s)", "output tok/s",
+        (Series("output tok/s", tuple(p.t_s for p in points), tuple(p.output_tok_per_s for p in points)),
+         Series("in flight", tuple(p.t_s for p in points), tuple(p.in_flight for p in points),
+                right_axis=True, step=True)),
+        right_ylabel="requests in flight", markers=tuple(markers))
+
+
+LATENCIES = (("ttft", "TTFT"), ("itl", "ITL"), ("tpot", "TPOT"))
+
+
+def report_figures(rows: Sequence[Row], timeseries: Sequence[TimePoint] | None) -> tuple[FigureSpec, ...]:
+    """Every plot of a run's report, in the order the page shows them."""
+    figures = [throughput_figure({"output tok/s": rows})]
+    figures += [latency_figure(rows, metric, title) for metric, title in LATENCIES]
+    figures.append(throughput_latency_figure(rows))
+    if timeseries:
+        figures.append(timeline_figure(timeseries, rows))
+    return tuple(figures)

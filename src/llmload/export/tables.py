@@ -1,0 +1,115 @@
+"""``stages.csv``: one row per stage, the single table every plot of the report is drawn from.
+
+Numbers are written with ``repr`` so reading the file back gives the very floats that were
+plotted; an absent value (TTFT of a non-streamed run, goodput without ``--slo``) is an empty cell.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from llmload.export.rundata import spec_decode
+
+Cell = float | int | bool | None
+Row = dict[str, Cell]
+
+LATENCY_COLUMNS = tuple(f"{metric}_{q}_ms" for metric in ("ttft", "itl", "tpot", "e2e")
+                        for q in ("p50", "p90", "p99"))
+STAGE_COLUMNS = (
+    "index", "concurrency", "window_s", "requests_ok", "requests_failed", "requests_unfinished",
+    "error_rate", "output_tok_per_s", "input_tok_per_s", "total_tok_per_s", "request_per_s",
+    "goodput_req_per_s", *LATENCY_COLUMNS, "decode_tok_per_s", "tokens_per_event",
+    "server_acceptance_rate", "server_acceptance_length", "client_bound",
+)
+INT_COLUMNS = frozenset({"index", "concurrency", "requests_ok", "requests_failed", "requests_unfinished"})
+
+
+def _num(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _int(value: Any) -> int | None:
+    return int(value) if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _latency(stage: Mapping[str, Any], metric: str, q: str) -> float | None:
+    obj = stage.get(f"{metric}_ms")
+    return _num(obj.get(q)) if isinstance(obj, Mapping) else None
+
+
+def decode_tok_per_s(stage: Mapping[str, Any]) -> float | None:
+    """Per-stream decode speed, 1000 / TPOT p50: the same formula as the summary's headline."""
+    tpot = _latency(stage, "tpot", "p50")
+    return round(1000.0 / tpot, 3) if tpot else None
+
+
+def stage_row(stage: Mapping[str, Any]) -> Row:
+    req = stage.get("requests") or {}
+    tpe = stage.get("tokens_per_event")
+    rate, length = spec_decode(stage)
+    row: Row = {
+        "index": _int(stage.get("index")),
+        "concurrency": _int(stage.get("concurrency")),
+        "window_s": _num(stage.get("duration_s")),
+        "requests_ok": _int(req.get("ok")),
+        "requests_failed": _int(req.get("failed")),
+        "requests_unfinished": _int(req.get("unfinished")),
+        "error_rate": _num(stage.get("error_rate")),
+        "output_tok_per_s": _num(stage.get("output_tok_per_s")),
+        "input_tok_per_s": _num(stage.get("input_tok_per_s")),
+        "total_tok_per_s": _num(stage.get("total_tok_per_s")),
+        "request_per_s": _num(stage.get("request_per_s")),
+        "goodput_req_per_s": _num(stage.get("goodput_req_per_s")),
+    }
+    for column in LATENCY_COLUMNS:
+        metric, q, _ms = column.split("_")
+        row[column] = _latency(stage, metric, q)
+    row["decode_tok_per_s"] = decode_tok_per_s(stage)
+    row["tokens_per_event"] = _num(tpe.get("mean")) if isinstance(tpe, Mapping) else None
+    row["server_acceptance_rate"] = rate
+    row["server_acceptance_length"] = length
+    row["client_bound"] = bool(stage.get("client_bound"))
+    return row
+
+
+def stage_rows(summary: Mapping[str, Any]) -> list[Row]:
+    return [stage_row(stage) for stage in summary.get("stages") or []]
+
+
+def _cell_text(value: Cell) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return repr(value)
+
+
+def stages_csv(rows: Sequence[Row]) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(STAGE_COLUMNS)
+    writer.writerows([_cell_text(row.get(c)) for c in STAGE_COLUMNS] for row in rows)
+    return out.getvalue()
+
+
+def write_stages_csv(path: Path, rows: Sequence[Row]) -> Path:
+    path.write_text(stages_csv(rows))
+    return path
+
+
+def _parse(column: str, text: str) -> Cell:
+    if text == "":
+        return None
+    if column == "client_bound":
+        return text == "true"
+    return int(text) if column in INT_COLUMNS else float(text)
+
+
+def read_stages_csv(path: Path) -> list[Row]:
+    """``stages.csv`` back as typed rows (what ``stage_rows`` produced)."""
+    with path.open(newline="") as f:
+        return [{c: _parse(c, row.get(c) or "") for c in STAGE_COLUMNS} for row in csv.DictReader(f)]
