@@ -9,6 +9,7 @@ Layout (one directory per run under ``--results-dir``)::
 
 from __future__ import annotations
 
+import csv
 import os
 import secrets
 import time
@@ -39,6 +40,17 @@ class ResultsDir:
         target = self.path / name
         tmp = target.with_suffix(target.suffix + ".tmp")
         tmp.write_bytes(orjson.dumps(document, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
+        os.replace(tmp, target)
+        return target
+
+    def write_csv(self, name: str, rows: list[dict[str, Any]]) -> Path:
+        target = self.path / name
+        tmp = target.with_suffix(target.suffix + ".tmp")
+        with tmp.open("w", newline="") as f:
+            if rows:
+                writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+                writer.writeheader()
+                writer.writerows(rows)
         os.replace(tmp, target)
         return target
 

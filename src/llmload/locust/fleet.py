@@ -15,6 +15,7 @@ from typing import Any
 
 from llmload.locust.summarize import StageView
 from llmload.metrics.aggregate import StageStats
+from llmload.metrics.timeseries import TimeSeries
 from llmload.stages import Announcement, Progress, StagePhase
 
 
@@ -51,10 +52,13 @@ class Fleet:
         self.current_stage = -1
         self.history: list[Announcement] = []  # of the current stage, for late joiners
         self.model: str | None = None
+        self.timeseries = TimeSeries()
+        self.announcements: list[tuple[float, int, str]] = []
 
     # -- announcements --------------------------------------------------------------------------
 
     def record(self, a: Announcement) -> None:
+        self.announcements.append((a.wall_time, a.stage, a.phase.value))
         if a.phase is StagePhase.DONE:
             return
         meta = self.stages.setdefault(a.stage, StageMeta(a.concurrency))
@@ -85,6 +89,8 @@ class Fleet:
             if e2e_min is not None:
                 seconds = e2e_min / 1e9
                 w.min_e2e_s = seconds if w.min_e2e_s is None else min(w.min_e2e_s, seconds)
+        if "timeseries" in data:
+            self.timeseries.merge(TimeSeries.from_dict(data["timeseries"]))
         w.completed = {int(k): v for k, v in data["completed"].items()}
         w.in_flight_measured = {int(k): v for k, v in data["in_flight_measured"].items()}
         w.health.update({int(k): v for k, v in data["health"].items()})

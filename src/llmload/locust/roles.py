@@ -48,8 +48,10 @@ def _announcement(data: dict[str, Any]) -> Announcement:
                         data["concurrency"])
 
 
-def _write(results: ResultsDir, summary: dict[str, Any], stats: list[dict[str, Any]]) -> None:
+def _write(results: ResultsDir, summary: dict[str, Any], stats: list[dict[str, Any]],
+           series: list[dict[str, Any]]) -> None:
     results.write_json("histograms.json", {"stages": stats})
+    results.write_csv("timeseries.csv", series)
     results.write_json("summary.json", summary)
 
 
@@ -84,7 +86,8 @@ class LocalRole:
         s = self.session
         summary = build_summary(s.config, run_id=s.run_id, started_at=s.started_at, model=s.model,
                                 views=s.views(), records=[s.describe()], complete=complete)
-        _write(s.results, summary, [v.stats.to_dict() for v in s.views()])
+        _write(s.results, summary, [v.stats.to_dict() for v in s.views()],
+               s.timeseries.rows(s.announcements))
         return summary
 
 
@@ -197,5 +200,6 @@ class MasterRole:
             self.config, run_id=self.run_id, started_at=self.started_at, model=self.fleet.model,
             views=views, records=self.fleet.record_files(), complete=complete and not lost,
             workers=len(self.fleet.workers), extra_run={"lost_workers": lost}, warnings=warnings)
-        _write(self.results, summary, [v.stats.to_dict() for v in views])
+        _write(self.results, summary, [v.stats.to_dict() for v in views],
+               self.fleet.timeseries.rows(self.fleet.announcements))
         return summary

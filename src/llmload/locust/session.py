@@ -13,6 +13,8 @@ import time
 from collections import Counter
 from typing import Any
 
+import gevent
+
 from llmload.client import ChatClient
 from llmload.config import Endpoint, RunConfig
 from llmload.export.results import ResultsDir, new_run_id
@@ -20,6 +22,7 @@ from llmload.health import HealthMonitor
 from llmload.locust.summarize import StageView
 from llmload.metrics import derive
 from llmload.metrics.aggregate import StageStats, Window
+from llmload.metrics.timeseries import TimeSeries
 from llmload.record import Phase, RequestRecord
 from llmload.stages import Announcement, Progress, StagePhase
 from llmload.target.models import first_model
@@ -76,6 +79,11 @@ class Session:
         self._clients: dict[Endpoint, ChatClient] = {}
         # Users of different processes must not share prompt salts or request ids.
         self._user_ids = itertools.count(user_offset)
+        self.timeseries = TimeSeries()
+        self.announcements: list[tuple[float, int, str]] = []  # (wall time, stage, phase)
+        self.in_flight = 0
+        self._wall_minus_perf_ns = time.time_ns() - time.perf_counter_ns()
+        self._sampler: gevent.Greenlet[Any, None] | None = None
         self._completed: Counter[int] = Counter()
         self._in_flight_measured: Counter[int] = Counter()
 
@@ -87,8 +95,16 @@ class Session:
             self.model = first_model(self.config.host, api_key=self.config.request.api_key,
                                      verify=verify)
         self.health.start()
+        self._sampler = gevent.spawn(self._sample_in_flight)
+
+    def _sample_in_flight(self) -> None:
+        while True:
+            self.timeseries.sample_in_flight(time.time(), self.in_flight)
+            gevent.sleep(1.0 - time.time() % 1.0)  # once per wall-clock second
 
     def close(self) -> None:
+        if self._sampler is not None:
+            self._sampler.kill(block=False)
         self.health.stop()
         self.transports.close()
         self.records.close()
@@ -104,6 +120,7 @@ class Session:
         now_ns = time.perf_counter_ns()
         if 0 <= lateness <= _MAX_ALIGNMENT_S:
             now_ns -= int(lateness * _NS)
+        self.announcements.append((a.wall_time, a.stage, a.phase.value))
         if a.phase is StagePhase.DONE:
             return
         state = self.stages.setdefault(a.stage, StageState(a.concurrency))
@@ -157,6 +174,7 @@ class Session:
         return stage, state.window
 
     def request_started(self, stage: int, window: Window) -> bool:
+        self.in_flight += 1
         measured = window.phase_at(time.perf_counter_ns()) is Phase.MEASURE
         if measured:
             self._in_flight_measured[stage] += 1
@@ -164,6 +182,8 @@ class Session:
 
     def on_record(self, record: RequestRecord, counted_in_flight: bool = False) -> None:
         self.records.write(record)
+        self.in_flight -= 1
+        self.timeseries.add(record, self._wall_minus_perf_ns)
         if counted_in_flight:
             self._in_flight_measured[record.stage] -= 1
         self._completed[record.stage] += 1
@@ -206,6 +226,10 @@ class Session:
         for index, state in self.stages.items():
             if state.stats.counts or state.stats.outcomes:
                 taken[index], state.stats = state.stats, StageStats()
+        return taken
+
+    def take_timeseries(self) -> TimeSeries:
+        taken, self.timeseries = self.timeseries, TimeSeries()
         return taken
 
     def describe(self) -> dict[str, Any]:

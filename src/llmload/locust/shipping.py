@@ -51,6 +51,7 @@ class Shipper:
             "model": s.model,
             "final": final,
             "stages": stages,
+            "timeseries": s.take_timeseries().to_dict(),
             "completed": {str(k): v for k, v in s.completed().items()},
             "in_flight_measured": {str(k): v for k, v in s.in_flight_measured().items()},
             "health": {str(k): st.health for k, st in s.stages.items() if st.health is not None},

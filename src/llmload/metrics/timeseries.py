@@ -1,0 +1,101 @@
+"""Per-second series of a run, mergeable across processes: what ``timeseries.csv`` plots.
+
+Bins are whole seconds of wall-clock time (``int(time.time())``), so the bins of different
+processes line up without sharing a monotonic clock. Tokens land in the second their read
+happened, requests in the second they finished, TTFT in the second the request was sent.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from llmload.metrics import derive
+from llmload.metrics.histogram import LogHistogram
+from llmload.record import OK, UNFINISHED, RequestRecord
+
+_NS = 1_000_000_000
+
+
+@dataclass(slots=True)
+class TimeSeries:
+    tokens: Counter[int] = field(default_factory=Counter)
+    ok: Counter[int] = field(default_factory=Counter)
+    errors: Counter[int] = field(default_factory=Counter)
+    in_flight: Counter[int] = field(default_factory=Counter)  # summed over processes
+    ttft: dict[int, LogHistogram] = field(default_factory=dict)
+
+    def add(self, r: RequestRecord, wall_minus_perf_ns: int) -> None:
+        """Fold one record; ``wall_minus_perf_ns`` converts this process's stamps to wall time."""
+        def second(t_ns: int) -> int:
+            return (t_ns + wall_minus_perf_ns) // _NS
+
+        for t, tokens in zip(r.event_ns, r.event_tokens, strict=True):
+            self.tokens[second(t)] += tokens
+        if not r.stream and r.done_ns is not None:
+            self.tokens[second(r.done_ns)] += r.output_tokens
+        if r.done_ns is not None and r.outcome != UNFINISHED:
+            (self.ok if r.outcome == OK else self.errors)[second(r.done_ns)] += 1
+        ttft = derive.ttft_ns(r)
+        if ttft is not None and r.sent_ns is not None and r.outcome == OK:
+            self.ttft.setdefault(second(r.sent_ns), LogHistogram()).add(ttft)
+
+    def sample_in_flight(self, wall_s: float, count: int) -> None:
+        self.in_flight[int(wall_s)] = count
+
+    def merge(self, other: TimeSeries) -> None:
+        self.tokens.update(other.tokens)
+        self.ok.update(other.ok)
+        self.errors.update(other.errors)
+        self.in_flight.update(other.in_flight)
+        for sec, h in other.ttft.items():
+            self.ttft.setdefault(sec, LogHistogram()).merge(h)
+
+    def is_empty(self) -> bool:
+        return not (self.tokens or self.ok or self.errors or self.in_flight or self.ttft)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "tokens": {str(k): v for k, v in self.tokens.items()},
+            "ok": {str(k): v for k, v in self.ok.items()},
+            "errors": {str(k): v for k, v in self.errors.items()},
+            "in_flight": {str(k): v for k, v in self.in_flight.items()},
+            "ttft": {str(k): h.to_dict() for k, h in self.ttft.items()},
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> TimeSeries:
+        ts = cls()
+        for name in ("tokens", "ok", "errors", "in_flight"):
+            getattr(ts, name).update({int(k): v for k, v in d[name].items()})
+        ts.ttft = {int(k): LogHistogram.from_dict(h) for k, h in d["ttft"].items()}
+        return ts
+
+    def rows(self, phases: list[tuple[float, int, str]]) -> list[dict[str, Any]]:
+        """One row per second from the first to the last active second. ``phases`` is the
+        run's announcements as (wall time, stage, phase), in order."""
+        seconds = set(self.tokens) | set(self.ok) | set(self.errors) | set(self.in_flight)
+        if not seconds:
+            return []
+        start = min(seconds)
+        rows = []
+        for sec in range(start, max(seconds) + 1):
+            stage, phase = -1, ""
+            for wall, s, p in phases:
+                if wall <= sec + 0.5:  # the phase in effect for most of the second
+                    stage, phase = s, p
+            h = self.ttft.get(sec)
+            p50 = h.quantile(0.5) if h is not None else None
+            rows.append({
+                "t_s": sec - start,
+                "wall_s": sec,
+                "stage": stage,
+                "phase": phase,
+                "output_tok_per_s": self.tokens.get(sec, 0),
+                "in_flight": self.in_flight.get(sec, 0),
+                "requests_ok": self.ok.get(sec, 0),
+                "errors": self.errors.get(sec, 0),
+                "ttft_p50_ms": None if p50 is None else round(p50 / 1e6, 3),
+            })
+        return rows
