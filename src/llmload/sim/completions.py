@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 
 from llmload.sim.config import SimConfig
 from llmload.sim.engine import Engine
@@ -20,11 +21,13 @@ from llmload.sim.request import BadRequest, GenRequest, parse_body
 from llmload.sim.tokens import TokenText, plan_output, request_rng
 from llmload.sim.truth import RequestEntry, Truth
 
-_ERRORS = {
-    FaultMode.HTTP_400: (400, "BadRequestError", "simulated bad request"),
-    FaultMode.HTTP_429: (429, "RateLimitError", "simulated rate limit"),
-    FaultMode.HTTP_500: (500, "InternalServerError", "simulated server error"),
-}
+_ERRORS: Mapping[FaultMode, tuple[int, str, str]] = MappingProxyType(
+    {
+        FaultMode.HTTP_400: (400, "BadRequestError", "simulated bad request"),
+        FaultMode.HTTP_429: (429, "RateLimitError", "simulated rate limit"),
+        FaultMode.HTTP_500: (500, "InternalServerError", "simulated server error"),
+    }
+)
 
 
 class Completions:

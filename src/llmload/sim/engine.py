@@ -51,8 +51,15 @@ class Engine(Protocol):
 class BatchEngine:
     """Runs generations in a continuously batched loop following ``ModelParams``."""
 
-    def __init__(self, params: ModelParams, truth: Truth, timer: TimerFactory) -> None:
+    def __init__(
+        self,
+        params: ModelParams,
+        truth: Truth,
+        timer: TimerFactory,
+        clock: Callable[[], int] = time.perf_counter_ns,
+    ) -> None:
         self.params = params
+        self._clock = clock
         self._truth = truth
         self._timer = timer(self._on_deadline)
         self.running: list[Generation] = []
@@ -76,13 +83,13 @@ class BatchEngine:
         """Queue a request; an idle engine starts a step at once."""
         self.waiting.append(generation)
         if self._deadline_ns is None:
-            self._start_step(time.perf_counter_ns())
+            self._start_step(self._clock())
 
     def close(self) -> None:
         self._timer.close()
 
     def _on_deadline(self) -> None:
-        now = time.perf_counter_ns()
+        now = self._clock()
         deadline = self._deadline_ns
         if deadline is None:
             return
@@ -97,7 +104,7 @@ class BatchEngine:
                 kv += generation.prompt_tokens + generation.generated
         self.running = kept
         self._kv_tokens = kv
-        self._truth.step_done(now - deadline, time.perf_counter_ns())
+        self._truth.step_done(now - deadline, self._clock())
         self._start_step(deadline)
 
     def _start_step(self, start_ns: int) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import time
+from collections.abc import Callable
 
 from llmload.sim.engine import TimerFactory
 from llmload.sim.generation import Generation
@@ -25,8 +26,15 @@ _COALESCE_NS = 20_000
 class FixedEngine:
     """Runs generations on per-request deadlines following ``FixedTiming``."""
 
-    def __init__(self, timing: FixedTiming, truth: Truth, timer: TimerFactory) -> None:
+    def __init__(
+        self,
+        timing: FixedTiming,
+        truth: Truth,
+        timer: TimerFactory,
+        clock: Callable[[], int] = time.perf_counter_ns,
+    ) -> None:
         self.timing = timing
+        self._clock = clock
         self._truth = truth
         self._timer = timer(self._on_deadline)
         self._heap: list[tuple[int, int, Generation]] = []
@@ -63,7 +71,7 @@ class FixedEngine:
             self._timer.arm(first)
 
     def _on_deadline(self) -> None:
-        now = time.perf_counter_ns()
+        now = self._clock()
         heap = self._heap
         if not heap or heap[0][0] > now + _COALESCE_NS:
             self._armed_ns = None
@@ -76,6 +84,6 @@ class FixedEngine:
             deadline, order, generation = heapq.heappop(heap)
             if not generation.step(now):
                 heapq.heappush(heap, (deadline + step_ns, order, generation))
-        self._truth.step_done(max(0, lateness), time.perf_counter_ns())
+        self._truth.step_done(max(0, lateness), self._clock())
         self._armed_ns = None
         self._arm()

@@ -11,7 +11,9 @@ import asyncio
 import socket
 import struct
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Protocol, cast
 
 from llmload.sim.truth import Truth
@@ -19,19 +21,21 @@ from llmload.sim.truth import Truth
 MAX_HEAD_BYTES = 64 * 1024
 MAX_BODY_BYTES = 16 * 1024 * 1024
 
-REASONS = {
-    100: "Continue",
-    200: "OK",
-    400: "Bad Request",
-    404: "Not Found",
-    405: "Method Not Allowed",
-    413: "Content Too Large",
-    429: "Too Many Requests",
-    431: "Request Header Fields Too Large",
-    500: "Internal Server Error",
-    501: "Not Implemented",
-    503: "Service Unavailable",
-}
+REASONS: Mapping[int, str] = MappingProxyType(
+    {
+        100: "Continue",
+        200: "OK",
+        400: "Bad Request",
+        404: "Not Found",
+        405: "Method Not Allowed",
+        413: "Content Too Large",
+        429: "Too Many Requests",
+        431: "Request Header Fields Too Large",
+        500: "Internal Server Error",
+        501: "Not Implemented",
+        503: "Service Unavailable",
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -68,10 +68,10 @@ async def serve(config: SimConfig, announce: Callable[[str], None]) -> None:
     )
     bound[0] = server.sockets[0].getsockname()[1]
     url = _url(config, bound[0])
-    announce(f"llmload sim listening on {url}")
     stop = asyncio.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
+    announce(f"llmload sim listening on {url}")
     loading = loop.create_task(startup.run(url))
     try:
         await stop.wait()

@@ -42,7 +42,8 @@ class Startup:
         while not self.is_ready():
             elapsed = time.perf_counter_ns() - self._start_ns
             self.log(f"loading weights ... {min(99, elapsed * 100 // self._delay_ns)}%")
-            await asyncio.sleep(LOG_INTERVAL_S)
+            # Wake at the moment of readiness too, so "ready" is logged when /health turns 200.
+            await asyncio.sleep(min(LOG_INTERVAL_S, (self._delay_ns - elapsed) / 1e9))
         self.log("loading weights ... 100%")
         self.log(f"ready: serving on {url}")
 

@@ -1,0 +1,61 @@
+"""A real closed-loop run against custom step parameters matches the analytic model."""
+
+from __future__ import annotations
+
+import pytest
+from sim_load import closed_loop, tokens_at
+
+from llmload.sim.model import ModelParams, stage_output_tok_per_s
+from llmload.sim.process import start_sim
+from llmload.sim.tokens import chat_prompt_tokens
+
+pytestmark = pytest.mark.integration
+
+MS = 1_000_000
+PROMPT_WORDS = 20
+OUTPUT_TOKENS = 32
+WARMUP_S, RUN_S = 0.6, 3.0
+
+
+@pytest.mark.parametrize(
+    ("users", "params"),
+    [
+        pytest.param(8, ModelParams(4 * MS, MS // 2, 0, 10_000, max_running=64), id="linear"),
+        pytest.param(12, ModelParams(3 * MS, MS // 4, 20_000, 10_000, max_running=8), id="capped"),
+    ],
+)
+def test_closed_loop_throughput_matches_model(users: int, params: ModelParams) -> None:
+    args = [
+        f"--step-base-ms={params.step_base_ns / MS}",
+        f"--step-per-seq-ms={params.step_per_seq_ns / MS}",
+        f"--step-per-seq2-ms={params.step_per_seq2_ns / MS}",
+        f"--prefill-per-token-ms={params.prefill_per_token_ns / MS}",
+        f"--max-running={params.max_running}",
+        "--realtime",
+    ]
+    with start_sim(args) as sim:
+        closed_loop(sim.port, users, RUN_S, output_tokens=OUTPUT_TOKENS, prompt_words=PROMPT_WORDS)
+        timeline = sim.timeline()
+        entries = sim.requests()
+    start_ns = timeline[0][0] + int(WARMUP_S * 1e9)
+    end_ns = min(e["done_ns"] for e in entries[-users:])  # every user still busy until here
+    measured = (tokens_at(timeline, end_ns) - tokens_at(timeline, start_ns)) / ((end_ns - start_ns) / 1e9)
+    prompt_tokens = chat_prompt_tokens(PROMPT_WORDS, 1)
+    expected = stage_output_tok_per_s(params, users, prompt_tokens, OUTPUT_TOKENS)
+    assert measured == pytest.approx(expected, rel=0.05), (measured, expected)
+    assert all(e["prompt_tokens"] == prompt_tokens for e in entries)
+    assert all(e["outcome"] == "ok" for e in entries)
+
+
+def test_single_stream_first_token_is_one_prefill_step() -> None:
+    params = ModelParams(5 * MS, MS, 0, 20_000)
+    args = ["--step-base-ms=5", "--step-per-seq-ms=1", "--prefill-per-token-ms=0.02", "--realtime"]
+    with start_sim(args) as sim:
+        closed_loop(sim.port, 1, 0.5, output_tokens=8, prompt_words=PROMPT_WORDS)
+        entries = sim.requests()
+        stats = sim.stats()
+    prompt_tokens = chat_prompt_tokens(PROMPT_WORDS, 1)
+    expected_ns = params.step_ns(1, prompt_tokens)
+    ttfts = sorted(e["first_token_ns"] - e["arrival_ns"] for e in entries)
+    assert ttfts[len(ttfts) // 2] == pytest.approx(expected_ns, abs=0.5 * MS)
+    assert stats["step_duration"]["p50_ns"] == params.step_ns(1, 0)

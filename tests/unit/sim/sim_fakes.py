@@ -1,0 +1,83 @@
+"""Stand-ins for the I/O edges of the simulator, so its logic runs without sockets or time."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, cast
+
+from llmload.sim.generation import Generation
+from llmload.sim.http import HttpConnection
+
+
+class ManualClock:
+    def __init__(self, now: int = 1_000_000_000) -> None:
+        self.now = now
+
+    def __call__(self) -> int:
+        return self.now
+
+
+class ManualTimer:
+    """Records the armed deadline; the test fires it."""
+
+    def __init__(self, callback: Callable[[], None]) -> None:
+        self.callback = callback
+        self.deadline: int | None = None
+
+    def arm(self, deadline_ns: int) -> None:
+        self.deadline = deadline_ns
+
+    def close(self) -> None:
+        self.deadline = None
+
+
+class FakeConnection:
+    """Collects what a generation writes, and how the exchange ended."""
+
+    def __init__(self) -> None:
+        self.writes: list[bytes] = []
+        self.closed = False
+        self.ended = ""
+        self.peer = "127.0.0.1:1"
+        self.exchange: Any = None
+
+    def write(self, data: bytes) -> None:
+        self.writes.append(data)
+
+    def respond(self, status: int, headers: list[tuple[str, str]], body: bytes) -> None:
+        self.writes.append(b"%d " % status + body)
+        self.finish()
+
+    def finish(self) -> None:
+        self.ended = "finish"
+
+    def close(self) -> None:
+        self.ended = "close"
+
+    def reset(self) -> None:
+        self.ended = "reset"
+
+    def as_connection(self) -> HttpConnection:
+        return cast(HttpConnection, self)
+
+
+class FakeSequence:
+    """What an engine sees of a generation: prompt, progress, one event per step."""
+
+    def __init__(self, prompt_tokens: int, tokens: int) -> None:
+        self.prompt_tokens = prompt_tokens
+        self.tokens = tokens
+        self.generated = 0
+        self.cancelled = False
+        self.start_ns = 0
+        self.steps: list[int] = []
+
+    def step(self, now_ns: int) -> bool:
+        if self.cancelled:
+            return True
+        self.steps.append(now_ns)
+        self.generated += 1
+        return self.generated >= self.tokens
+
+    def as_generation(self) -> Generation:
+        return cast(Generation, self)

@@ -1,0 +1,69 @@
+"""The command line: flags become a frozen config, mistakes name their flag."""
+
+from __future__ import annotations
+
+import pytest
+
+from llmload.errors import ConfigError
+from llmload.sim.cli import config_from_args
+from llmload.sim.faults import FaultMode
+from llmload.sim.profiles import get_profile
+
+MS = 1_000_000
+
+
+def test_defaults() -> None:
+    config = config_from_args([])
+    assert (config.host, config.port, config.profile.name) == ("127.0.0.1", 8000, "vllm")
+    assert config.params == get_profile("vllm").params()
+    assert config.timing is None
+    assert config.model == "sim-llama-3-8b"
+    assert not config.faults.modes
+    assert not config.emit_timestamps
+
+
+def test_fixed_timing() -> None:
+    config = config_from_args(["--ttft-ms", "50", "--step-ms", "20", "--tokens-per-chunk", "3"])
+    assert config.timing is not None
+    assert (config.timing.ttft_ns, config.timing.step_ns, config.tokens_per_chunk) == (50 * MS, 20 * MS, 3)
+
+
+def test_step_flags_override_the_profile() -> None:
+    config = config_from_args(["--profile", "sglang", "--step-base-ms", "4", "--max-running", "8"])
+    base = get_profile("sglang").params()
+    assert config.params.step_base_ns == 4 * MS
+    assert config.params.step_per_seq_ns == base.step_per_seq_ns
+    assert config.params.max_running == 8
+
+
+def test_faults_and_tls() -> None:
+    config = config_from_args(["--fault", "http_429,reset", "--fault-rate", "0.25", "--seed", "5"])
+    assert config.faults.modes == (FaultMode.HTTP_429, FaultMode.RESET)
+    assert (config.faults.rate, config.faults.seed) == (0.25, 5)
+    assert config_from_args(["--certfile", "c.pem"]).scheme == "https"
+
+
+@pytest.mark.parametrize(
+    ("argv", "flag"),
+    [
+        (["--ttft-ms", "5"], "--ttft-ms/--step-ms"),
+        (["--ttft-ms", "5", "--step-ms", "1", "--step-base-ms", "2"], "--step-base-ms"),
+        (["--ttft-ms", "5", "--step-ms", "0"], "--step-ms"),
+        (["--step-base-ms", "-1"], "--step-base-ms"),
+        (["--max-running", "0"], "--max-running"),
+        (["--fault", "nope"], "--fault"),
+        (["--fault-rate", "2"], "--fault-rate"),
+        (["--keyfile", "k.pem"], "--keyfile"),
+        (["--startup-delay-s", "-1"], "--startup-delay-s"),
+        (["--port", "70000"], "--port"),
+    ],
+)
+def test_mistakes_name_their_flag(argv: list[str], flag: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        config_from_args(argv)
+    assert info.value.option == flag
+
+
+def test_unknown_profile_is_an_argparse_error() -> None:
+    with pytest.raises(SystemExit):
+        config_from_args(["--profile", "tgi"])

@@ -1,0 +1,81 @@
+"""Parsing request bodies: what is counted, defaulted and refused."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from llmload.sim.request import DEFAULT_MAX_TOKENS, BadRequest, parse_body
+
+
+def _chat(**fields: object) -> bytes:
+    body: dict[str, object] = {"model": "m", "messages": [{"role": "user", "content": "a b c"}]}
+    body.update(fields)
+    return json.dumps(body).encode()
+
+
+def test_chat_defaults() -> None:
+    request = parse_body(_chat(), chat=True)
+    assert request.prompt_tokens == 3 + 3 + 3
+    assert request.max_tokens == DEFAULT_MAX_TOKENS
+    assert (request.stream, request.ignore_eos, request.include_usage) == (False, False, False)
+
+
+def test_max_completion_tokens_wins() -> None:
+    assert parse_body(_chat(max_tokens=5, max_completion_tokens=7), chat=True).max_tokens == 7
+    assert parse_body(_chat(max_tokens=5), chat=True).max_tokens == 5
+
+
+def test_stream_options_only_count_when_streaming() -> None:
+    options = {"include_usage": True, "continuous_usage_stats": True}
+    streamed = parse_body(_chat(stream=True, stream_options=options), chat=True)
+    assert (streamed.include_usage, streamed.continuous_usage) == (True, True)
+    plain = parse_body(_chat(stream_options=options), chat=True)
+    assert (plain.include_usage, plain.continuous_usage) == (False, False)
+
+
+def test_content_parts_and_many_messages() -> None:
+    messages = [
+        {"role": "system", "content": "be kind"},
+        {"role": "user", "content": [{"type": "text", "text": "one two"}, {"type": "image_url"}]},
+        {"role": "assistant", "content": None},
+    ]
+    assert parse_body(_chat(messages=messages), chat=True).prompt_tokens == 4 + 3 * 3 + 3
+
+
+@pytest.mark.parametrize(("prompt", "tokens"), [("a b  c\nd", 4), (["a b", "c"], 3), ([1, 2, 3, 4, 5], 5)])
+def test_completion_prompts(prompt: object, tokens: int) -> None:
+    body = json.dumps({"prompt": prompt, "max_tokens": 3}).encode()
+    assert parse_body(body, chat=False).prompt_tokens == tokens
+
+
+def test_sim_fields() -> None:
+    request = parse_body(_chat(sim_fault="stall_mid", sim_stall_ms=20, sim_fault_after=2), chat=True)
+    assert (request.fault, request.stall_ms, request.fault_after) == ("stall_mid", 20, 2)
+
+
+@pytest.mark.parametrize(
+    ("raw", "param"),
+    [
+        (b"{not json", None),
+        (b"[]", None),
+        (_chat(messages=[]), "messages"),
+        (_chat(max_tokens=0), "max_tokens"),
+        (_chat(max_tokens="9"), "max_tokens"),
+        (_chat(max_tokens=3, min_tokens=4), "min_tokens"),
+        (_chat(n=2), "n"),
+        (_chat(stream="yes"), "stream"),
+        (_chat(seed=1.5), "seed"),
+        (_chat(messages=["hi"]), "messages"),
+    ],
+)
+def test_bad_requests(raw: bytes, param: str | None) -> None:
+    with pytest.raises(BadRequest) as info:
+        parse_body(raw, chat=True)
+    assert info.value.param == param
+
+
+def test_bad_completion_prompt() -> None:
+    with pytest.raises(BadRequest):
+        parse_body(b'{"prompt": {"a": 1}}', chat=False)
