@@ -13,6 +13,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
 from llmload.errors import ConfigError
+from llmload.metrics.slo import SloRule
 from llmload.recorder import Timeouts
 
 if TYPE_CHECKING:
@@ -104,6 +105,15 @@ class FleetConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class ChecksConfig:
+    """What makes a finished run fail (exit codes in llmload.exitcodes)."""
+
+    slo: tuple[SloRule, ...] = ()
+    max_error_rate: float | None = None
+    fail_on_client_bound: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class RunConfig:
     host: str
     request: RequestConfig
@@ -114,6 +124,7 @@ class RunConfig:
     sweep: SweepConfig = field(default_factory=SweepConfig)
     exporter: ExporterConfig = field(default_factory=ExporterConfig)
     fleet: FleetConfig = field(default_factory=FleetConfig)
+    checks: ChecksConfig = field(default_factory=ChecksConfig)
     results_dir: str = "results"
     run_id: str | None = None
     scenario: str = "chat"
@@ -138,6 +149,9 @@ class RunConfig:
             "sweep": asdict(self.sweep),
             "exporter": asdict(self.exporter),
             "fleet": asdict(self.fleet),
+            "checks": {"slo": [rule.text for rule in self.checks.slo],
+                       "max_error_rate": self.checks.max_error_rate,
+                       "fail_on_client_bound": self.checks.fail_on_client_bound},
             "timeouts": asdict(self.timeouts),
             "transport": asdict(self.transport),
         }

@@ -1,7 +1,7 @@
 """The exit status of a run, a sweep or a Kubernetes job: one table, used everywhere.
 
 When several conditions hold at once, the exit code is the first of them in ``PRECEDENCE``
-(could not start > errors over the limit > SLO missed > client-bound): a run that could not
+(could not start > incomplete > errors over the limit > SLO missed > client-bound): a run that could not
 measure has no errors worth counting; a run whose requests failed has latencies not worth
 judging; a missed objective matters more than a warning about the load generator. The reasons
 list every condition that held, in that order, so nothing is hidden by the code.
@@ -22,6 +22,7 @@ class ExitCode(IntEnum):
     COULD_NOT_START = 2
     SLO_MISSED = 3
     CLIENT_BOUND = 4
+    INCOMPLETE = 5
 
 
 MEANINGS: Mapping[ExitCode, str] = {
@@ -32,9 +33,11 @@ MEANINGS: Mapping[ExitCode, str] = {
     ExitCode.SLO_MISSED: "a stage missed an objective of `--slo`",
     ExitCode.CLIENT_BOUND: "a stage was client-bound (the load generator, not the server, set the "
                            "numbers) and `--fail-on-client-bound` was given",
+    ExitCode.INCOMPLETE: "a worker was lost mid-run: the summary names it and bounds what may be "
+                         "missing",
 }
-PRECEDENCE = (ExitCode.COULD_NOT_START, ExitCode.ERRORS_OVER_LIMIT, ExitCode.SLO_MISSED,
-              ExitCode.CLIENT_BOUND)
+PRECEDENCE = (ExitCode.COULD_NOT_START, ExitCode.INCOMPLETE, ExitCode.ERRORS_OVER_LIMIT,
+              ExitCode.SLO_MISSED, ExitCode.CLIENT_BOUND)
 
 
 def _name(stage: Mapping[str, Any]) -> str:
@@ -91,6 +94,9 @@ def decide(summary: Mapping[str, Any] | None, rules: Sequence[SloRule], max_erro
         ExitCode.ERRORS_OVER_LIMIT: _error_reasons(stages, max_error_rate),
         ExitCode.SLO_MISSED: _slo_reasons(stages, rules),
         ExitCode.CLIENT_BOUND: _client_bound_reasons(stages) if fail_on_client_bound else [],
+        ExitCode.INCOMPLETE: [f"worker {w['worker']} was lost; up to "
+                              f"{w['requests_missing_at_most']} requests may be missing"
+                              for w in (summary.get("run") or {}).get("lost_workers") or []],
     }
     reasons = [reason for code in PRECEDENCE for reason in found.get(code, [])]
     code = next((code for code in PRECEDENCE if found.get(code)), ExitCode.OK)

@@ -50,6 +50,8 @@ def render_stage(stage: dict[str, Any]) -> str:
         f"  tokens per event {_num(tpe.get('mean'))} (max {_num(tpe.get('max'), 0)})"
         f" · events per read {_num(epr.get('mean'))} (max {_num(epr.get('max'), 0)})"
         f" · token source {stage.get('token_source') or '-'}",
+        *([f"  goodput {_num(stage['goodput_req_per_s'], 3)} req/s (requests meeting every SLO)"]
+          if stage.get("goodput_req_per_s") is not None else []),
         f"  finish reasons: {_counts(stage['finish_reasons'])} · errors: {_counts(stage['errors'])}",
     ]
     for process, health in (stage.get("client_health") or {}).items():
@@ -69,6 +71,10 @@ def render(summary: dict[str, Any], results_path: str | None = None) -> str:
     ]
     out += [render_stage(stage) for stage in summary["stages"]]
     out += [f"warning: {w}" for w in summary.get("warnings", [])]
+    exit_ = summary.get("exit")
+    if exit_:
+        out.append(f"exit {exit_['code']} ({exit_['name']})")
+        out += [f"  - {reason}" for reason in exit_["reasons"]]
     if results_path:
-        out.append(f"results: {results_path}")
+        out.append(f"results: {results_path} (report.html, summary.json, requests*.jsonl)")
     return "\n".join(out) + "\n"

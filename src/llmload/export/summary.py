@@ -71,6 +71,7 @@ def stage_summary(
     client_bound: bool,
     warnings: list[str],
     window: Window | None = None,
+    goodput: bool = False,
 ) -> dict[str, Any]:
     c, o, h = stats.counts, stats.outcomes, stats.hist
     failed = {kind: n for kind, n in sorted(o.items()) if kind not in (OK, UNFINISHED)}
@@ -99,6 +100,8 @@ def stage_summary(
         "input_tok_per_s": _round(input_rate),
         "total_tok_per_s": _round(output_rate + input_rate),
         "request_per_s": _round(c["window_completed"] / seconds),
+        # requests sent in the window that met every request-level SLO, per second
+        "goodput_req_per_s": _round(c["slo_met"] / seconds) if goodput else None,
         "prompt_tokens_requested_mean": _ratio(c["prompt_tokens_requested"], sum(o.values())),
         "token_source": _token_source(stats),
         "client_bound": client_bound,

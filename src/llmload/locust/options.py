@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 
 from llmload.config import (
+    ChecksConfig,
     ExporterConfig,
     FleetConfig,
     PhaseConfig,
@@ -24,6 +25,7 @@ from llmload.config import (
     WorkloadConfig,
 )
 from llmload.errors import ConfigError
+from llmload.metrics.slo import parse_max_error_rate, parse_slo
 from llmload.recorder import Timeouts
 from llmload.transport.factory import TransportConfig
 
@@ -50,6 +52,8 @@ _OPTIONS: tuple[tuple[str, type, Any, str], ...] = (
     ("--pushgateway-url", str, None, "push the final metrics snapshot to this Pushgateway"),
     ("--report-interval-s", float, 1.0, "distributed: seconds between a worker's reports"),
     ("--final-wait-s", float, 30.0, "distributed: how long the master waits for final reports"),
+    ("--slo", str, None, "objectives every stage must meet, e.g. 'ttft_p99_ms<=200,tpot_p50_ms<=50'"),
+    ("--max-error-rate", str, None, "fail when a stage's failed/attempted exceeds this (0.01 or 1%)"),
     ("--results-dir", str, "results", "directory under which each run writes its results"),
     ("--run-id", str, None, "name of this run's results subdirectory (default: time-based)"),
     ("--transport", str, "lean", "lean (HTTP/1.1 on gevent sockets) or httpx (HTTP/2, proxies)"),
@@ -67,6 +71,7 @@ _FLAGS = (
     ("--insecure", "do not verify the target's TLS certificate"),
     ("--http2", "use HTTP/2 (httpx transport only)"),
     ("--pushgateway-delete", "delete the pushed group after the linger time"),
+    ("--fail-on-client-bound", "exit 4 when a stage was client-bound"),
 )
 
 
@@ -203,6 +208,8 @@ def to_config(opts: Any, scenario: str = "chat", host: str | None = None) -> Run
         exporter=ExporterConfig(opts.prometheus_port, opts.prometheus_host, opts.prometheus_linger_s,
                                 opts.pushgateway_url, opts.pushgateway_delete),
         fleet=FleetConfig(opts.report_interval_s, opts.final_wait_s),
+        checks=ChecksConfig(parse_slo(opts.slo), parse_max_error_rate(opts.max_error_rate),
+                            opts.fail_on_client_bound),
         results_dir=opts.results_dir,
         run_id=opts.run_id,
         scenario=scenario,

@@ -20,7 +20,9 @@ from locust.rpc import Message
 from locust.runners import STATE_MISSING
 
 from llmload.config import RunConfig
+from llmload.exitcodes import decide
 from llmload.export import console
+from llmload.export.report import write_report
 from llmload.export.results import ResultsDir, new_run_id
 from llmload.locust.conductor import Conductor
 from llmload.locust.fleet import Fleet
@@ -55,6 +57,19 @@ def _write(results: ResultsDir, summary: dict[str, Any], stats: list[dict[str, A
     results.write_json("summary.json", summary)
 
 
+def conclude(environment: Any, config: RunConfig, results: ResultsDir,
+             summary: dict[str, Any]) -> dict[str, Any]:
+    """Decide the exit status, record it in the summary, write the report, print the table."""
+    checks = config.checks
+    code, reasons = decide(summary, checks.slo, checks.max_error_rate, checks.fail_on_client_bound)
+    summary["exit"] = {"code": int(code), "name": code.name.lower(), "reasons": reasons}
+    results.write_json("summary.json", summary)
+    write_report(results.path)
+    environment.process_exit_code = int(code)
+    print(console.render(summary, str(results.path)), flush=True)
+    return summary
+
+
 class LocalRole:
     def __init__(self, environment: Any, config: RunConfig) -> None:
         self.session = Session(config)
@@ -80,7 +95,7 @@ class LocalRole:
         self.session.finish_stages()
         summary = self.write(complete=True)
         self.session.close()
-        print(console.render(summary, str(self.session.results.path)), flush=True)
+        conclude(self._environment, self.session.config, self.session.results, summary)
 
     def write(self, *, complete: bool) -> dict[str, Any]:
         s = self.session
@@ -186,10 +201,7 @@ class MasterRole:
             self.fleet.mark_lost(cid for cid, w in self.fleet.workers.items() if w.name in late)
 
     def test_stop(self) -> None:
-        summary = self.write(complete=True)
-        print(console.render(summary, str(self.results.path)), flush=True)
-        if summary["run"]["lost_workers"]:
-            self._environment.process_exit_code = 5
+        conclude(self._environment, self.config, self.results, self.write(complete=True))
 
     def write(self, *, complete: bool) -> dict[str, Any]:
         lost = self.fleet.lost_report(time.time(), self.config.workload.max_tokens)

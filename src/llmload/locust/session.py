@@ -22,6 +22,7 @@ from llmload.health import HealthMonitor
 from llmload.locust.summarize import StageView
 from llmload.metrics import derive
 from llmload.metrics.aggregate import StageStats, Window
+from llmload.metrics.slo import request_meets
 from llmload.metrics.timeseries import TimeSeries
 from llmload.record import Phase, RequestRecord
 from llmload.stages import Announcement, Progress, StagePhase
@@ -192,7 +193,17 @@ class Session:
             state.stats.add_late(record, state.window)
         else:
             state.stats.add(record, state.window)
+            if record.phase is Phase.MEASURE and record.ok and self._meets_slo(record):
+                state.stats.counts["slo_met"] += 1
         self._add_tokens_to_later_windows(record)
+
+    def _meets_slo(self, r: RequestRecord) -> bool:
+        def ms(ns: float | None) -> float | None:
+            return None if ns is None else ns / 1e6
+
+        return request_meets(self.config.checks.slo, ttft_ms=ms(derive.ttft_ns(r)),
+                             tpot_ms=ms(derive.tpot_ns(r)), e2e_ms=ms(derive.e2e_ns(r)),
+                             ttfot_ms=ms(derive.ttfot_ns(r)))
 
     def _add_tokens_to_later_windows(self, r: RequestRecord) -> None:
         # A request sent in one stage can still be streaming in a later stage's window; its

@@ -10,10 +10,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from llmload.config import RunConfig
+from llmload.config import ChecksConfig, RunConfig
 from llmload.export.summary import headline, reproducibility, run_summary, stage_summary
 from llmload.health import HealthLimits, is_client_bound
 from llmload.metrics.aggregate import StageStats, Window
+from llmload.metrics.slo import evaluate
 
 
 @dataclass(slots=True)
@@ -28,7 +29,7 @@ class StageView:
     window: Window | None = None  # the local window, when there is one process
 
 
-def summarize_stage(view: StageView, limits: HealthLimits) -> dict[str, Any]:
+def summarize_stage(view: StageView, limits: HealthLimits, checks: ChecksConfig) -> dict[str, Any]:
     warnings: list[str] = []
     if not view.measured:
         warnings.append("the warm-up never completed, so nothing was measured: run longer "
@@ -46,8 +47,12 @@ def summarize_stage(view: StageView, limits: HealthLimits) -> dict[str, Any]:
         client_bound=bool(bound_by),
         warnings=warnings,
         window=view.window,
+        goodput=bool(checks.slo),
     )
     stage["client_bound_by"] = bound_by
+    if checks.slo:
+        stage["slo"] = [{"rule": r.rule.text, "observed": r.observed, "met": r.passed}
+                        for r in evaluate(checks.slo, stage, view.stats.hist)]
     stage["announcement_lateness_s"] = view.lateness_s
     return stage
 
@@ -66,7 +71,7 @@ def build_summary(
     warnings: list[str] | None = None,
 ) -> dict[str, Any]:
     limits = HealthLimits()
-    stages = [summarize_stage(view, limits) for view in views]
+    stages = [summarize_stage(view, limits, config.checks) for view in views]
     run = {
         "id": run_id,
         "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(started_at)),
