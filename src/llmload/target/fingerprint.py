@@ -1,0 +1,248 @@
+"""What the target says about itself, and the settings that make its benchmark numbers lie.
+
+``fingerprint`` asks the endpoints engines answer about themselves: ``/v1/models`` (all),
+``/version`` (vLLM, SGLang), ``/get_server_info`` (SGLang: its launch arguments),
+``/server_info`` (vLLM with ``VLLM_SERVER_DEV_MODE=1``: its config), ``/info`` (TGI), ``/props``
+(llama.cpp), and reads the ``server`` header. An endpoint that answers 404 is simply absent. The
+first transport failure (refused, timeout) ends the probing: a server that cannot answer one
+question will not answer the next five, and each would cost a timeout.
+
+``warnings`` turns launch arguments into loud, specific warnings, each saying what the setting
+does to the numbers.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import httpx
+
+from llmload.errors import ConfigError
+
+_PROBES = ("/v1/models", "/version", "/get_server_info", "/server_info?config_format=json",
+           "/info", "/props")
+_SECRETS = ("api_key", "_token", "secret", "password")  # endings of secret-bearing key names
+_NOT_PRODUCTION = "benchmark numbers will not represent production"
+_PYTHON_WORDS = {"True": True, "False": False, "None": None}
+
+
+def base_url(host: str) -> str:
+    """``http://box:8000/v1/`` -> ``http://box:8000``: every path here is added to the root."""
+    url = host.strip().rstrip("/").removesuffix("/v1")
+    if not url.startswith(("http://", "https://")):
+        raise ConfigError("--host", host, "give a URL with its scheme, e.g. http://gpu-box:8000")
+    return url
+
+
+def auth_headers(api_key: str | None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {api_key}"} if api_key else {}
+
+
+def _redact(value: Any) -> Any:
+    """Launch arguments go into summary.json: never copy a key or token from them."""
+    if isinstance(value, dict):
+        return {k: "<redacted>" if v and f"_{k.lower()}".endswith(_SECRETS) else _redact(v)
+                for k, v in value.items()}
+    return value
+
+
+def _split_top(text: str) -> list[str]:
+    """Split ``a=1, b=X(c=2, d='x,y'), e={...}`` at the commas that are not nested or quoted."""
+    parts, depth, quote, start = [], 0, "", 0
+    for i, ch in enumerate(text):
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return parts
+
+
+def _literal(raw: str) -> Any:
+    if raw in _PYTHON_WORDS:
+        return _PYTHON_WORDS[raw]
+    if raw[:1] == raw[-1:] and raw[:1] in "'\"" and len(raw) > 1:
+        return raw[1:-1]
+    try:
+        return json.loads(raw)  # numbers, and compilation_config={...}
+    except ValueError:
+        return raw
+
+
+def vllm_settings(server_info: Mapping[str, Any]) -> dict[str, Any]:
+    """Flat settings from vLLM's ``/server_info``: its config as text (``str(VllmConfig)``, the
+    same text as the "Initializing ... with config:" log line) or, when asked, as JSON sections."""
+    config = server_info.get("vllm_config")
+    settings: dict[str, Any] = {}
+    if isinstance(config, str):
+        for part in _split_top(config):
+            key, sep, raw = part.strip().partition("=")
+            if sep and key.isidentifier():
+                settings.setdefault(key, _literal(raw.strip()))
+    elif isinstance(config, dict):
+        for section, body in config.items():
+            settings.setdefault(section, body)
+            if isinstance(body, dict) and section not in ("speculative_config", "compilation_config"):
+                for key, value in body.items():
+                    settings.setdefault(key, value)
+    env = server_info.get("vllm_env")
+    if isinstance(env, dict):
+        settings.update({k: v for k, v in env.items() if k.startswith("VLLM_")})
+    return settings
+
+
+def _probe(
+    client: httpx.Client, url: str, path: str, headers: dict[str, str]
+) -> tuple[int | str, tuple[Any, str | None] | None]:
+    """(status, (JSON body or None, server header)); without an HTTP answer: (error name, None)."""
+    try:
+        response = client.get(url + path, headers=headers)
+    except httpx.HTTPError as exc:
+        return type(exc).__name__, None
+    try:
+        body = response.json() if response.status_code == 200 else None
+    except ValueError:
+        body = None
+    return response.status_code, (body, response.headers.get("server"))
+
+
+def _models(body: Any) -> list[dict[str, Any]]:
+    data = body.get("data") if isinstance(body, dict) else None
+    return [{"id": m.get("id"), "max_model_len": m.get("max_model_len"), "owned_by": m.get("owned_by")}
+            for m in data or [] if isinstance(m, dict)]
+
+
+def _votes(info: Mapping[str, Any], bodies: Mapping[str, Any]) -> list[tuple[str, str]]:
+    votes: list[tuple[str, str]] = []
+    if isinstance(bodies.get("/get_server_info"), dict):
+        votes.append(("sglang", "GET /get_server_info answered with launch arguments"))
+    if isinstance(bodies.get("/server_info"), dict) and "vllm_config" in bodies["/server_info"]:
+        votes.append(("vllm", "GET /server_info answered with a vllm_config"))
+    owners = {"vllm": "vllm", "sglang": "sglang", "llamacpp": "llama.cpp", "tgi": "tgi"}
+    for model in info["models"]:
+        if (engine := owners.get(str(model["owned_by"]).lower())) is not None:
+            votes.append((engine, f"/v1/models owned_by={model['owned_by']}"))
+    tgi = bodies.get("/info")
+    if isinstance(tgi, dict) and str(tgi.get("router", "")).startswith("text-generation"):
+        votes.append(("tgi", f"GET /info router={tgi['router']}"))
+    if isinstance(bodies.get("/props"), dict) and "default_generation_settings" in bodies["/props"]:
+        votes.append(("llama.cpp", "GET /props answered with default_generation_settings"))
+    header = (info["server_header"] or "").lower()
+    for word, engine in (("vllm", "vllm"), ("sglang", "sglang"), ("llama.cpp", "llama.cpp")):
+        if word in header:
+            votes.append((engine, f"server header {info['server_header']!r}"))
+    return votes
+
+
+def fingerprint(host: str, *, api_key: str | None = None, timeout_s: float = 5.0,
+                client: httpx.Client | None = None) -> dict[str, Any]:
+    """Everything the target says about itself, JSON-safe; absent endpoints are simply absent."""
+    url = base_url(host)
+    http = client if client is not None else httpx.Client(timeout=timeout_s)
+    info: dict[str, Any] = {"url": url, "reachable": False, "server_header": None, "endpoints": {},
+                            "models": [], "version": None, "launch_args": None}
+    bodies: dict[str, Any] = {}
+    try:
+        for path in _PROBES:
+            status, answer = _probe(http, url, path, auth_headers(api_key))
+            info["endpoints"][path.partition("?")[0]] = status
+            if answer is None:
+                break  # no HTTP answer: the next probes would fail (or time out) the same way
+            info["reachable"] = True
+            bodies[path.partition("?")[0]], header = answer
+            info["server_header"] = info["server_header"] or header
+    finally:
+        if client is None:
+            http.close()
+    return _interpret(info, bodies)
+
+
+def _interpret(info: dict[str, Any], bodies: Mapping[str, Any]) -> dict[str, Any]:
+    info["models"] = _models(bodies.get("/v1/models"))
+    sglang, vllm = bodies.get("/get_server_info"), bodies.get("/server_info")
+    if isinstance(sglang, dict):
+        info["launch_args"] = _redact({k: v for k, v in sglang.items() if k != "internal_states"})
+    elif isinstance(vllm, dict):
+        info["launch_args"] = _redact(vllm_settings(vllm))
+    for source in (bodies.get("/version"), sglang, bodies.get("/info")):
+        if isinstance(source, dict) and source.get("version") and not info["version"]:
+            info["version"] = str(source["version"])
+    votes = _votes(info, bodies)
+    engines = [engine for engine, _ in votes]
+    info["engine"] = max(engines, key=engines.count) if engines else "unknown"
+    info["engine_evidence"] = [why for engine, why in votes if engine == info["engine"]]
+    return info
+
+
+def _on(value: Any) -> bool:
+    return value is True or str(value).lower() in ("true", "1")
+
+
+def _cuda_graphs(s: Mapping[str, Any]) -> list[str]:
+    slower = f"single-stream decode is typically 2-3x slower; {_NOT_PRODUCTION}"
+    compilation = s.get("compilation_config")
+    mode = compilation.get("cudagraph_mode") if isinstance(compilation, dict) else None
+    if _on(s.get("disable_cuda_graph")):
+        return [f"CUDA graphs are disabled (disable_cuda_graph=true): {slower}"]
+    if _on(s.get("enforce_eager")):
+        return [f"eager mode is on, so CUDA graphs are off (enforce_eager=true): {slower}"]
+    if mode in (0, "NONE"):
+        return [f"CUDA graphs are disabled (cudagraph_mode={mode}): {slower}"]
+    level = compilation.get("level", compilation.get("mode")) if isinstance(compilation, dict) else None
+    if level in (0, "NONE"):
+        return [f"torch.compile is off (compilation level {level}): vLLM compiles the model by "
+                f"default, without it per-step GPU time is higher; {_NOT_PRODUCTION}"]
+    return []
+
+
+def _speculative(s: Mapping[str, Any]) -> list[str]:
+    algorithm = s.get("speculative_algorithm")
+    if algorithm:
+        keys = ("speculative_num_steps", "speculative_num_draft_tokens", "speculative_draft_model_path")
+        detail = ", ".join(f"{k}={s[k]}" for k in keys if s.get(k))
+        return [f"speculative decoding is on ({algorithm}{', ' + detail if detail else ''}): tok/s "
+                "depends on how predictable the text is, so synthetic prompts can over- or "
+                "understate it; compare acceptance rates, not only tok/s (informational)"]
+    config = s.get("speculative_config")
+    if config not in (None, "None", {}):
+        return [f"speculative decoding is on (speculative_config={str(config)[:120]}): tok/s depends "
+                "on how predictable the text is; compare acceptance rates (informational)"]
+    return []
+
+
+def warnings(info: Mapping[str, Any], planned_concurrency: int | None = None) -> list[str]:
+    """Loud, specific warnings about settings that distort a benchmark, from ``fingerprint``'s
+    ``launch_args``; each one says what the setting does to the numbers."""
+    s: Mapping[str, Any] = info.get("launch_args") or {}
+    out = _cuda_graphs(s)
+    level = next((str(s[k]) for k in ("log_level", "VLLM_LOGGING_LEVEL") if s.get(k)), "")
+    if level.lower() == "debug":
+        out.append(f"debug logging is on (log_level={level}): the server formats and writes log "
+                   "lines on its scheduling path, adding latency to every step; "
+                   f"{_NOT_PRODUCTION}")
+    if _on(s.get("disable_overlap_schedule")):
+        out.append("the overlap scheduler is off (disable_overlap_schedule=true): CPU scheduling "
+                   "is no longer hidden behind GPU work, so decode is slower; "
+                   f"{_NOT_PRODUCTION}")
+    cap_key = next((k for k in ("max_running_requests", "max_num_seqs") if s.get(k)), None)
+    if cap_key and planned_concurrency and int(s[cap_key]) < planned_concurrency:
+        cap = int(s[cap_key])
+        out.append(f"the server runs at most {cap} sequences at once ({cap_key}={cap}) but the "
+                   f"plan drives {planned_concurrency} concurrent streams: the rest queue, TTFT "
+                   f"includes queueing, and tok/s stops growing at {cap} streams")
+    off = ("disable_radix_cache=true" if _on(s.get("disable_radix_cache")) else
+           "enable_prefix_caching=false" if s.get("enable_prefix_caching") is False else None)
+    if off:
+        out.append(f"prefix caching is off ({off}): prompts sharing a prefix are prefilled in "
+                   "full, so TTFT of shared-prefix workloads is higher than with it on "
+                   "(informational)")
+    return out + _speculative(s)
