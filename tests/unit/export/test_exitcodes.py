@@ -19,9 +19,10 @@ def summary(path: Path) -> dict[str, Any]:
 
 def test_the_documented_codes() -> None:
     assert [(c.name, c.value) for c in ExitCode] == [
-        ("OK", 0), ("ERRORS_OVER_LIMIT", 1), ("COULD_NOT_START", 2), ("SLO_MISSED", 3), ("CLIENT_BOUND", 4)]
-    assert PRECEDENCE == (ExitCode.COULD_NOT_START, ExitCode.ERRORS_OVER_LIMIT, ExitCode.SLO_MISSED,
-                          ExitCode.CLIENT_BOUND)
+        ("OK", 0), ("ERRORS_OVER_LIMIT", 1), ("COULD_NOT_START", 2), ("SLO_MISSED", 3), ("CLIENT_BOUND", 4),
+        ("INCOMPLETE", 5)]
+    assert PRECEDENCE == (ExitCode.COULD_NOT_START, ExitCode.INCOMPLETE, ExitCode.ERRORS_OVER_LIMIT,
+                          ExitCode.SLO_MISSED, ExitCode.CLIENT_BOUND)
 
 
 def test_user_errors_exit_with_could_not_start() -> None:
@@ -82,5 +83,6 @@ def test_markdown_table_lists_every_code_in_order() -> None:
     table = markdown_table()
     lines = table.splitlines()
     assert lines[0] == "| exit code | name | meaning |"
-    assert [line.split("|")[1].strip() for line in lines[2:7]] == ["0", "1", "2", "3", "4"]
-    assert "2 `COULD_NOT_START` > 1 `ERRORS_OVER_LIMIT` > 3 `SLO_MISSED` > 4 `CLIENT_BOUND`" in table
+    assert [line.split("|")[1].strip() for line in lines[2:8]] == ["0", "1", "2", "3", "4", "5"]
+    assert ("2 `COULD_NOT_START` > 5 `INCOMPLETE` > 1 `ERRORS_OVER_LIMIT` > 3 `SLO_MISSED` > "
+            "4 `CLIENT_BOUND`") in table
