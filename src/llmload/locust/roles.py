@@ -26,6 +26,7 @@ from llmload.export.report import write_report
 from llmload.export.results import ResultsDir, new_run_id
 from llmload.locust.conductor import Conductor
 from llmload.locust.fleet import Fleet
+from llmload.locust.server_watch import ServerWatch
 from llmload.locust.session import Session
 from llmload.locust.shipping import DELTA, PHASE, Shipper
 from llmload.locust.summarize import build_summary
@@ -43,6 +44,12 @@ def make_conductor(environment: Any, config: RunConfig, announce: Any, progress:
                         warmup_requests=phases.warmup_requests, warmup_s=phases.warmup_s,
                         drain_s=phases.drain_s, repeat=sweep.repeat)
     return Conductor(plans, announce, progress)
+
+
+def _planned(environment: Any, config: RunConfig) -> int:
+    if environment.shape_class is not None:
+        return max(config.sweep.levels)
+    return int(environment.parsed_options.num_users or 1)
 
 
 def _announcement(data: dict[str, Any]) -> Announcement:
@@ -76,14 +83,17 @@ class LocalRole:
         self.conductor = make_conductor(environment, config, self._announce,
                                         self.session.progress)
         self._environment = environment
+        self.server = ServerWatch(config, _planned(environment, config))
 
     def _announce(self, a: Announcement) -> None:
         finished = self.session.stage
         self.session.apply(a)
+        self.server.on_phase(a)
         if finished >= 0 and (a.phase is StagePhase.DONE or a.stage != finished):
             self.write(complete=False)  # a finished stage survives an interrupted run
 
     def test_start(self) -> None:
+        self.server.start()
         self.session.start()
         if self._environment.shape_class is None:
             self.conductor.start_ticking()
@@ -93,6 +103,7 @@ class LocalRole:
 
     def test_stop(self) -> None:
         self.session.finish_stages()
+        self.server.stop()
         summary = self.write(complete=True)
         self.session.close()
         conclude(self._environment, self.session.config, self.session.results, summary)
@@ -101,6 +112,7 @@ class LocalRole:
         s = self.session
         summary = build_summary(s.config, run_id=s.run_id, started_at=s.started_at, model=s.model,
                                 views=s.views(), records=[s.describe()], complete=complete)
+        self.server.attach(summary)
         _write(s.results, summary, [v.stats.to_dict() for v in s.views()],
                s.timeseries.rows(s.announcements))
         return summary
@@ -156,12 +168,14 @@ class MasterRole:
         self.fleet = Fleet()
         self.started_at = time.time()
         self.conductor = make_conductor(environment, config, self._announce, self.fleet.progress)
+        self.server = ServerWatch(config, _planned(environment, config))
         runner = environment.runner
         runner.register_message(DELTA, self._on_delta)
         environment.events.worker_connect.add_listener(self._on_worker_connect)
 
     def _announce(self, a: Announcement) -> None:
         self.fleet.record(a)
+        self.server.on_phase(a)
         self._environment.runner.send_message(PHASE, asdict(a))
 
     def _on_delta(self, environment: Any, msg: Any) -> None:
@@ -177,12 +191,14 @@ class MasterRole:
             self._environment.runner.send_message(PHASE, asdict(a), client_id=client_id)
 
     def test_start(self) -> None:
+        self.server.start()
         if self._environment.shape_class is None:
             self.conductor.start_ticking()
 
     def test_stopping(self) -> None:
         self.conductor.stop()
         self._final_flush()
+        self.server.stop()
 
     def _final_flush(self) -> None:
         """Stop every worker's users and wait for each worker's final delta, by worker id."""
@@ -212,6 +228,7 @@ class MasterRole:
             self.config, run_id=self.run_id, started_at=self.started_at, model=self.fleet.model,
             views=views, records=self.fleet.record_files(), complete=complete and not lost,
             workers=len(self.fleet.workers), extra_run={"lost_workers": lost}, warnings=warnings)
+        self.server.attach(summary)
         _write(self.results, summary, [v.stats.to_dict() for v in views],
                self.fleet.timeseries.rows(self.fleet.announcements))
         return summary
