@@ -54,7 +54,7 @@ class App:
             "/sim/requests": lambda r: (200, truth.requests()),
             "/sim/counters": lambda r: (200, self._counters()),
             "/sim/timeline": self._timeline,
-            "/sim/stats": lambda r: (200, truth.stats()),
+            "/sim/stats": lambda r: (200, truth.stats(_since_ns(r))),
             "/sim/config": lambda r: (200, fingerprint.sim_settings(config)),
         }
 
@@ -108,9 +108,7 @@ class App:
         return 200, info
 
     def _timeline(self, request: HttpRequest) -> tuple[int, Any]:
-        since = parse_qs(request.query).get("since_ns", ["0"])[0]
-        since_ns = int(since) if since.lstrip("-").isdigit() else 0
-        return 200, [point for point in self._truth.timeline if point[0] >= since_ns]
+        return 200, self._truth.timeline(_since_ns(request))
 
     def _counters(self) -> dict[str, int]:
         return self._truth.counters(self._engine.running_count, self._engine.waiting_count)
@@ -125,6 +123,11 @@ class App:
             kv_usage=engine.kv_tokens / self._config.params.kv_budget_tokens,
             speculative=self._config.tokens_per_chunk > 1,
         )
+
+
+def _since_ns(request: HttpRequest) -> int:
+    since = parse_qs(request.query).get("since_ns", ["0"])[0]
+    return int(since) if since.lstrip("-").isdigit() else 0
 
 
 def _error(message: str, code: int) -> bytes:

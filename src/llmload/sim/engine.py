@@ -66,6 +66,7 @@ class BatchEngine:
         self.waiting: deque[Generation] = deque()
         self._kv_tokens = 0  # KV-cache tokens held by the running sequences
         self._deadline_ns: int | None = None  # None: idle
+        self._step_start_ns = 0
 
     @property
     def running_count(self) -> int:
@@ -104,7 +105,7 @@ class BatchEngine:
                 kv += generation.prompt_tokens + generation.generated
         self.running = kept
         self._kv_tokens = kv
-        self._truth.step_done(now - deadline, self._clock())
+        self._truth.step_done(now - deadline, self._clock(), deadline - self._step_start_ns)
         self._start_step(deadline)
 
     def _start_step(self, start_ns: int) -> None:
@@ -115,7 +116,7 @@ class BatchEngine:
             self._deadline_ns = None
             return
         duration = self.params.step_ns(len(self.running), prefill)
-        self._truth.step_ns.append(duration)
+        self._step_start_ns = start_ns
         self._deadline_ns = start_ns + duration
         self._timer.arm(self._deadline_ns)
 

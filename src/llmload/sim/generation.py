@@ -52,6 +52,7 @@ class Generation:
         "info",
         "k",
         "plan",
+        "prompt_tokens",
         "start_ns",
         "state",
         "truth",
@@ -71,6 +72,7 @@ class Generation:
         truth: Truth,
     ) -> None:
         self.info = info
+        self.prompt_tokens = info.prompt_tokens  # read by the engine at every step
         self.plan = plan
         self._text = text
         self.k = tokens_per_chunk
@@ -85,10 +87,6 @@ class Generation:
         self.hold_until_ns = 0  # a stall: the engine keeps the sequence but it emits nothing
         self.start_ns = entry.arrival_ns  # when the engine may start it (later under a stall)
         self.state = "active"  # "active", "done" or "cancelled"
-
-    @property
-    def prompt_tokens(self) -> int:
-        return self.info.prompt_tokens
 
     @property
     def cancelled(self) -> bool:
@@ -112,7 +110,8 @@ class Generation:
         if self.hold_until_ns > now_ns:
             return False
         first = self.generated
-        n = 1 if first == 0 else min(self.k, self.plan.tokens - first)
+        left = self.plan.tokens - first
+        n = 1 if first == 0 else (self.k if self.k < left else left)
         self.generated = first + n
         last = self.generated >= self.plan.tokens
         if self._renderer is None:

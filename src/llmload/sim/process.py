@@ -119,8 +119,9 @@ class SimProcess:
         points = self.get_json(f"/sim/timeline?since_ns={since_ns}")
         return [(int(t), int(n)) for t, n in points]
 
-    def stats(self) -> dict[str, Any]:
-        stats: dict[str, Any] = self.get_json("/sim/stats")
+    def stats(self, since_ns: int = 0) -> dict[str, Any]:
+        """Step lateness and durations, over the steps since ``since_ns``."""
+        stats: dict[str, Any] = self.get_json(f"/sim/stats?since_ns={since_ns}")
         return stats
 
     def wait_ready(self, timeout_s: float = 30.0) -> None:

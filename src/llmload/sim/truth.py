@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -66,7 +67,7 @@ def _percentile(ordered: list[int], q: float) -> int:
     return ordered[min(rank, len(ordered)) - 1]
 
 
-def summarize(samples: deque[int]) -> dict[str, int]:
+def summarize(samples: Iterable[int]) -> dict[str, int]:
     ordered = sorted(samples)
     return {
         "count": len(ordered),
@@ -92,9 +93,9 @@ class Truth:
         self.accepted_tokens_total = 0
         self.ttft_buckets = [0] * (len(TTFT_BUCKETS_S) + 1)
         self.ttft_sum_ns = 0
-        self.timeline: deque[tuple[int, int]] = deque(maxlen=ring)
-        self.lateness_ns: deque[int] = deque(maxlen=ring)
-        self.step_ns: deque[int] = deque(maxlen=ring)
+        # One entry per decode step (or timer wake): (end, tokens written by then, lateness,
+        # duration; 0 under fixed timing, which has no steps of its own).
+        self.steps: deque[tuple[int, int, int, int]] = deque(maxlen=ring)
         self.entries: deque[RequestEntry] = deque(maxlen=ring)
         self._log = log
 
@@ -125,10 +126,12 @@ class Truth:
             i += 1
         self.ttft_buckets[i] += 1
 
-    def step_done(self, lateness_ns: int, written_at_ns: int) -> None:
-        """One decode step (or timer wake) ended: how late it started, and the timeline point."""
-        self.lateness_ns.append(lateness_ns)
-        self.timeline.append((written_at_ns, self.tokens_written_total))
+    def step_done(self, lateness_ns: int, written_at_ns: int, duration_ns: int = 0) -> None:
+        """A decode step (or timer wake) ended: how late, how long, and its timeline point."""
+        self.steps.append((written_at_ns, self.tokens_written_total, lateness_ns, duration_ns))
+
+    def timeline(self, since_ns: int = 0) -> list[tuple[int, int]]:
+        return [(t, tokens) for t, tokens, _, _ in self.steps if t >= since_ns]
 
     def requests(self) -> list[dict[str, Any]]:
         return [e.as_json() for e in sorted(self.entries, key=lambda e: e.index)]
@@ -146,10 +149,13 @@ class Truth:
             "cpu_ns": time.process_time_ns(),
         }
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self, since_ns: int = 0) -> dict[str, Any]:
+        """Step lateness and durations over the steps that ended at or after ``since_ns``."""
+        window = [step for step in self.steps if step[0] >= since_ns]
         return {
-            "lateness": summarize(self.lateness_ns),
-            "step_duration": summarize(self.step_ns),
+            "since_ns": since_ns,
+            "lateness": summarize([step[2] for step in window]),
+            "step_duration": summarize([step[3] for step in window if step[3]]),
             "cpu_ns": time.process_time_ns(),
             "realtime": is_realtime(),
         }

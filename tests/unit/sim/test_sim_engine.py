@@ -43,7 +43,8 @@ def test_deadlines_are_absolute_so_lateness_does_not_drift() -> None:
     for late in (0, 3 * MS, 0, 2 * MS):
         _fire(clock, timer, late)
     assert timer.deadline == t0 + 5 * 10 * MS
-    assert list(truth.lateness_ns) == [0, 3 * MS, 0, 2 * MS]
+    assert [step[2] for step in truth.steps] == [0, 3 * MS, 0, 2 * MS]
+    assert [step[3] for step in truth.steps] == [10 * MS] * 4
     assert seq.steps == [t0 + 10 * MS, t0 + 20 * MS + 3 * MS, t0 + 30 * MS, t0 + 40 * MS + 2 * MS]
 
 
@@ -55,7 +56,7 @@ def test_early_wake_rearms_for_the_real_deadline() -> None:
     clock.now = deadline - 1
     timer.callback()
     assert timer.deadline == deadline
-    assert not truth.lateness_ns
+    assert not truth.steps
 
 
 def test_arrivals_during_a_step_join_at_the_next_boundary() -> None:
@@ -139,7 +140,7 @@ def test_fixed_timing_per_request_deadlines() -> None:
     start = a.start_ns
     assert a.steps == [start + 50 * MS, start + 70 * MS, start + 90 * MS]
     assert b.steps == [b.start_ns + 50 * MS, b.start_ns + 70 * MS]
-    assert len(truth.timeline) == 5
+    assert len(truth.steps) == 5
 
 
 def test_fixed_timing_coalesces_deadlines_microseconds_apart() -> None:
@@ -157,4 +158,4 @@ def test_fixed_timing_coalesces_deadlines_microseconds_apart() -> None:
         engine.submit(seq.as_generation())
     _fire(clock, timers[0])
     assert all(seq.generated == 1 for seq in seqs)
-    assert len(truth.timeline) == 1
+    assert len(truth.steps) == 1
