@@ -93,7 +93,7 @@ class Completions:
         param: str | None = None,
     ) -> None:
         headers = self._headers(entry.id, "application/json")
-        if status == 429:
+        if status in (429, 503):
             headers.append(("retry-after", "1"))
         self._truth.finish(entry, "rejected")
         conn.respond(status, headers, error_body(message, kind, status, param))

@@ -25,7 +25,7 @@ def models(config: SimConfig, created: int) -> dict[str, Any]:
                 "id": config.model,
                 "object": "model",
                 "created": created,
-                "owned_by": "llmload-sim",
+                "owned_by": config.profile.engine,  # as the imitated engine answers
                 "root": config.model,
                 "parent": None,
                 "max_model_len": 131072,

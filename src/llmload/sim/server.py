@@ -11,8 +11,10 @@ import signal
 import ssl
 import sys
 from collections.abc import Callable, Coroutine
+from pathlib import Path
 from typing import IO, Any
 
+from llmload.errors import ConfigError
 from llmload.sim.api import App
 from llmload.sim.clock import DeadlineTimer
 from llmload.sim.config import SimConfig
@@ -30,8 +32,20 @@ def _ssl_context(config: SimConfig) -> ssl.SSLContext | None:
     if config.certfile is None:
         return None
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    context.load_cert_chain(config.certfile, config.keyfile)
+    try:
+        context.load_cert_chain(config.certfile, config.keyfile)
+    except (OSError, ssl.SSLError) as exc:
+        raise ConfigError("--certfile", str(config.certfile), f"cannot load: {exc}") from None
     return context
+
+
+def _open(flag: str, path: Path | None, mode: str) -> IO[Any] | None:
+    if path is None:
+        return None
+    try:
+        return path.open(mode)
+    except OSError as exc:
+        raise ConfigError(flag, str(path), exc.strerror or str(exc)) from None
 
 
 def _engine(config: SimConfig, truth: Truth, timer: TimerFactory) -> Engine:
@@ -52,20 +66,23 @@ async def serve(config: SimConfig, announce: Callable[[str], None]) -> None:
         refused = request_realtime()
         if refused is not None:
             print(f"llmload sim: --realtime: {refused}; running at normal priority", file=sys.stderr)
-    request_log: IO[bytes] | None = config.request_log.open("ab") if config.request_log else None
+    request_log = _open("--request-log", config.request_log, "ab")
     truth = Truth(request_log)
     engine = _engine(config, truth, lambda callback: DeadlineTimer(loop, callback))
-    startup = Startup(config.startup_delay_s, config.hang, config.log_file)
+    startup = Startup(config.startup_delay_s, config.hang, _open("--log-file", config.log_file, "a"))
     bound = [config.port]
     app = App(config, truth, engine, startup.is_ready, lambda: bound[0])
-    server = await loop.create_server(
-        lambda: HttpConnection(app, truth),
-        config.host,
-        config.port,
-        ssl=_ssl_context(config),
-        backlog=BACKLOG,
-        reuse_address=True,
-    )
+    try:
+        server = await loop.create_server(
+            lambda: HttpConnection(app, truth),
+            config.host,
+            config.port,
+            ssl=_ssl_context(config),
+            backlog=BACKLOG,
+            reuse_address=True,
+        )
+    except OSError as exc:
+        raise ConfigError("--host/--port", f"{config.host}:{config.port}", exc.strerror or str(exc)) from None
     bound[0] = server.sockets[0].getsockname()[1]
     url = _url(config, bound[0])
     stop = asyncio.Event()

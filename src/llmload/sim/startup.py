@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from pathlib import Path
 from typing import IO
 
 LOG_INTERVAL_S = 0.5
@@ -18,11 +17,11 @@ LOG_INTERVAL_S = 0.5
 class Startup:
     """Knows when the simulated model is loaded, and writes the log that says how far it is."""
 
-    def __init__(self, delay_s: float, hang: bool, log_file: Path | None) -> None:
+    def __init__(self, delay_s: float, hang: bool, log: IO[str] | None) -> None:
         self._delay_ns = int(delay_s * 1e9)
         self._hang = hang
         self._start_ns = time.perf_counter_ns()
-        self._log: IO[str] | None = log_file.open("a", encoding="utf-8", buffering=1) if log_file else None
+        self._log = log
 
     def is_ready(self) -> bool:
         if self._hang:
@@ -32,6 +31,7 @@ class Startup:
     def log(self, line: str) -> None:
         if self._log is not None:
             self._log.write(f"{time.strftime('%H:%M:%S')} {line}\n")
+            self._log.flush()  # whoever watches the log must see it grow line by line
 
     async def run(self, url: str) -> None:
         """Write loading progress until ready (or, hanging, write once and fall silent)."""

@@ -64,10 +64,10 @@ def test_fingerprints(profile: str, server_info: bool | None) -> None:
         assert status == 200
         assert json.loads(body)["disable_cuda_graph"] is server_info
     assert "version" in json.loads(version.body)
-    assert (profile.split("-", maxsplit=1)[0] if profile != "interior-peak" else "vllm") in version.headers[
-        "server"
-    ]
+    engine = "sglang" if profile.startswith("sglang") else "vllm"
+    assert engine in version.headers["server"]
     assert models["data"][0]["id"] == "sim-llama-3-8b"
+    assert models["data"][0]["owned_by"] == engine
     text = metrics.body.decode()
     for name in (
         "vllm:num_requests_running",
