@@ -46,7 +46,7 @@ CATALOG: tuple[MetricDef, ...] = (
     MetricDef("connect", "connect time", "ms", "request", "connected - connect_start",
         "Opening a new connection, TLS included; absent when a keep-alive connection was reused.",
         "Reported on its own, never hidden inside TTFT.",
-        "connect_ms", "llmload_connect_seconds"),
+        "connect_ms", None),
     MetricDef("queue", "client queue time", "ms", "request", "sent - scheduled",
         "How late the client sent a request its load model had scheduled (open-loop modes); "
         "the guard against coordinated omission. Zero in closed-loop modes.",
@@ -67,7 +67,7 @@ CATALOG: tuple[MetricDef, ...] = (
         "`stream_options.include_usage`); otherwise estimated (see token counts), and the "
         "summary says which.",
         "SGLang's client falls back to the *requested* length; llmload never does.",
-        "output_tokens_per_request", "llmload_request_output_tokens"),
+        "output_tokens_per_request", "llmload_request_generation_tokens"),
     MetricDef("prompt_tokens", "prompt tokens", "tokens", "request", "usage.prompt_tokens",
         "The server's count of the prompt, shown beside the requested prompt length.",
         "Chat templates add tokens, so it exceeds the requested length.",
@@ -75,7 +75,7 @@ CATALOG: tuple[MetricDef, ...] = (
     MetricDef("tpot", "TPOT", "ms", "request", "(last_token - first_token) / (N - 1), N ≥ 2",
         "Mean time per output token after the first, of one request.",
         "GuideLLM and AIPerf call this ITL.",
-        "tpot_ms", "llmload_time_per_output_token_seconds"),
+        "tpot_ms", "llmload_request_time_per_output_token_seconds"),
     MetricDef("decode_speed", "decode speed", "tok/s", "request",
         "(N - 1) / (last_token - first_token)",
         "Per-stream decode rate, the inverse of TPOT; the stage reports it from TPOT's median.",
@@ -86,7 +86,7 @@ CATALOG: tuple[MetricDef, ...] = (
         "be `length`; a warning is raised when mean N < 0.9 * max_tokens there.",
         "Rarely reported by benchmark clients; without it a server that ignores `ignore_eos` "
         "goes unnoticed.",
-        "finish_reasons", "llmload_finish_reason_total"),
+        "finish_reasons", None),
     MetricDef("outcome", "outcome", "requests", "request", "ok, unfinished or an ErrorKind",
         "Every request ends as `ok`, `unfinished` (still running after the drain) or one "
         "error kind. A failed request never enters a latency histogram.",
@@ -118,14 +118,14 @@ CATALOG: tuple[MetricDef, ...] = (
         "queued in the socket. Part of client health.",
         "Not reported by other tools, which therefore cannot tell a late client from a "
         "coalescing server.",
-        "events_per_read", "llmload_events_per_read"),
+        "events_per_read", "llmload_client_events_per_read"),
     # -- per stage ------------------------------------------------------------------------
     MetricDef("output_throughput", "output throughput", "tok/s", "stage",
         "tokens whose read fell in [t0, t1] / (t1 - t0)",
         "Tokens inside the measured window, from every request including those that straddle "
         "its edges; nothing counted twice.",
         "vLLM's client divides all output tokens by the whole run, ramp-up and tail included.",
-        "output_tok_per_s", "llmload_output_tokens_total"),
+        "output_tok_per_s", "llmload_generation_tokens_total"),
     MetricDef("input_throughput", "input throughput", "tok/s", "stage",
         "prompt tokens of requests sent in [t0, t1] / (t1 - t0)",
         "Prefill load offered to the server during the window.",
@@ -164,7 +164,7 @@ CATALOG: tuple[MetricDef, ...] = (
         "How late the worker's event loop runs a periodic timer: time the client was too busy "
         "to stamp reads. p99 above 5 ms flags the stage client-bound.",
         "No peer measures its own lag; vLLM's client added +23 ms TTFT at 100 streams unseen.",
-        "client_health.loop_lag_p99_ms", "llmload_client_loop_lag_seconds"),
+        "client_health.loop_lag_p99_ms", "llmload_client_loop_lag_p99_seconds"),
     MetricDef("client_cpu", "client CPU", "%", "stage", "process CPU time / wall time",
         "CPU the worker used, in percent of one core; above 80% flags the stage client-bound.",
         "No peer reports it.",
@@ -173,7 +173,7 @@ CATALOG: tuple[MetricDef, ...] = (
         "events parsed / wall time, per second",
         "Events the worker decoded per second: with CPU, how close it runs to its ceiling.",
         "No peer reports it.",
-        "client_health.events_per_s", "llmload_client_events_total"),
+        "client_health.events_per_s", None),
 )  # fmt: skip
 
 

@@ -1,0 +1,220 @@
+"""Classic (fixed-bucket) histograms and counters for the live Prometheus exporter.
+
+Prometheus' classic histograms are cumulative counts at fixed upper bounds (``le``). Deriving
+those counts from the log buckets of ``aggregate.StageStats`` would be approximate at every
+bound, so each sample is also counted here, by a ``bisect`` into fixed bound arrays: the exported
+``le`` counts are then exact and can be recomputed from ``requests.jsonl``.
+
+Which bounds (docs/grafana.md explains the choice):
+
+- the metric's plain name carries vLLM's own bound list for its server-side counterpart, so a
+  client quantile and a server quantile laid over each other on one Grafana panel are
+  interpolated alike by ``histogram_quantile`` and any gap between them is real;
+- a ``fine`` sibling carries 1-2-5 per decade from 100 µs to 100 s where vLLM's list is too coarse
+  for a client (ITL, TPOT and chunk gap start at 10 ms, so a 6 ms per-token ITL falls in the
+  first bucket; E2E starts at 300 ms). TTFT keeps vLLM's list alone: from 1 ms to 100 ms it is
+  already finer than 1-2-5.
+
+``ClassicStats`` is one stage's state: bounded (a few hundred ints), mergeable exactly, and
+shipped from workers to the master as plain lists of ints. It counts every finished record, of
+every phase, so its counters agree with ``requests.jsonl``; latency histograms count only ``ok``
+records (a failed request never enters a latency histogram, METRICS.md); token counters count
+every record. Durations are int ns (TPOT rounded to the ns, as ``aggregate`` does).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from llmload.metrics import derive
+from llmload.record import OK, RequestRecord
+
+# Bump when any bound list changes: merging counts of two layouts would be silently wrong.
+LAYOUT = 1
+_NS = 1_000_000_000
+
+
+def _ns(seconds: tuple[float, ...]) -> tuple[int, ...]:
+    return tuple(round(s * _NS) for s in seconds)
+
+
+def one_two_five(lowest: int, highest: int) -> tuple[int, ...]:
+    """1-2-5 per decade from ``lowest`` (a power of ten) up to ``highest`` inclusive."""
+    out: list[int] = []
+    decade = lowest
+    while decade <= highest:
+        out += [m * decade for m in (1, 2, 5) if m * decade <= highest]
+        decade *= 10
+    return tuple(out)
+
+
+# vLLM's lists (vllm/v1/metrics/loggers.py), copied exactly: overlays depend on identical bounds.
+VLLM_TTFT_NS = _ns((0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5,
+                    5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0))
+# vllm:inter_token_latency_seconds and vllm:request_time_per_output_token_seconds share it.
+VLLM_ITL_NS = _ns((0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0,
+                   7.5, 10.0, 20.0, 40.0, 80.0))
+VLLM_E2E_NS = _ns((0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0,
+                   60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0))
+FINE_NS = one_two_five(100_000, 100 * _NS)  # 100 µs .. 100 s
+# vLLM builds its token lists as 1-2-5 up to max_model_len: this is the same list, uncut.
+TOKENS = one_two_five(1, 1_000_000)
+# Tokens per event are small integers (1 without speculative decoding): exact steps up to 8.
+TOKENS_PER_EVENT = (1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 16, 32, 64, 128)
+
+
+@dataclass(frozen=True, slots=True)
+class Buckets:
+    """One exported histogram: ``key`` names it, ``source`` is the sample stream it counts."""
+
+    key: str
+    source: str
+    bounds: tuple[int, ...]  # inclusive upper bounds (``le``), ascending; +Inf is implicit
+    seconds: bool  # samples are ns, exported in seconds; else plain counts
+
+
+SPECS: tuple[Buckets, ...] = (
+    # vLLM's TTFT list is already finer than 1-2-5 from 1 ms to 100 ms: no fine sibling needed.
+    Buckets("ttft", "ttft", VLLM_TTFT_NS, True),
+    Buckets("ttfot", "ttfot", VLLM_TTFT_NS, True),
+    Buckets("itl", "itl", VLLM_ITL_NS, True),
+    Buckets("itl_fine", "itl", FINE_NS, True),
+    Buckets("tpot", "tpot", VLLM_ITL_NS, True),
+    Buckets("tpot_fine", "tpot", FINE_NS, True),
+    # vLLM's E2E list starts at 300 ms: every short request would share one bucket.
+    Buckets("e2e", "e2e", VLLM_E2E_NS, True),
+    Buckets("e2e_fine", "e2e", FINE_NS, True),
+    # vLLM's client calls the chunk gap ITL, and the server's ITL is per engine step: overlayable.
+    Buckets("chunk_gap", "chunk_gap", VLLM_ITL_NS, True),
+    Buckets("chunk_gap_fine", "chunk_gap", FINE_NS, True),
+    # Client queueing has no server counterpart (vLLM's queue time is the server's own wait).
+    Buckets("queue", "queue", FINE_NS, True),
+    Buckets("tokens_per_event", "tokens_per_event", TOKENS_PER_EVENT, False),
+    Buckets("prompt_tokens", "prompt_tokens", TOKENS, False),
+    Buckets("generation_tokens", "generation_tokens", TOKENS, False),
+)
+SOURCES: tuple[str, ...] = tuple(dict.fromkeys(spec.source for spec in SPECS))
+BY_KEY = {spec.key: spec for spec in SPECS}
+
+
+class ClassicStats:
+    """One stage's exact classic histograms and counters; see the module docstring."""
+
+    __slots__ = ("_by_source", "counts", "generation_tokens_total", "outcomes",
+                 "prompt_tokens_total", "sums")  # fmt: skip
+
+    def __init__(self) -> None:
+        self.counts: dict[str, list[int]] = {s.key: [0] * (len(s.bounds) + 1) for s in SPECS}
+        self.sums: dict[str, int] = dict.fromkeys(SOURCES, 0)
+        self.outcomes: Counter[str] = Counter()
+        self.prompt_tokens_total = 0
+        self.generation_tokens_total = 0
+        # Per stream, the (bounds, counts) pairs to bisect into: built once, not per sample.
+        self._by_source: dict[str, tuple[tuple[tuple[int, ...], list[int]], ...]] = {
+            source: tuple((s.bounds, self.counts[s.key]) for s in SPECS if s.source == source)
+            for source in SOURCES
+        }
+
+    def add(self, r: RequestRecord) -> None:
+        self.outcomes[r.outcome] += 1
+        if r.prompt_tokens is not None:
+            self.prompt_tokens_total += r.prompt_tokens
+        self.generation_tokens_total += r.output_tokens
+        if r.outcome != OK:
+            return
+        observe = self._observe
+        observe("ttft", derive.ttft_ns(r))
+        observe("ttfot", derive.ttfot_ns(r))
+        observe("e2e", derive.e2e_ns(r))
+        observe("queue", derive.queue_ns(r))
+        tpot = derive.tpot_ns(r)
+        observe("tpot", None if tpot is None else round(tpot))
+        observe("prompt_tokens", r.prompt_tokens)
+        observe("generation_tokens", r.output_tokens)
+        self._observe_stream("itl", derive.itl_samples(r))
+        self._observe_stream("chunk_gap", ((g, 1) for g in derive.chunk_gaps(r)))
+        self._observe_stream("tokens_per_event", ((t, 1) for t in r.event_tokens[1:]))
+
+    def _observe(self, source: str, value: int | None) -> None:
+        if value is None:
+            return
+        for bounds, counts in self._by_source[source]:
+            counts[bisect_left(bounds, value)] += 1
+        self.sums[source] += value
+
+    def _observe_stream(self, source: str, samples: Iterable[tuple[int, int]]) -> None:
+        """``samples`` yields ``(value, times)``: ``times`` equal samples of ``value``."""
+        pairs = self._by_source[source]
+        total = 0
+        for value, times in samples:
+            for bounds, counts in pairs:
+                counts[bisect_left(bounds, value)] += times
+            total += value * times
+        self.sums[source] += total
+
+    def merge(self, other: ClassicStats) -> None:
+        for key, counts in other.counts.items():
+            mine = self.counts[key]
+            for i, n in enumerate(counts):
+                mine[i] += n
+        for source, total in other.sums.items():
+            self.sums[source] += total
+        self.outcomes.update(other.outcomes)
+        self.prompt_tokens_total += other.prompt_tokens_total
+        self.generation_tokens_total += other.generation_tokens_total
+
+    def cumulative(self, key: str) -> list[int]:
+        """The ``le`` counts of histogram ``key``, one per bound, then +Inf (the total)."""
+        out, running = [], 0
+        for n in self.counts[key]:
+            running += n
+            out.append(running)
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """Compact and msgpack/JSON-safe: empty histograms and trailing zero counts left out."""
+        hist: dict[str, list[int]] = {}
+        for key, counts in self.counts.items():
+            end = len(counts)
+            while end and not counts[end - 1]:
+                end -= 1
+            if end:
+                hist[key] = counts[:end]
+        return {"layout": LAYOUT, "h": hist, "s": {k: v for k, v in self.sums.items() if v},
+                "o": dict(self.outcomes), "pt": self.prompt_tokens_total,
+                "gt": self.generation_tokens_total}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> ClassicStats:
+        if d.get("layout") != LAYOUT:
+            raise ValueError(f"classic bucket layout {d.get('layout')!r} != {LAYOUT}: "
+                             "workers and master run different llmload versions")
+        stats = cls()
+        for key, counts in d["h"].items():
+            mine = stats.counts[key]
+            if len(counts) > len(mine):
+                raise ValueError(f"{key}: {len(counts)} bucket counts for {len(mine)} buckets")
+            mine[: len(counts)] = [int(n) for n in counts]
+        for source, total in d["s"].items():
+            stats.sums[source] = int(total)
+        stats.outcomes.update({k: int(v) for k, v in d["o"].items()})
+        stats.prompt_tokens_total = int(d["pt"])
+        stats.generation_tokens_total = int(d["gt"])
+        return stats
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ClassicStats):
+            return NotImplemented
+        return (self.counts == other.counts and self.sums == other.sums
+                and self.outcomes == other.outcomes
+                and self.prompt_tokens_total == other.prompt_tokens_total
+                and self.generation_tokens_total == other.generation_tokens_total)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable: equal by value, never hashed
+
+    def __repr__(self) -> str:
+        return f"ClassicStats(requests={sum(self.outcomes.values())}, outcomes={dict(self.outcomes)})"
