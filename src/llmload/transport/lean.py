@@ -104,6 +104,7 @@ class LeanTransport:
     ) -> bool:
         """Deliver the response; return whether the connection may be reused."""
         recv = sock.recv
+        tls = self._ssl_context is not None
         while True:
             _apply_deadline(sock, sink)
             try:
@@ -117,6 +118,8 @@ class LeanTransport:
             t_ns = perf_counter_ns()
             if not data:
                 return _at_eof(parser, sink, t_ns, reused=reused)
+            if tls:
+                data = _take_arrived_records(sock, data)
             try:
                 parsed = parser.feed(data)
             except HttpFramingError as exc:
@@ -186,6 +189,29 @@ def _at_eof(parser: ResponseParser, sink: ResponseSink, t_ns: int, *, reused: bo
         return False
     where = "response head" if parser.head is None else "body"
     raise TransportFailure(ErrorKind.STREAM_BROKEN, f"connection closed inside the {where}")
+
+
+def _take_arrived_records(sock: Any, data: bytes) -> bytes:
+    """Add the TLS records that had already arrived to the one ``recv`` returned.
+
+    A TLS ``recv`` returns one record, and servers write one record per event: without this, a
+    client that read late would see each queued event as its own read, and "events per read"
+    would hide exactly the lateness it exists to show. With it, a read means what it means in
+    plaintext: everything that had arrived, stamped when the read returned.
+    """
+    pieces = [data]
+    size = len(data)
+    sock.settimeout(0.0)
+    try:
+        while size < READ_SIZE:
+            more = sock.recv(READ_SIZE - size)
+            if not more:
+                break  # EOF: the next blocking recv sees it again
+            pieces.append(more)
+            size += len(more)
+    except OSError:  # SSLWantReadError: nothing more has arrived; a real error recurs next read
+        pass
+    return data if len(pieces) == 1 else b"".join(pieces)
 
 
 def _drain_tail(sock: Any, parser: ResponseParser) -> bool:
