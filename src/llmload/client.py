@@ -71,11 +71,13 @@ class ChatClient:
         window: Window,
         scheduled_ns: int | None = None,
         on_unfinished: Callable[[RequestRecord], None] | None = None,
+        active: set[RequestRecord] | None = None,
     ) -> RequestRecord:
         """Send one request and return its record; failures are data on the record.
 
         If the greenlet is killed mid-request, the record is completed as unfinished and
-        handed to ``on_unfinished`` before the kill proceeds.
+        handed to ``on_unfinished`` before the kill proceeds. While in flight, the record is in
+        ``active`` (if given), so live progress can count tokens before the request ends.
         """
         now = self._clock()
         record = RequestRecord(
@@ -90,8 +92,19 @@ class ChatClient:
             max_tokens=prompt.max_tokens,
         )
         recorder = ResponseRecorder(record, self._timeouts)
+        if active is not None:
+            active.add(record)
         headers = (*self._headers, ("X-Request-Id", request_id))
         http = HttpRequest("POST", self.path, headers, self.body(prompt))
+        try:
+            return self._exchange(transport, http, recorder, window, on_unfinished)
+        finally:
+            if active is not None:
+                active.discard(record)
+
+    def _exchange(self, transport: Transport, http: HttpRequest, recorder: ResponseRecorder,
+                  window: Window, on_unfinished: Callable[[RequestRecord], None] | None,
+                  ) -> RequestRecord:
         try:
             transport.exchange(http, recorder)
         except TransportFailure as failure:

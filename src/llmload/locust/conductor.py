@@ -8,6 +8,7 @@ in a distributed run, broadcasts it to the workers.
 from __future__ import annotations
 
 import math
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -28,6 +29,7 @@ class Conductor:
         self._announce = announce
         self._progress = progress
         self._ticker: gevent.Greenlet[Any, None] | None = None
+        self._progress_greenlet: gevent.Greenlet[Any, None] | None = None
         self.started = time.time()
 
     @classmethod
@@ -53,11 +55,43 @@ class Conductor:
 
         self._ticker = gevent.spawn(loop)
 
+    def start_progress(self, tokens: Callable[[], int], interval_s: float = 5.0) -> None:
+        """Print where the run is every few seconds: stage i/n, level, phase, times, tok/s.
+
+        ``tokens`` counts output tokens received so far, in-flight requests included."""
+        def loop() -> None:
+            before, since = tokens(), time.time()
+            while self.controller.phase is not StagePhase.DONE:
+                gevent.sleep(interval_s)
+                now, count = time.time(), tokens()
+                rate = (count - before) / (now - since) if now > since else 0.0
+                before, since = count, now
+                print(self.progress_line(now, rate), file=sys.stderr, flush=True)
+
+        self._progress_greenlet = gevent.spawn(loop)
+
+    def progress_line(self, now: float, tok_per_s: float) -> str:
+        c = self.controller
+        plan = c.current
+        if plan is None:
+            return "llmload: done"
+        elapsed = _clock(now - self.started)
+        remaining = c.remaining_s(now)
+        left = "until stopped" if math.isinf(remaining) else f"≥{_clock(remaining)} left"
+        return (f"llmload: stage {plan.index + 1}/{len(c.plans)} · concurrency {plan.concurrency}"
+                f" · {c.phase.value} · {elapsed} elapsed, {left} · ~{tok_per_s:,.0f} tok/s")
+
     def stop(self) -> None:
         """The test is stopping: close the open window now (the drain is Locust's stop)."""
-        if self._ticker is not None:
-            self._ticker.kill(block=False)
-            self._ticker = None
+        for greenlet in (self._ticker, self._progress_greenlet):
+            if greenlet is not None:
+                greenlet.kill(block=False)
+        self._ticker = self._progress_greenlet = None
         plan = self.controller.current
         if plan is not None and self.controller.phase is StagePhase.MEASURE:
             self._announce(Announcement(plan.index, StagePhase.DRAIN, time.time(), plan.concurrency))
+
+
+def _clock(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds), 60)
+    return f"{minutes}:{secs:02d}"

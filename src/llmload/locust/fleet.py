@@ -29,6 +29,7 @@ class WorkerView:
     final: bool = False
     lost: bool = False
     users: int = 0
+    tokens_received: int = 0
     records: int = 0
     records_file: str | None = None
     completed: dict[int, int] = field(default_factory=dict)
@@ -96,6 +97,7 @@ class Fleet:
         w.health.update({int(k): v for k, v in data["health"].items()})
         w.lateness.update({int(k): v for k, v in data["lateness"].items()})
         w.users, w.records, w.records_file = data["users"], data["records"], data["records_file"]
+        w.tokens_received = data.get("tokens_received", w.tokens_received)
         self.model = self.model or data.get("model")
         if data.get("final"):
             w.final = True
@@ -105,6 +107,9 @@ class Fleet:
         live = [w for w in self.workers.values() if not w.lost]
         return Progress(sum(w.completed.get(stage, 0) for w in live),
                         sum(w.in_flight_measured.get(stage, 0) for w in live))
+
+    def tokens_received(self) -> int:
+        return sum(w.tokens_received for w in self.workers.values())
 
     def mark_lost(self, client_ids: Iterable[str]) -> None:
         for cid in client_ids:

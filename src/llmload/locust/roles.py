@@ -17,7 +17,7 @@ from typing import Any
 
 import gevent
 from locust.rpc import Message
-from locust.runners import STATE_MISSING
+from locust.runners import STATE_MISSING, STATE_STOPPING
 
 from llmload.config import RunConfig
 from llmload.exitcodes import decide
@@ -65,16 +65,17 @@ def _write(results: ResultsDir, summary: dict[str, Any], stats: list[dict[str, A
 
 
 def conclude(environment: Any, config: RunConfig, results: ResultsDir,
-             summary: dict[str, Any]) -> dict[str, Any]:
-    """Decide the exit status, record it in the summary, write the report, print the table."""
+             summary: dict[str, Any]) -> str:
+    """Decide the exit status, record it in the summary, write the report; return the table
+    (printed at Locust's ``quit`` event, after Locust's own tables, so ours is what stays on
+    screen)."""
     checks = config.checks
     code, reasons = decide(summary, checks.slo, checks.max_error_rate, checks.fail_on_client_bound)
     summary["exit"] = {"code": int(code), "name": code.name.lower(), "reasons": reasons}
     results.write_json("summary.json", summary)
     write_report(results.path)
     environment.process_exit_code = int(code)
-    print(console.render(summary, str(results.path)), flush=True)
-    return summary
+    return console.render(summary, str(results.path))
 
 
 class LocalRole:
@@ -84,6 +85,7 @@ class LocalRole:
                                         self.session.progress)
         self._environment = environment
         self.server = ServerWatch(config, _planned(environment, config))
+        self.final_text: str | None = None
 
     def _announce(self, a: Announcement) -> None:
         finished = self.session.stage
@@ -97,6 +99,7 @@ class LocalRole:
         self.session.start()
         if self._environment.shape_class is None:
             self.conductor.start_ticking()
+        self.conductor.start_progress(self.session.tokens_received)
 
     def test_stopping(self) -> None:
         self.conductor.stop()
@@ -106,7 +109,8 @@ class LocalRole:
         self.server.stop()
         summary = self.write(complete=True)
         self.session.close()
-        conclude(self._environment, self.session.config, self.session.results, summary)
+        self.final_text = conclude(self._environment, self.session.config, self.session.results,
+                                   summary)
 
     def write(self, *, complete: bool) -> dict[str, Any]:
         s = self.session
@@ -124,6 +128,7 @@ class WorkerRole:
         self.session: Session | None = None
         self._shipper: Shipper | None = None
         self._pending: list[tuple[Announcement, float]] = []
+        self.final_text: str | None = None
         environment.runner.register_message(PHASE, self._on_phase)
 
     def _on_phase(self, environment: Any, msg: Any) -> None:
@@ -155,6 +160,9 @@ class WorkerRole:
         self._shipper.ship(final=True)
         self.session.close()
         self.session = None
+        # Locust's worker sleeps stop_timeout after a stop before it reads the master's next
+        # message; our users have stopped already, so let it hear the master's quit now.
+        self._environment.stop_timeout = 0
 
 
 class MasterRole:
@@ -169,6 +177,7 @@ class MasterRole:
         self.started_at = time.time()
         self.conductor = make_conductor(environment, config, self._announce, self.fleet.progress)
         self.server = ServerWatch(config, _planned(environment, config))
+        self.final_text: str | None = None
         runner = environment.runner
         runner.register_message(DELTA, self._on_delta)
         environment.events.worker_connect.add_listener(self._on_worker_connect)
@@ -194,6 +203,7 @@ class MasterRole:
         self.server.start()
         if self._environment.shape_class is None:
             self.conductor.start_ticking()
+        self.conductor.start_progress(self.fleet.tokens_received)
 
     def test_stopping(self) -> None:
         self.conductor.stop()
@@ -203,6 +213,10 @@ class MasterRole:
     def _final_flush(self) -> None:
         """Stop every worker's users and wait for each worker's final delta, by worker id."""
         runner = self._environment.runner
+        # Locust sets STOPPING only after test_stopping; while it says RUNNING, a worker that
+        # reports stopped or ready again gets users re-dispatched to it (and the shape keeps
+        # ticking), so requests would run after that worker's final delta.
+        runner.update_state(STATE_STOPPING)
         for client in list(runner.clients.values()):
             runner.server.send_to_client(Message("stop", None, client.id))  # type: ignore[no-untyped-call]
         deadline = time.time() + self._environment.stop_timeout + self.config.fleet.final_wait_s
@@ -215,9 +229,15 @@ class MasterRole:
         if late:
             print(f"llmload: no final report from {', '.join(late)}", file=sys.stderr, flush=True)
             self.fleet.mark_lost(cid for cid, w in self.fleet.workers.items() if w.name in late)
+        if self._environment.parsed_options.headless:
+            # Stopped workers left runner.clients, so Locust's own quit would never reach them.
+            for cid, w in self.fleet.workers.items():
+                if not w.lost:
+                    runner.server.send_to_client(Message("quit", None, cid))  # type: ignore[no-untyped-call]
 
     def test_stop(self) -> None:
-        conclude(self._environment, self.config, self.results, self.write(complete=True))
+        self.final_text = conclude(self._environment, self.config, self.results,
+                                   self.write(complete=True))
 
     def write(self, *, complete: bool) -> dict[str, Any]:
         lost = self.fleet.lost_report(time.time(), self.config.workload.max_tokens)

@@ -83,6 +83,8 @@ class Session:
         self.timeseries = TimeSeries()
         self.announcements: list[tuple[float, int, str]] = []  # (wall time, stage, phase)
         self.in_flight = 0
+        self.active: set[RequestRecord] = set()  # in flight, for live token counts
+        self._finished_tokens = 0
         self._wall_minus_perf_ns = time.time_ns() - time.perf_counter_ns()
         self._sampler: gevent.Greenlet[Any, None] | None = None
         self._completed: Counter[int] = Counter()
@@ -184,6 +186,7 @@ class Session:
     def on_record(self, record: RequestRecord, counted_in_flight: bool = False) -> None:
         self.records.write(record)
         self.in_flight -= 1
+        self._finished_tokens += sum(record.event_tokens) if record.stream else record.output_tokens
         self.timeseries.add(record, self._wall_minus_perf_ns)
         if counted_in_flight:
             self._in_flight_measured[record.stage] -= 1
@@ -238,6 +241,10 @@ class Session:
             if state.stats.counts or state.stats.outcomes:
                 taken[index], state.stats = state.stats, StageStats()
         return taken
+
+    def tokens_received(self) -> int:
+        """Output tokens received so far, in-flight requests included (for live progress)."""
+        return self._finished_tokens + sum(sum(r.event_tokens) for r in self.active)
 
     def take_timeseries(self) -> TimeSeries:
         taken, self.timeseries = self.timeseries, TimeSeries()

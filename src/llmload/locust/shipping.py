@@ -57,6 +57,7 @@ class Shipper:
             "health": {str(k): st.health for k, st in s.stages.items() if st.health is not None},
             "lateness": {str(k): st.lateness_s for k, st in s.stages.items()},
             "users": self._users(),
+            "tokens_received": s.tokens_received(),
             "records": s.records.count,
             "records_file": s.records.path.name,
         }

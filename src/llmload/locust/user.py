@@ -52,6 +52,7 @@ class ChatUser(User):
             stage=stage,
             window=window,
             on_unfinished=unfinished,
+            active=session.active,
         )
         self._count += 1
         session.on_record(record, counted)

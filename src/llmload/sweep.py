@@ -1,0 +1,104 @@
+"""`llmload sweep`: the concurrency sweep an engineer runs to compare engines.
+
+It waits for the server (a model can take minutes to load; that time is never warm-up), then
+runs ``locustfiles/sweep.py`` headless: one stage per level, each with warm-up, measured window
+and drain, and writes the results directory and report. ``--sim PROFILE`` starts an embedded
+simulator instead of a ``--host``. Anything after ``--`` goes to Locust unchanged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import subprocess
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from llmload.errors import ConfigError
+from llmload.exitcodes import ExitCode
+
+_DEFAULT_LOCUSTFILE = "locustfiles/sweep.py"
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="llmload sweep", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    target = p.add_mutually_exclusive_group(required=True)
+    target.add_argument("--host", help="the server's base URL, e.g. http://gpu-box:8000")
+    target.add_argument("--sim", metavar="PROFILE", help="start `llmload sim --profile PROFILE`")
+    p.add_argument("--sim-arg", action="append", default=[], help="extra simulator argument")
+    p.add_argument("--levels", default="1,2,4,8,16,32,64,128")
+    p.add_argument("--stage-s", type=float, default=30.0, help="measured window per stage")
+    p.add_argument("--repeat", type=int, default=1)
+    p.add_argument("--max-tokens", type=int, default=256)
+    p.add_argument("--prompt-tokens", type=int, default=128)
+    p.add_argument("--output-jitter", type=float, default=0.1)
+    p.add_argument("--no-ignore-eos", action="store_true", help="let the server stop at EOS")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--processes", type=int, default=0,
+                   help="worker processes on this machine (Locust --processes); 0: one process")
+    p.add_argument("--no-wait", action="store_true", help="do not wait for the server first")
+    p.add_argument("--wait-timeout", type=float, default=900.0)
+    p.add_argument("--log", help="the server's log file, watched while waiting")
+    p.add_argument("--log-stall", type=float, help="give up when --log stops moving this long")
+    p.add_argument("--slo", help="e.g. 'ttft_p99_ms<=200,tpot_p50_ms<=50'")
+    p.add_argument("--max-error-rate")
+    p.add_argument("--results-dir", default="results")
+    p.add_argument("--run-id")
+    p.add_argument("--locustfile", default=_DEFAULT_LOCUSTFILE)
+    p.add_argument("locust_args", nargs="*", help="after --: passed to Locust as they are")
+    return p
+
+
+@contextlib.contextmanager
+def _target(args: argparse.Namespace) -> Iterator[str]:
+    if args.host:
+        yield args.host
+        return
+    from llmload.sim.process import start_sim
+
+    with start_sim(["--profile", args.sim, *args.sim_arg]) as sim:
+        print(f"llmload sweep: simulator ({args.sim}) at {sim.url}", flush=True)
+        yield sim.url
+
+
+def locust_command(args: argparse.Namespace, host: str) -> list[str]:
+    command = [
+        sys.executable, "-m", "locust", "-f", args.locustfile, "--headless", "--host", host,
+        "--levels", args.levels, "--stage-s", str(args.stage_s), "--repeat", str(args.repeat),
+        "--max-tokens", str(args.max_tokens), "--prompt-tokens", str(args.prompt_tokens),
+        "--output-jitter", str(args.output_jitter), "--seed", str(args.seed),
+        "--results-dir", args.results_dir, "--only-summary", "--loglevel", "WARNING",
+    ]
+    if not args.no_ignore_eos:
+        command.append("--ignore-eos")
+    for flag, value in (("--run-id", args.run_id), ("--slo", args.slo),
+                        ("--max-error-rate", args.max_error_rate)):
+        if value:
+            command += [flag, value]
+    if args.processes:
+        command += ["--processes", str(args.processes)]
+    return command + list(args.locust_args)
+
+
+def main(argv: Sequence[str]) -> int:
+    args = _parser().parse_args(list(argv))
+    if not Path(args.locustfile).is_file():
+        raise ConfigError("--locustfile", args.locustfile, "not found; run from the repository "
+                          "root or pass the path of sweep.py")
+    with _target(args) as host:
+        if not args.no_wait:
+            from llmload.target.wait import WaitCode, wait_ready
+
+            waited = wait_ready(host, timeout_s=args.wait_timeout, log_file=args.log,
+                                log_stall_s=args.log_stall,
+                                api_key=os.environ.get("OPENAI_API_KEY"))
+            if waited.code is not WaitCode.READY:
+                print(f"llmload sweep: the server never became ready: {waited.message}",
+                      file=sys.stderr)
+                return int(ExitCode.COULD_NOT_START)
+        command = locust_command(args, host)
+        print("llmload sweep: " + " ".join(command[2:]), flush=True)
+        return subprocess.run(command, check=False).returncode
