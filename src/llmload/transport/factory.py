@@ -59,7 +59,12 @@ class TransportConfig:
 
 
 class TransportFactory:
-    """Holds what all users share (TLS context, httpx client); ``new()`` makes one user's."""
+    """Holds what all users share (TLS context, httpx client); ``new()`` makes one user's.
+
+    The transport modules are imported here, when a factory is built, not when this module is:
+    option parsing imports ``TransportConfig`` before Locust monkey-patches, and ``ssl``, gevent
+    or httpx imported before the patching deadlocked or recursed (FIELD-NOTES.md).
+    """
 
     def __init__(self, config: TransportConfig) -> None:
         self.config = config
