@@ -70,18 +70,38 @@ class HttpxTransport:
         if not any(name.lower() == "accept-encoding" for name, _ in headers):
             headers.append(_IDENTITY)
         try:
+            self._attempt(request, headers, sink, replay_if_stale=True)
+        except _StaleConnection:
+            # Not a request retry: httpcore drops idle connections the server closed, but not one
+            # whose close was still in flight when it was reused; the request never reached the
+            # server. Replayed once, as the lean transport does (see its exchange).
+            self._attempt(request, headers, sink, replay_if_stale=False)
+
+    def _attempt(
+        self,
+        request: HttpRequest,
+        headers: list[tuple[str, str]],
+        sink: ResponseSink,
+        *,
+        replay_if_stale: bool,
+    ) -> None:
+        trace = _Trace(sink)
+        try:
             with self._client.stream(
                 request.method,
                 self._base_url + request.path,
                 headers=headers,
                 content=request.body,
                 timeout=self._timeout(sink),
-                extensions={"trace": _Trace(sink)},
+                extensions={"trace": trace},
             ) as response:
                 t_ns = perf_counter_ns()
+                trace.responded = True
                 sink.on_headers(t_ns, response.status_code, dict(response.headers.items()))
                 _stream_body(response, sink)
         except httpx.TransportError as exc:
+            if replay_if_stale and _stale(exc, trace):
+                raise _StaleConnection(str(exc)) from exc
             kind = _kind(exc)
             if kind is None:
                 raise  # our own misuse of httpx (bad URL, local protocol error): a bug
@@ -120,19 +140,26 @@ def _stream_body(response: httpx.Response, sink: ResponseSink) -> None:
     sink.on_end(perf_counter_ns())
 
 
+class _StaleConnection(Exception):
+    """A reused connection failed before any response byte: the server had closed it idle."""
+
+
 class _Trace:
     """httpcore's trace callback: turns its connection and send events into sink calls."""
 
-    __slots__ = ("_connect_start_ns", "_connected_ns", "_sink")
+    __slots__ = ("_connect_start_ns", "_connected_ns", "_sink", "new_connection", "responded")
 
     def __init__(self, sink: ResponseSink) -> None:
         self._sink = sink
         self._connect_start_ns: int | None = None
         self._connected_ns = 0
+        self.new_connection = False
+        self.responded = False  # the response head arrived
 
     def __call__(self, name: str, info: dict[str, Any]) -> None:
         if name == "connection.connect_tcp.started":
             self._connect_start_ns = perf_counter_ns()
+            self.new_connection = True
         elif name in ("connection.connect_tcp.complete", "connection.start_tls.complete"):
             self._connected_ns = perf_counter_ns()
         elif name.endswith(".send_request_headers.started"):  # http11. or http2.
@@ -149,6 +176,15 @@ class _Trace:
 # without sending a response."; h2: "Server disconnected", ConnectionTerminated) rather than
 # sent something malformed.
 _GONE_MARKERS = ("peer closed", "disconnected", "incomplete", "connectionterminated", "reset")
+
+
+def _stale(exc: httpx.TransportError, trace: _Trace) -> bool:
+    """Did a reused connection fail before the response began?"""
+    if trace.new_connection or trace.responded:
+        return False
+    if isinstance(exc, httpx.RemoteProtocolError):
+        return "without sending a response" in str(exc)  # h11: EOF before any response byte
+    return isinstance(exc, httpx.ReadError | httpx.WriteError)  # reset before the head
 
 
 def _kind(exc: httpx.TransportError) -> ErrorKind | None:

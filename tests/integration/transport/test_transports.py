@@ -173,9 +173,12 @@ def test_connection_close_is_not_reused(kind: str) -> None:
     assert [len(s.connects) for s in sinks] == [1, 1]
 
 
-def test_server_closed_idle_connection_is_replaced(kind: str) -> None:
-    def script(number: int) -> list[Send | Close]:
-        return [*SSE_RESPONSE, Close()] if number == 0 else list(SSE_RESPONSE)
+@pytest.mark.parametrize("linger_s", [0.0, 0.2], ids=["closed-idle", "closed-on-our-request"])
+def test_server_closed_idle_connection_is_replaced(kind: str, linger_s: float) -> None:
+    # With a linger, our next request is already in the server's buffer when it closes, so the
+    # close comes as a reset (the keep-alive race every client meets); without, as a FIN.
+    def script(number: int) -> list[Action]:
+        return [*SSE_RESPONSE, Sleep(linger_s), Close()] if number == 0 else list(SSE_RESPONSE)
 
     with RawServer(script) as server:
         _, second = exchange(server, kind, n=2)
