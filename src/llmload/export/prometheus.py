@@ -1,67 +1,53 @@
 """The live Prometheus endpoint: a ``Collector`` that reads the run's state at scrape time.
 
-Nothing is recorded into prometheus_client's own metric objects: the run already keeps exact,
-mergeable ``ClassicStats`` per stage (on the master, merged over the fleet), so a scrape renders
-them as metric families, with its own ``CollectorRegistry`` (never the process-global default,
-which would mix in whatever else the process registered). Labels are bounded: target, model,
-scenario and stage, plus outcome or worker where stated; never prompts or request ids.
+The run keeps exact, mergeable ``ClassicStats`` per stage (the master: merged over the fleet);
+a scrape renders them, through a registry of its own (never the process-global default).
+Labels are bounded: target, model, scenario, stage, plus outcome or worker; never request ids.
 
-    registry = make_registry(source)           # what a scrape, a push or a test reads
-    handle = start_exporter(config.exporter, source)
-    ...
-    handle.close()
-
-The HTTP server is prometheus_client's (a thread; cooperative under Locust's gevent patching).
+A scrape must not stall the measuring process: under gevent the server's thread is a greenlet,
+and while it renders, no socket read is stamped. prometheus_client's ``generate_latest`` spends
+~10 µs per sample (3 ms per stage), so the endpoint renders the histograms itself with each
+label string built once per stage: ~6x faster, byte-identical (a test holds it to that).
 """
 
 from __future__ import annotations
 
+import itertools
+import socket
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from socketserver import ThreadingMixIn
 from threading import Thread
-from typing import Protocol, cast
-from wsgiref.simple_server import WSGIServer
+from typing import Any, Protocol, cast
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
-from prometheus_client import CollectorRegistry, generate_latest, start_http_server
-from prometheus_client.core import (
-    CounterMetricFamily,
-    GaugeMetricFamily,
-    HistogramMetricFamily,
-    Metric,
-)
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.utils import floatToGoString as _untyped_go_float
 
 from llmload.config import ExporterConfig
 from llmload.errors import ErrorKind
-from llmload.metrics.classic import BY_KEY, ClassicStats
+from llmload.metrics.classic import BY_KEY, SPECS, ClassicStats
 from llmload.record import OK, UNFINISHED
 
 COMMON_LABELS = ("target", "model", "scenario")
 _NS = 1e9
-# prometheus_client's own ``le`` formatting, so our labels read like vLLM's (``2560.0``, ``0.001``).
+# prometheus_client's float formatting (``le="2560.0"``, ``1.5e+06``), so we render as it does.
 _go_float = cast(Callable[[float], str], _untyped_go_float)
 
-# Classic histogram key -> (family name, help). Plain names carry vLLM's bounds; their ``_fine``
-# siblings 1-2-5 per decade from 100 µs (see llmload.metrics.classic and docs/grafana.md).
-_PLAIN: dict[str, tuple[str, str]] = {
-    "ttft": ("llmload_time_to_first_token_seconds", "Time to the first token-bearing event."),
-    "ttfot": ("llmload_time_to_first_output_token_seconds", "Time to the first content event."),
-    "itl": ("llmload_inter_token_latency_seconds", "Inter-token latency, one sample per token."),
-    "tpot": ("llmload_request_time_per_output_token_seconds", "Per-request time per output token."),
-    "e2e": ("llmload_e2e_request_latency_seconds", "End-to-end request latency."),
-    "chunk_gap": ("llmload_chunk_gap_seconds", "Raw gap between token-bearing reads."),
-    "queue": ("llmload_client_queue_seconds", "How late the client sent a scheduled request."),
-    "tokens_per_event": ("llmload_tokens_per_event", "Tokens of each token-bearing event but the first."),
-    "prompt_tokens": ("llmload_request_prompt_tokens", "Prompt tokens per request (server usage)."),
-    "generation_tokens": ("llmload_request_generation_tokens", "Output tokens per request."),
+# Help text per sample stream; the names and bounds are llmload.metrics.classic's SPECS.
+_HELP = {
+    "ttft": "Time to the first token-bearing event.", "ttfot": "Time to the first content event.",
+    "itl": "Inter-token latency, one sample per token.", "tpot": "Per-request time per output token.",
+    "e2e": "End-to-end request latency.", "chunk_gap": "Raw gap between token-bearing reads.",
+    "queue": "How late the client sent a scheduled request.",
+    "tokens_per_event": "Tokens of each token-bearing event but the first.",
+    "prompt_tokens": "Prompt tokens per request (server usage).",
+    "generation_tokens": "Output tokens per request.",
 }
-HISTOGRAMS: dict[str, tuple[str, str]] = {
-    key: _PLAIN[key] if key in _PLAIN else (
-        _PLAIN[spec.source][0].replace("_seconds", "_fine_seconds"),
-        _PLAIN[spec.source][1] + " Fine buckets: 1-2-5 per decade from 100 µs.",
-    )
-    for key, spec in BY_KEY.items()
-}
+_FINE = " Fine buckets: 1-2-5 per decade from 100 µs."
+# Classic histogram key -> (family name, help).
+HISTOGRAMS = {s.key: (s.name, _HELP[s.source] + (_FINE if s.key.endswith("_fine") else "")) for s in SPECS}
 # Source gauge key -> (family name, help).
 GAUGES: dict[str, tuple[str, str]] = {
     "users": ("llmload_users", "Running simulated users."),
@@ -83,11 +69,8 @@ class ExportSource(Protocol):
     """What the exporter reads at each scrape; the Locust session (or the master) provides it."""
 
     def classic(self) -> Mapping[int, ClassicStats]: ...  # cumulative per stage since the start
-
     def gauges(self) -> Mapping[str, float]: ...  # "users", "in_flight", "workers", "stage", ...
-
     def health(self) -> Mapping[str, Mapping[str, float | None]]: ...  # per process or worker
-
     def labels(self) -> Mapping[str, str]: ...  # "run_id", "target", "model", "scenario", "version"
 
 
@@ -98,20 +81,24 @@ class LlmloadCollector:
         self.source = source
 
     def describe(self) -> list[Metric]:
-        # Empty: registering must not call the source before the run exists.
-        return []
+        return []  # registering must not call the source before the run exists
 
     def collect(self) -> Iterator[Metric]:
-        labels = self.source.labels()
-        common = [labels.get(name, "") for name in COMMON_LABELS]
-        # Stage 0 exists in every run: exporting it from the first scrape starts every counter
-        # at zero, so increase() over a run is exact instead of missing the first interval.
-        stages = dict(self.source.classic()) or {0: ClassicStats()}
-        yield _run_info(labels, common)
-        yield from _histograms(stages, common)
-        yield from _counters(stages, common)
-        yield from _gauges(self.source.gauges(), common)
-        yield from _health(self.source.health(), common)
+        return _families(self.source, histograms=True)[0]
+
+
+def _families(source: ExportSource, histograms: bool) -> tuple[Iterator[Metric], list[str],
+                                                                 dict[int, ClassicStats]]:
+    """The metric families of one scrape (histograms last), and the read they come from."""
+    labels = source.labels()
+    common = [labels.get(n, "") for n in COMMON_LABELS]
+    # Stage 0 exists in every run: exporting it from the first scrape starts every counter at
+    # zero, so increase() over a run is exact instead of missing the first interval.
+    stages = dict(source.classic()) or {0: ClassicStats()}
+    families = itertools.chain(
+        (_run_info(labels, common),), _counters(stages, common), _gauges(source.gauges(), common),
+        _health(source.health(), common), _histograms(stages, common) if histograms else ())
+    return families, common, stages
 
 
 def _run_info(labels: Mapping[str, str], common: list[str]) -> Metric:
@@ -121,28 +108,52 @@ def _run_info(labels: Mapping[str, str], common: list[str]) -> Metric:
     return family
 
 
+def _les(key: str) -> tuple[list[str], float]:
+    """The ``le`` label values of histogram ``key``, and the factor to its exported unit."""
+    scale = 1 / _NS if BY_KEY[key].seconds else 1.0
+    return [_go_float(bound * scale) for bound in BY_KEY[key].bounds] + ["+Inf"], scale
+
+
 def _histograms(stages: Mapping[int, ClassicStats], common: list[str]) -> Iterator[Metric]:
-    names = [*COMMON_LABELS, "stage"]
     for key, (name, help_text) in HISTOGRAMS.items():
-        spec = BY_KEY[key]
-        scale = 1 / _NS if spec.seconds else 1.0
-        les = [_go_float(bound * scale) for bound in spec.bounds] + ["+Inf"]
-        family = HistogramMetricFamily(name, help_text, labels=names)
+        les, scale = _les(key)
+        family = HistogramMetricFamily(name, help_text, labels=[*COMMON_LABELS, "stage"])
         for stage, stats in sorted(stages.items()):
-            cumulative = stats.cumulative(key)
-            family.add_metric([*common, str(stage)], buckets=list(zip(les, cumulative, strict=True)),
-                              sum_value=stats.sums[spec.source] * scale)
+            buckets = list(zip(les, stats.cumulative(key), strict=True))
+            family.add_metric([*common, str(stage)], buckets, stats.sums[BY_KEY[key].source] * scale)
         yield family
+
+
+def _escape(value: str) -> str:
+    return value.replace("\\", r"\\").replace("\n", r"\n").replace('"', r'\"')
+
+
+def _histogram_text(stages: Mapping[int, ClassicStats], common: list[str]) -> str:
+    """What ``generate_latest`` makes of ``_histograms``, with each label string built once."""
+    labels = {**dict(zip(COMMON_LABELS, common, strict=True)), "stage": ""}
+    out: list[str] = []
+    for key, (name, help_text) in HISTOGRAMS.items():
+        les, scale = _les(key)
+        out.append(f"# HELP {name} {help_text}\n# TYPE {name} histogram\n")
+        for stage, stats in sorted(stages.items()):
+            labels["stage"] = str(stage)
+            base = ",".join(f'{k}="{_escape(v)}"' for k, v in sorted(labels.items()))
+            cumulative = stats.cumulative(key)
+            # "le" sorts before every other label name, as generate_latest orders them.
+            # Go's float format is "<n>.0" below 1e6 (then "1.2e+06"): the common case, inlined.
+            out += [f'{name}_bucket{{le="{le}",{base}}} {n}.0\n' if n < 1_000_000 else
+                    f'{name}_bucket{{le="{le}",{base}}} {_go_float(n)}\n'
+                    for le, n in zip(les, cumulative, strict=True)]
+            out.append(f"{name}_count{{{base}}} {_go_float(cumulative[-1])}\n")
+            out.append(f"{name}_sum{{{base}}} {_go_float(stats.sums[BY_KEY[key].source] * scale)}\n")
+    return "".join(out)
 
 
 def _counters(stages: Mapping[int, ClassicStats], common: list[str]) -> Iterator[Metric]:
     names = [*COMMON_LABELS, "stage"]
-    requests = CounterMetricFamily("llmload_requests", "Finished requests by outcome (every phase).",
-                                   labels=[*names, "outcome"])
-    prompt = CounterMetricFamily("llmload_prompt_tokens", "Prompt tokens, from usage where the "
-                                 "server sent it.", labels=names)
-    generation = CounterMetricFamily("llmload_generation_tokens", "Output tokens of every "
-                                     "finished request.", labels=names)
+    requests = CounterMetricFamily("llmload_requests", "Requests by outcome.", labels=[*names, "outcome"])
+    prompt = CounterMetricFamily("llmload_prompt_tokens", "Prompt tokens (server usage).", labels=names)
+    generation = CounterMetricFamily("llmload_generation_tokens", "Output tokens.", labels=names)
     for stage, stats in sorted(stages.items()):
         values = [*common, str(stage)]
         extra = sorted(set(stats.outcomes) - set(OUTCOMES))
@@ -178,15 +189,48 @@ def make_registry(source: ExportSource) -> CollectorRegistry:
 
 
 def exposition(source: ExportSource) -> bytes:
-    """The text a scrape returns, for tests and for the final push."""
+    """The reference text of a scrape (prometheus_client's own rendering): tests, the final push."""
     return generate_latest(make_registry(source))
+
+
+@dataclass(frozen=True, slots=True)
+class _Built:  # the Collector protocol over families already built
+    families: Iterator[Metric]
+
+    def collect(self) -> Iterator[Metric]:
+        return self.families
+
+
+def render(source: ExportSource) -> bytes:
+    """Byte-identical to ``exposition(source)``, ~6x faster: what the endpoint serves."""
+    families, common, stages = _families(source, histograms=False)
+    return generate_latest(_Built(families)) + _histogram_text(stages, common).encode()
+
+
+class _Server(ThreadingMixIn, WSGIServer):
+    daemon_threads = True  # a scrape in progress never holds the process open
+
+
+class _QuietHandler(WSGIRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:  # a line per scrape would bury the run's
+        pass
+
+
+def _app(source: ExportSource) -> Callable[[dict[str, Any], Any], list[bytes]]:
+    def app(_environ: dict[str, Any], start_response: Any) -> list[bytes]:  # any path, as upstream
+        body = render(source)
+        start_response("200 OK", [("Content-Type", CONTENT_TYPE_LATEST),
+                                  ("Content-Length", str(len(body)))])
+        return [body]
+
+    return app
 
 
 @dataclass(slots=True)
 class ExporterHandle:
     server: WSGIServer
     thread: Thread
-    registry: CollectorRegistry
+    registry: CollectorRegistry  # the same metrics as a registry: for a push, or a test
 
     @property
     def port(self) -> int:
@@ -198,9 +242,11 @@ class ExporterHandle:
         self.thread.join(timeout=5)
 
 
-def start_exporter(config: ExporterConfig, source: ExportSource,
-                   registry: CollectorRegistry | None = None) -> ExporterHandle:
-    """Serve ``source`` on ``config.host:config.port`` (port 0 here: any free port)."""
-    registry = registry if registry is not None else make_registry(source)
-    server, thread = start_http_server(config.port, config.host, registry=registry)
-    return ExporterHandle(server, thread, registry)
+def start_exporter(config: ExporterConfig, source: ExportSource) -> ExporterHandle:
+    """Serve ``source`` on ``config.host:config.port`` (port 0 here: any free port) on a thread."""
+    family = socket.AF_INET6 if ":" in config.host else socket.AF_INET
+    server_class = type("Server", (_Server,), {"address_family": family})
+    server: WSGIServer = make_server(config.host, config.port, _app(source), server_class, _QuietHandler)
+    thread = Thread(target=server.serve_forever, name="llmload-exporter", daemon=True)
+    thread.start()
+    return ExporterHandle(server, thread, make_registry(source))

@@ -69,55 +69,59 @@ TOKENS_PER_EVENT = (1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 16, 32, 64, 128)
 
 @dataclass(frozen=True, slots=True)
 class Buckets:
-    """One exported histogram: ``key`` names it, ``source`` is the sample stream it counts."""
+    """One exported histogram: ``name`` in Prometheus, ``source`` the sample stream it counts."""
 
     key: str
+    name: str
     source: str
     bounds: tuple[int, ...]  # inclusive upper bounds (``le``), ascending; +Inf is implicit
     seconds: bool  # samples are ns, exported in seconds; else plain counts
 
 
+_P = "llmload_"
 SPECS: tuple[Buckets, ...] = (
     # vLLM's TTFT list is already finer than 1-2-5 from 1 ms to 100 ms: no fine sibling needed.
-    Buckets("ttft", "ttft", VLLM_TTFT_NS, True),
-    Buckets("ttfot", "ttfot", VLLM_TTFT_NS, True),
-    Buckets("itl", "itl", VLLM_ITL_NS, True),
-    Buckets("itl_fine", "itl", FINE_NS, True),
-    Buckets("tpot", "tpot", VLLM_ITL_NS, True),
-    Buckets("tpot_fine", "tpot", FINE_NS, True),
+    Buckets("ttft", f"{_P}time_to_first_token_seconds", "ttft", VLLM_TTFT_NS, True),
+    Buckets("ttfot", f"{_P}time_to_first_output_token_seconds", "ttfot", VLLM_TTFT_NS, True),
+    Buckets("itl", f"{_P}inter_token_latency_seconds", "itl", VLLM_ITL_NS, True),
+    Buckets("itl_fine", f"{_P}inter_token_latency_fine_seconds", "itl", FINE_NS, True),
+    Buckets("tpot", f"{_P}request_time_per_output_token_seconds", "tpot", VLLM_ITL_NS, True),
+    Buckets("tpot_fine", f"{_P}request_time_per_output_token_fine_seconds", "tpot", FINE_NS, True),
     # vLLM's E2E list starts at 300 ms: every short request would share one bucket.
-    Buckets("e2e", "e2e", VLLM_E2E_NS, True),
-    Buckets("e2e_fine", "e2e", FINE_NS, True),
+    Buckets("e2e", f"{_P}e2e_request_latency_seconds", "e2e", VLLM_E2E_NS, True),
+    Buckets("e2e_fine", f"{_P}e2e_request_latency_fine_seconds", "e2e", FINE_NS, True),
     # vLLM's client calls the chunk gap ITL, and the server's ITL is per engine step: overlayable.
-    Buckets("chunk_gap", "chunk_gap", VLLM_ITL_NS, True),
-    Buckets("chunk_gap_fine", "chunk_gap", FINE_NS, True),
+    Buckets("chunk_gap", f"{_P}chunk_gap_seconds", "chunk_gap", VLLM_ITL_NS, True),
+    Buckets("chunk_gap_fine", f"{_P}chunk_gap_fine_seconds", "chunk_gap", FINE_NS, True),
     # Client queueing has no server counterpart (vLLM's queue time is the server's own wait).
-    Buckets("queue", "queue", FINE_NS, True),
-    Buckets("tokens_per_event", "tokens_per_event", TOKENS_PER_EVENT, False),
-    Buckets("prompt_tokens", "prompt_tokens", TOKENS, False),
-    Buckets("generation_tokens", "generation_tokens", TOKENS, False),
+    Buckets("queue", f"{_P}client_queue_seconds", "queue", FINE_NS, True),
+    Buckets("tokens_per_event", f"{_P}tokens_per_event", "tokens_per_event", TOKENS_PER_EVENT, False),
+    Buckets("prompt_tokens", f"{_P}request_prompt_tokens", "prompt_tokens", TOKENS, False),
+    Buckets("generation_tokens", f"{_P}request_generation_tokens", "generation_tokens", TOKENS, False),
 )
-SOURCES: tuple[str, ...] = tuple(dict.fromkeys(spec.source for spec in SPECS))
 BY_KEY = {spec.key: spec for spec in SPECS}
+SOURCES: tuple[str, ...] = tuple(dict.fromkeys(spec.source for spec in SPECS))
+# Each stream is counted once, into the union of its exported lists: one bisect per sample
+# however many lists it is exported with. Every exported bound is a union bound, so each
+# exported ``le`` count is an exact sum of union buckets.
+UNION: dict[str, tuple[int, ...]] = {
+    source: tuple(sorted({b for spec in SPECS if spec.source == source for b in spec.bounds}))
+    for source in SOURCES
+}
 
 
 class ClassicStats:
     """One stage's exact classic histograms and counters; see the module docstring."""
 
-    __slots__ = ("_by_source", "counts", "generation_tokens_total", "outcomes",
-                 "prompt_tokens_total", "sums")  # fmt: skip
+    __slots__ = ("counts", "generation_tokens_total", "outcomes", "prompt_tokens_total", "sums")
 
     def __init__(self) -> None:
-        self.counts: dict[str, list[int]] = {s.key: [0] * (len(s.bounds) + 1) for s in SPECS}
+        # Per stream: samples per union bucket, the last one above every bound (+Inf).
+        self.counts: dict[str, list[int]] = {src: [0] * (len(b) + 1) for src, b in UNION.items()}
         self.sums: dict[str, int] = dict.fromkeys(SOURCES, 0)
         self.outcomes: Counter[str] = Counter()
         self.prompt_tokens_total = 0
         self.generation_tokens_total = 0
-        # Per stream, the (bounds, counts) pairs to bisect into: built once, not per sample.
-        self._by_source: dict[str, tuple[tuple[tuple[int, ...], list[int]], ...]] = {
-            source: tuple((s.bounds, self.counts[s.key]) for s in SPECS if s.source == source)
-            for source in SOURCES
-        }
 
     def add(self, r: RequestRecord) -> None:
         self.outcomes[r.outcome] += 1
@@ -135,30 +139,34 @@ class ClassicStats:
         observe("tpot", None if tpot is None else round(tpot))
         observe("prompt_tokens", r.prompt_tokens)
         observe("generation_tokens", r.output_tokens)
-        self._observe_stream("itl", derive.itl_samples(r))
-        self._observe_stream("chunk_gap", ((g, 1) for g in derive.chunk_gaps(r)))
-        self._observe_stream("tokens_per_event", ((t, 1) for t in r.event_tokens[1:]))
+        self._observe_weighted("itl", derive.itl_samples(r))
+        self._observe_each("chunk_gap", derive.chunk_gaps(r))
+        self._observe_each("tokens_per_event", r.event_tokens[1:])
 
     def _observe(self, source: str, value: int | None) -> None:
-        if value is None:
-            return
-        for bounds, counts in self._by_source[source]:
-            counts[bisect_left(bounds, value)] += 1
-        self.sums[source] += value
+        if value is not None:
+            self.counts[source][bisect_left(UNION[source], value)] += 1
+            self.sums[source] += value
 
-    def _observe_stream(self, source: str, samples: Iterable[tuple[int, int]]) -> None:
-        """``samples`` yields ``(value, times)``: ``times`` equal samples of ``value``."""
-        pairs = self._by_source[source]
-        total = 0
+    # The two loops below run per token or per read: the hot part of ``add``, kept bare.
+    def _observe_weighted(self, source: str, samples: Iterable[tuple[int, int]]) -> None:
+        """``samples`` yields ``(value, times)``: ``times`` samples equal to ``value``."""
+        bounds, counts, total = UNION[source], self.counts[source], 0
         for value, times in samples:
-            for bounds, counts in pairs:
-                counts[bisect_left(bounds, value)] += times
+            counts[bisect_left(bounds, value)] += times
             total += value * times
         self.sums[source] += total
 
+    def _observe_each(self, source: str, samples: Iterable[int]) -> None:
+        bounds, counts, total = UNION[source], self.counts[source], 0
+        for value in samples:
+            counts[bisect_left(bounds, value)] += 1
+            total += value
+        self.sums[source] += total
+
     def merge(self, other: ClassicStats) -> None:
-        for key, counts in other.counts.items():
-            mine = self.counts[key]
+        for source, counts in other.counts.items():
+            mine = self.counts[source]
             for i, n in enumerate(counts):
                 mine[i] += n
         for source, total in other.sums.items():
@@ -168,22 +176,23 @@ class ClassicStats:
         self.generation_tokens_total += other.generation_tokens_total
 
     def cumulative(self, key: str) -> list[int]:
-        """The ``le`` counts of histogram ``key``, one per bound, then +Inf (the total)."""
-        out, running = [], 0
-        for n in self.counts[key]:
+        """The ``le`` counts of exported histogram ``key``: one per bound, then +Inf (the total)."""
+        spec = BY_KEY[key]
+        union, running, at = UNION[spec.source], 0, {}
+        for bound, n in zip(union, self.counts[spec.source], strict=False):
             running += n
-            out.append(running)
-        return out
+            at[bound] = running
+        return [at[bound] for bound in spec.bounds] + [sum(self.counts[spec.source])]
 
     def to_dict(self) -> dict[str, Any]:
-        """Compact and msgpack/JSON-safe: empty histograms and trailing zero counts left out."""
+        """Compact and msgpack/JSON-safe: empty streams and trailing zero counts left out."""
         hist: dict[str, list[int]] = {}
-        for key, counts in self.counts.items():
+        for source, counts in self.counts.items():
             end = len(counts)
             while end and not counts[end - 1]:
                 end -= 1
             if end:
-                hist[key] = counts[:end]
+                hist[source] = counts[:end]
         return {"layout": LAYOUT, "h": hist, "s": {k: v for k, v in self.sums.items() if v},
                 "o": dict(self.outcomes), "pt": self.prompt_tokens_total,
                 "gt": self.generation_tokens_total}
@@ -194,10 +203,10 @@ class ClassicStats:
             raise ValueError(f"classic bucket layout {d.get('layout')!r} != {LAYOUT}: "
                              "workers and master run different llmload versions")
         stats = cls()
-        for key, counts in d["h"].items():
-            mine = stats.counts[key]
+        for source, counts in d["h"].items():
+            mine = stats.counts[source]
             if len(counts) > len(mine):
-                raise ValueError(f"{key}: {len(counts)} bucket counts for {len(mine)} buckets")
+                raise ValueError(f"{source}: {len(counts)} bucket counts for {len(mine)} buckets")
             mine[: len(counts)] = [int(n) for n in counts]
         for source, total in d["s"].items():
             stats.sums[source] = int(total)

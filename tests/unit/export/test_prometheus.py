@@ -25,6 +25,7 @@ from llmload.export.prometheus import (
     LlmloadCollector,
     exposition,
     make_registry,
+    render,
     start_exporter,
 )
 from llmload.metrics.catalog import CATALOG
@@ -163,6 +164,22 @@ def test_promtool_check_metrics_is_clean(tmp_path: Path) -> None:
     assert done.returncode == 0 and not done.stdout and not done.stderr, done
 
 
+def test_fast_rendering_is_byte_identical_to_prometheus_clients() -> None:
+    rng = random.Random(4)
+    big = ClassicStats()
+    for r in synthetic_records(rng, 40):
+        big.add(r)
+    for _ in range(15):  # counts past 1e6 switch to Go's exponent notation ("1.2e+06")
+        big.merge(big)
+    odd = FakeSource()
+    odd.labels = lambda: {"target": 'http://h"\\x\nq', "model": "m/ü", "scenario": "", "run_id": "r"}  # type: ignore[method-assign]
+    cases = [FakeSource(), source_with({0: synthetic_records(rng, 60), 2: [], 11: synthetic_records(rng, 5)}),
+             FakeSource(stages={0: big}), odd]
+    for source in cases:
+        assert render(source) == exposition(source)
+    assert b"e+0" in render(cases[2])
+
+
 def test_served_over_http_on_a_free_port() -> None:
     source = source_with({0: synthetic_records(random.Random(3), 20)})
     handle = start_exporter(ExporterConfig(port=0), source)
@@ -170,7 +187,7 @@ def test_served_over_http_on_a_free_port() -> None:
         assert handle.port > 0
         with urllib.request.urlopen(f"http://127.0.0.1:{handle.port}/metrics", timeout=5) as resp:
             body = resp.read()
-        assert body == exposition(source)
+        assert body == exposition(source) == render(source)
         source.values["users"] = 99  # read at scrape time, not at start
         with urllib.request.urlopen(f"http://127.0.0.1:{handle.port}/metrics", timeout=5) as resp:
             assert one(samples(resp.read()), "llmload_users") == 99
