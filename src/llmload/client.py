@@ -90,6 +90,7 @@ class ChatClient:
             scheduled_ns=now if scheduled_ns is None else scheduled_ns,
             prompt_tokens_requested=prompt.prompt_tokens_requested,
             max_tokens=prompt.max_tokens,
+            labels=prompt.labels,
         )
         recorder = ResponseRecorder(record, self._timeouts)
         if active is not None:

@@ -66,6 +66,7 @@ class RequestRecord:
     token_source: TokenSource = TokenSource.ESTIMATED
     events: int = 0
     reads: int = 0
+    labels: tuple[tuple[str, str], ...] = ()  # workload labels, e.g. (("group", "2"), ("turn", "3"))
     event_ns: array[int] = field(default_factory=lambda: array("q"))
     event_tokens: array[int] = field(default_factory=lambda: array("l"))
 
@@ -107,6 +108,7 @@ class RequestRecord:
             "first_output_ns": self.first_output_ns,
             "last_token_ns": self.last_token_ns,
             "done_ns": self.done_ns,
+            "labels": dict(self.labels),
             "event_ns": self.event_ns.tolist(),
             "event_tokens": self.event_tokens.tolist(),
         }

@@ -114,6 +114,8 @@ def stage_summary(
     }
     for key in ("ttft", "ttfot", "itl", "tpot", "e2e", "e2e_scheduled", "chunk_gap", "connect", "queue"):
         stage[f"{key}_ms"] = latency_ms(h[key])
+    stage["ttft_ms_by_label"] = {label: latency_ms(hist)
+                                 for label, hist in sorted(stats.ttft_by_label.items())}
     return stage
 
 

@@ -55,6 +55,8 @@ class StageStats:
     outcomes: Counter[str] = field(default_factory=Counter)
     finish_reasons: Counter[str] = field(default_factory=Counter)
     token_sources: Counter[str] = field(default_factory=Counter)
+    # TTFT per workload label ("group=2", "turn=3"): prefix-cache groups, conversation turns
+    ttft_by_label: dict[str, LogHistogram] = field(default_factory=dict)
 
     def add(self, r: RequestRecord, window: Window) -> None:
         c = self.counts
@@ -108,6 +110,10 @@ class StageStats:
         ):
             if value is not None:
                 h[key].add(value)
+        ttft = derive.ttft_ns(r)
+        if ttft is not None:
+            for name, value in r.labels:
+                self.ttft_by_label.setdefault(f"{name}={value}", LogHistogram()).add(ttft)
         tpot = derive.tpot_ns(r)
         if tpot is not None:
             h["tpot"].add(round(tpot))
@@ -131,6 +137,8 @@ class StageStats:
         self.outcomes.update(other.outcomes)
         self.finish_reasons.update(other.finish_reasons)
         self.token_sources.update(other.token_sources)
+        for label, h in other.ttft_by_label.items():
+            self.ttft_by_label.setdefault(label, LogHistogram()).merge(h)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -139,6 +147,7 @@ class StageStats:
             "outcomes": dict(self.outcomes),
             "finish_reasons": dict(self.finish_reasons),
             "token_sources": dict(self.token_sources),
+            "ttft_by_label": {label: h.to_dict() for label, h in self.ttft_by_label.items()},
         }
 
     @classmethod
@@ -150,4 +159,6 @@ class StageStats:
         stats.outcomes.update(d["outcomes"])
         stats.finish_reasons.update(d["finish_reasons"])
         stats.token_sources.update(d["token_sources"])
+        stats.ttft_by_label = {k: LogHistogram.from_dict(h)
+                               for k, h in d.get("ttft_by_label", {}).items()}
         return stats

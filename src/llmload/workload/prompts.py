@@ -64,6 +64,8 @@ class Prompt:
     prompt_tokens_requested: int | None  # None where nothing asked for a length (datasets)
     max_tokens: int | None  # this request's output length, after jitter; None: server decides
     source: str  # "synthetic" or the dataset's file name
+    # bounded workload labels carried to the record, e.g. (("group", "2"),) or (("turn", "3"),)
+    labels: tuple[tuple[str, str], ...] = ()
 
 
 class PromptSource(Protocol):
