@@ -112,8 +112,8 @@ class StageStats:
                 h[key].add(value)
         ttft = derive.ttft_ns(r)
         if ttft is not None:
-            for name, value in r.labels:
-                self.ttft_by_label.setdefault(f"{name}={value}", LogHistogram()).add(ttft)
+            for name, label in r.labels:
+                self.ttft_by_label.setdefault(f"{name}={label}", LogHistogram()).add(ttft)
         tpot = derive.tpot_ns(r)
         if tpot is not None:
             h["tpot"].add(round(tpot))
