@@ -47,6 +47,7 @@ class SimProcess:
     def __init__(self, popen: subprocess.Popen[bytes], url: str, stderr: IO[bytes]) -> None:
         self._popen = popen
         self._stderr = stderr
+        self._stderr_seen = ""
         assert popen.stdout is not None
         self._drain = threading.Thread(target=_drain, args=(popen.stdout,), daemon=True)
         self._drain.start()
@@ -84,10 +85,15 @@ class SimProcess:
         self._drain.join(1.0)  # the child is gone: the pipe is at EOF
         if self._popen.stdout is not None:
             self._popen.stdout.close()
-        self._stderr.close()
+        if not self._stderr.closed:
+            self._stderr_seen = self.stderr_text()
+            self._stderr.close()
         return self._popen.returncode
 
     def stderr_text(self) -> str:
+        """What the simulator wrote to stderr (warnings, tracebacks), also after ``stop``."""
+        if self._stderr.closed:
+            return self._stderr_seen
         self._stderr.seek(0)
         return self._stderr.read().decode(errors="replace")
 
