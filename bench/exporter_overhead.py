@@ -3,17 +3,17 @@
     .venv/bin/python bench/exporter_overhead.py [--repeats 5] [--seconds 20] [--users 100]
                                                 [--smoke] [--out bench/results/exporter_overhead.json]
 
-One simulator (``--ttft-ms 20 --step-ms 10``: 100 events/s per stream, so ~10k events/s at 100
-users) serves a headless single-process ``locust -f locustfiles/chat.py`` run, alternately with
-``--prometheus-port`` (and this script scraping ``/metrics`` every second, as Prometheus would)
-and without it. The Locust process's CPU comes from ``/proc`` (psutil) over a window that starts
-after the ramp-up and ends before the stop, and is divided by the events the simulator wrote in
-that window (its ``/sim/counters``), so a run that happened to get fewer events is not read as
-cheaper. The result is the ratio of the medians, exporter on / off, over the repeats; runs
-alternate on/off so a drifting machine affects both alike.
+Two simulators (``--ttft-ms 20 --step-ms 10``: 100 events/s per stream, so ~10k events/s at 100
+users each) serve two headless single-process ``locust -f locustfiles/chat.py`` runs side by
+side: one with ``--prometheus-port`` (and this script scraping its ``/metrics`` every second, as
+Prometheus would), one without. Running the pair at the same time puts the machine's noise on
+both alike; which simulator and start slot gets the exporter alternates between repeats. Each
+Locust process's CPU comes from ``/proc`` (psutil) over a window after the ramp-up and before
+the stop, divided by the events its simulator wrote meanwhile (``/sim/counters``), so a run that
+got fewer events is not read as cheaper. Reported: the ratio of the medians (on / off) over the
+repeats, and the median of the paired ratios.
 
-``--smoke`` (CI) is one pair of 6-second runs and writes nothing unless ``--out`` is given.
-"""
+``--smoke`` (CI) is one pair of 6-second runs and writes nothing unless ``--out`` is given."""
 
 from __future__ import annotations
 
@@ -56,7 +56,8 @@ def _scrape_every_second(port: int, stop: threading.Event, counts: dict[str, int
                 counts["bytes"] = len(resp.read())
                 counts["ok"] += 1
         except OSError:
-            counts["failed"] += 1
+            # Before the first answer the endpoint is not up yet (Locust still starting).
+            counts["failed"] += 1 if counts["ok"] else 0
 
 
 def _cpu_s(process: psutil.Process) -> float:
@@ -64,45 +65,72 @@ def _cpu_s(process: psutil.Process) -> float:
     return float(times.user + times.system)
 
 
-def one_run(sim: SimProcess, users: int, seconds: float, exporter: bool, results: Path) -> dict[str, Any]:
-    port = _free_port()
-    command = [sys.executable, "-m", "locust", "-f", str(REPO / "locustfiles" / "chat.py"), "--headless",
-               "-u", str(users), "-r", str(users), "-t", f"{round(seconds)}s", "--host", sim.url,
-               "--max-tokens", "200", "--ignore-eos", "--results-dir", str(results), "--only-summary",
-               "--loglevel", "WARNING", *(["--prometheus-port", str(port)] if exporter else [])]
-    scrapes = {"ok": 0, "failed": 0, "bytes": 0}
-    stop = threading.Event()
-    proc = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    scraper = threading.Thread(target=_scrape_every_second, args=(port, stop, scrapes), daemon=True)
-    if exporter:
-        scraper.start()
-    try:
-        locust = psutil.Process(proc.pid)
-        time.sleep(RAMP_S)
-        cpu0, events0, t0 = _cpu_s(locust), sim.counters()["events_written_total"], time.monotonic()
-        time.sleep(seconds - RAMP_S - TAIL_S)
-        cpu1, events1, t1 = _cpu_s(locust), sim.counters()["events_written_total"], time.monotonic()
-    finally:
-        stop.set()
-        _out, err = proc.communicate(timeout=300)
-    if proc.returncode != 0:
-        raise SystemExit(f"locust failed ({proc.returncode}): {err.decode()[-2000:]}")
-    events = events1 - events0
-    return {"exporter": exporter, "window_s": round(t1 - t0, 3), "events": events,
-            "events_per_s": round(events / (t1 - t0)), "cpu_s": round(cpu1 - cpu0, 3),
-            "cpu_share": round((cpu1 - cpu0) / (t1 - t0), 4),
-            "cpu_us_per_event": round(1e6 * (cpu1 - cpu0) / max(events, 1), 3),
-            "scrapes_ok": scrapes["ok"], "scrapes_failed": scrapes["failed"],
-            "exposition_bytes": scrapes["bytes"]}
+class Run:
+    """One headless single-process Locust run against its own simulator, exporter on or off."""
+
+    def __init__(self, sim: SimProcess, args: argparse.Namespace, seconds: float, exporter: bool,
+                 results: Path) -> None:
+        self.sim, self.exporter, port = sim, exporter, _free_port()
+        command = [sys.executable, "-m", "locust", "-f", str(args.locustfile), "--headless",
+                   "-u", str(args.users), "-r", str(args.users), "-t", f"{round(seconds)}s",
+                   "--host", sim.url, "--max-tokens", "200", "--ignore-eos", "--results-dir",
+                   str(results), "--only-summary", "--loglevel", "WARNING",
+                   *(["--prometheus-port", str(port)] if exporter else [])]
+        self.scrapes = {"ok": 0, "failed": 0, "bytes": 0}
+        self.stop = threading.Event()
+        self.proc = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.locust = psutil.Process(self.proc.pid)
+        if exporter:
+            threading.Thread(target=_scrape_every_second, args=(port, self.stop, self.scrapes),
+                             daemon=True).start()
+        self.marks: list[tuple[float, int, float]] = []
+
+    def mark(self) -> None:
+        """CPU seconds of the Locust process, events the simulator wrote, now."""
+        self.marks.append((_cpu_s(self.locust), self.sim.counters()["events_written_total"],
+                           time.monotonic()))
+
+    def finish(self) -> dict[str, Any]:
+        self.stop.set()
+        _out, err = self.proc.communicate(timeout=300)
+        if self.proc.returncode != 0:
+            raise SystemExit(f"locust failed ({self.proc.returncode}): {err.decode()[-2000:]}")
+        (cpu0, events0, t0), (cpu1, events1, t1) = self.marks
+        events, cpu = events1 - events0, cpu1 - cpu0
+        return {"exporter": self.exporter, "window_s": round(t1 - t0, 3), "events": events,
+                "events_per_s": round(events / (t1 - t0)), "cpu_s": round(cpu, 3),
+                "cpu_share": round(cpu / (t1 - t0), 4),
+                "cpu_us_per_event": round(1e6 * cpu / max(events, 1), 3),
+                "scrapes_ok": self.scrapes["ok"], "scrapes_failed": self.scrapes["failed"],
+                "exposition_bytes": self.scrapes["bytes"]}
+
+
+def pair(sims: tuple[SimProcess, SimProcess], args: argparse.Namespace, seconds: float,
+         on_first: bool, results: Path) -> list[dict[str, Any]]:
+    """Exporter on and off side by side, so the machine's noise falls on both alike."""
+    runs = [Run(sims[i], args, seconds, exporter=(i == 0) == on_first, results=results / str(i))
+            for i in range(2)]
+    time.sleep(RAMP_S)
+    for run in runs:
+        run.mark()
+    time.sleep(seconds - RAMP_S - TAIL_S)
+    for run in runs:
+        run.mark()
+    return [run.finish() for run in runs]
 
 
 def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
     on = [r["cpu_us_per_event"] for r in runs if r["exporter"]]
     off = [r["cpu_us_per_event"] for r in runs if not r["exporter"]]
+    paired = []
+    for a, b in zip(runs[::2], runs[1::2], strict=True):
+        with_exporter, without = (a, b) if a["exporter"] else (b, a)
+        paired.append(with_exporter["cpu_us_per_event"] / without["cpu_us_per_event"])
     ratio = statistics.median(on) / statistics.median(off)
     return {"median_cpu_us_per_event_on": statistics.median(on),
             "median_cpu_us_per_event_off": statistics.median(off),
             "ratio_on_off": round(ratio, 4), "added_percent": round(100 * (ratio - 1), 2),
+            "median_paired_ratio": round(statistics.median(paired), 4),
             "exporter_served": all(r["scrapes_ok"] > 0 and not r["scrapes_failed"]
                                    for r in runs if r["exporter"])}
 
@@ -118,17 +146,18 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5, help="pairs of runs, exporter on and off")
     parser.add_argument("--seconds", type=float, default=20.0, help="length of each Locust run")
     parser.add_argument("--users", type=int, default=100)
+    parser.add_argument("--locustfile", type=Path, default=REPO / "locustfiles" / "chat.py")
     parser.add_argument("--smoke", action="store_true", help="one pair of 6 s runs (CI)")
     parser.add_argument("--out", type=Path, help=f"result JSON (default {DEFAULT_OUT} unless --smoke)")
     args = parser.parse_args()
     repeats, seconds = (1, 6.0) if args.smoke else (args.repeats, args.seconds)
     runs: list[dict[str, Any]] = []
-    with tempfile.TemporaryDirectory() as tmp, start_sim(["--ttft-ms", "20", "--step-ms", "10"]) as sim:
+    sim_args = ["--ttft-ms", "20", "--step-ms", "10"]
+    with tempfile.TemporaryDirectory() as tmp, start_sim(sim_args) as sim_a, start_sim(sim_args) as sim_b:
         for i in range(repeats):
-            order = (True, False) if i % 2 == 0 else (False, True)
-            for exporter in order:
-                runs.append(one_run(sim, args.users, seconds, exporter, Path(tmp)))
-                print(json.dumps(runs[-1]), flush=True)
+            # Alternate which simulator and which start slot gets the exporter.
+            runs += pair((sim_a, sim_b), args, seconds, on_first=i % 2 == 0, results=Path(tmp))
+            print(json.dumps(runs[-2:]), flush=True)
     result = {
         "benchmark": "exporter_overhead",
         "command": " ".join(["python", "bench/exporter_overhead.py", *sys.argv[1:]]),
