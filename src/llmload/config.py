@@ -15,6 +15,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from llmload.errors import ConfigError
 from llmload.metrics.slo import SloRule
 from llmload.recorder import Timeouts
+from llmload.workload.conversations import ConversationSpec
+from llmload.workload.lengths import Length
+from llmload.workload.prefixes import PrefixSpec
 
 if TYPE_CHECKING:
     from llmload.transport.factory import TransportConfig
@@ -39,12 +42,31 @@ class RequestConfig:
 
 @dataclass(frozen=True, slots=True)
 class WorkloadConfig:
-    prompt_tokens: int = 128
-    max_tokens: int | None = 128
+    """What the requests ask (docs/workloads.md): lengths, prompts, prefixes, conversations."""
+
+    prompt_tokens: int = 128  # fixed length; with prompt_lengths, the largest a prompt asks
+    max_tokens: int | None = 128  # the same for outputs (lost-worker bounds use the largest)
     output_jitter: float = 0.0
     dataset: str | None = None
     seed: int = 0
     prefix_cache: bool = False
+    # --prompt-tokens / --max-tokens given as a distribution; None: the fixed length above
+    prompt_lengths: Length | None = None
+    output_lengths: Length | None = None
+    max_length: int = 32768  # the cap of normal and lognormal draws without their own
+    prefix: PrefixSpec = field(default_factory=PrefixSpec)
+    conversation: ConversationSpec = field(default_factory=ConversationSpec)
+
+    def __post_init__(self) -> None:
+        if self.output_lengths is not None and self.output_jitter:
+            problem = "applies to a fixed --max-tokens only: give the spread in the distribution"
+            raise ConfigError("--output-jitter", self.output_jitter, problem)
+        if self.dataset is not None and self.prompt_lengths is not None:
+            problem = "the dataset gives the prompts: a prompt length distribution has no effect"
+            raise ConfigError("--prompt-tokens", self.prompt_lengths, problem)
+        if self.prefix_cache and self.prefix.groups:
+            problem = "--prefix-cache shares whole prompts, --prefix-groups system prompts: pick one"
+            raise ConfigError("--prefix-groups", self.prefix.groups, problem)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,12 +87,27 @@ class PhaseConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class OpenLoopConfig:
+    """Open-loop arrivals (``OpenLoopUser``): a request rate instead of a user count."""
+
+    rate: float | None = None  # requests per second over the whole fleet
+    arrival: str = "poisson"  # constant | poisson | gamma
+    burstiness: float = 1.0
+    max_in_flight: int = 1024  # arrivals beyond it wait in the client (queue time grows)
+
+    def __post_init__(self) -> None:
+        if self.max_in_flight < 1:
+            raise ConfigError("--max-in-flight", self.max_in_flight, "must be >= 1")
+
+
+@dataclass(frozen=True, slots=True)
 class SweepConfig:
     """Used when the locustfile has a SweepShape: one stage per level (times ``repeat``)."""
 
     levels: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64, 128)
     window_s: float = 30.0
     repeat: int = 1
+    rates: tuple[float, ...] = ()  # open-loop request-rate levels instead of concurrency levels
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +160,7 @@ class RunConfig:
     transport: TransportConfig
     sweep: SweepConfig = field(default_factory=SweepConfig)
     exporter: ExporterConfig = field(default_factory=ExporterConfig)
+    open_loop: OpenLoopConfig = field(default_factory=OpenLoopConfig)
     fleet: FleetConfig = field(default_factory=FleetConfig)
     checks: ChecksConfig = field(default_factory=ChecksConfig)
     results_dir: str = "results"
@@ -148,6 +186,7 @@ class RunConfig:
             "phases": asdict(self.phases),
             "sweep": asdict(self.sweep),
             "exporter": asdict(self.exporter),
+            "open_loop": asdict(self.open_loop),
             "fleet": asdict(self.fleet),
             "checks": {"slo": [rule.text for rule in self.checks.slo],
                        "max_error_rate": self.checks.max_error_rate,

@@ -37,8 +37,11 @@ class StagePlan:
     warmup_requests: int | None = None  # None: the stage's concurrency
     warmup_s: float = 0.0
     drain_s: float = 120.0
+    rate: float | None = None  # open loop: requests per second; ``concurrency`` caps in-flight
 
     def __post_init__(self) -> None:
+        if self.rate is not None and not self.rate > 0:
+            raise ConfigError("--rates", self.rate, "request rates must be > 0")
         if self.concurrency < 1:
             raise ConfigError("--levels", self.concurrency, "concurrency levels must be >= 1")
         if self.window_s <= 0:
@@ -46,7 +49,15 @@ class StagePlan:
 
     @property
     def warmup_target(self) -> int:
-        return self.concurrency if self.warmup_requests is None else self.warmup_requests
+        if self.warmup_requests is not None:
+            return self.warmup_requests
+        if self.rate is not None:  # about one second of arrivals, at least one
+            return max(1, min(self.concurrency, round(self.rate)))
+        return self.concurrency
+
+    @property
+    def level(self) -> str:
+        return f"{self.rate:g} req/s" if self.rate is not None else f"concurrency {self.concurrency}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +68,7 @@ class Announcement:
     phase: StagePhase
     wall_time: float  # the announcer's time.time(), for lateness and cross-host alignment
     concurrency: int
+    rate: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,15 +80,20 @@ class Progress:
 
 
 def sweep_plans(levels: list[int], *, window_s: float, warmup_requests: int | None = None,
-                warmup_s: float = 0.0, drain_s: float = 120.0, repeat: int = 1) -> list[StagePlan]:
-    if not levels:
+                warmup_s: float = 0.0, drain_s: float = 120.0, repeat: int = 1,
+                rates: list[float] | None = None, max_in_flight: int = 1024) -> list[StagePlan]:
+    """One plan per level and repeat: concurrency levels, or request rates when given."""
+    if not levels and not rates:
         raise ConfigError("--levels", levels, "give at least one concurrency level")
     if repeat < 1:
         raise ConfigError("--repeat", repeat, "must be >= 1")
+    steps: list[tuple[int, float | None]] = (
+        [(max_in_flight, rate) for rate in rates] if rates else [(c, None) for c in levels])
     plans: list[StagePlan] = []
-    for level in levels:
+    for concurrency, rate in steps:
         for _ in range(repeat):
-            plans.append(StagePlan(len(plans), level, window_s, warmup_requests, warmup_s, drain_s))
+            plans.append(StagePlan(len(plans), concurrency, window_s, warmup_requests, warmup_s,
+                                   drain_s, rate))
     return plans
 
 
@@ -104,7 +121,7 @@ class StageController:
             return None
         if self._phase_started is None:
             self._phase_started = now
-            return Announcement(plan.index, self._phase, now, plan.concurrency)
+            return Announcement(plan.index, self._phase, now, plan.concurrency, plan.rate)
         elapsed = now - self._phase_started
         if self._phase is StagePhase.WARMUP:
             if progress.completed >= plan.warmup_target and elapsed >= plan.warmup_s:
@@ -118,7 +135,7 @@ class StageController:
             self._index += 1
             if self.current is None:
                 self._phase = StagePhase.DONE
-                return Announcement(plan.index, StagePhase.DONE, now, plan.concurrency)
+                return Announcement(plan.index, StagePhase.DONE, now, plan.concurrency, plan.rate)
             return self._enter(StagePhase.WARMUP, now)
         return None
 
@@ -127,7 +144,7 @@ class StageController:
         self._phase_started = now
         plan = self.current
         assert plan is not None
-        return Announcement(plan.index, phase, now, plan.concurrency)
+        return Announcement(plan.index, phase, now, plan.concurrency, plan.rate)
 
     def remaining_s(self, now: float) -> float:
         """A lower bound of the time left: the windows still to run."""

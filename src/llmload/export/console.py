@@ -28,7 +28,9 @@ def _counts(d: dict[str, int]) -> str:
 def render_stage(stage: dict[str, Any]) -> str:
     req = stage["requests"]
     head = f"stage {stage['index']}"
-    if stage.get("concurrency") is not None:
+    if stage.get("rate_req_per_s") is not None:
+        head += f" · open loop {stage['rate_req_per_s']:g} req/s (≤{stage['concurrency']} in flight)"
+    elif stage.get("concurrency") is not None:
         head += f" · concurrency {stage['concurrency']}"
     head += f" · window {stage['duration_s']:.1f} s"
     if stage.get("client_bound"):

@@ -188,17 +188,22 @@ def headline(stages: list[dict[str, Any]]) -> dict[str, Any]:
     """The sweep's answer: single-stream and peak tok/s, and where per-stream speed halves.
 
     Repeated levels are averaged; ``spread`` gives each level's min and max across repeats.
+    Open-loop stages are levels by request rate (``rate_req_per_s``) instead of concurrency.
     """
-    by_level: dict[int, list[dict[str, Any]]] = {}
+    by_level: dict[tuple[str, float], list[dict[str, Any]]] = {}
     for stage in stages:
-        if stage.get("concurrency") and stage.get("output_tok_per_s") is not None:
-            by_level.setdefault(stage["concurrency"], []).append(stage)
+        if stage.get("output_tok_per_s") is None:
+            continue
+        rate = stage.get("rate_req_per_s")
+        key = ("rate", rate) if rate is not None else ("concurrency", stage.get("concurrency") or 0)
+        by_level.setdefault(key, []).append(stage)
     levels = []
-    for level, group in sorted(by_level.items()):
+    for (kind, level), group in sorted(by_level.items()):
         rates = [s["output_tok_per_s"] for s in group]
         speeds = [v for v in map(_decode_tok_per_s, group) if v is not None]
         levels.append({
-            "concurrency": level,
+            "concurrency": group[0].get("concurrency") if kind == "concurrency" else None,
+            "rate_req_per_s": level if kind == "rate" else None,
             "output_tok_per_s": round(sum(rates) / len(rates), 3),
             "spread": [min(rates), max(rates)],
             "decode_tok_per_s": round(sum(speeds) / len(speeds), 3) if speeds else None,
@@ -208,12 +213,14 @@ def headline(stages: list[dict[str, Any]]) -> dict[str, Any]:
     half = None
     if single is not None and single["decode_tok_per_s"]:
         limit = single["decode_tok_per_s"] / 2
-        half = next((lv["concurrency"] for lv in levels
-                     if lv["decode_tok_per_s"] is not None and lv["decode_tok_per_s"] < limit), None)
+        half = next((lv["concurrency"] for lv in levels if lv["concurrency"] is not None
+                     and lv["decode_tok_per_s"] is not None and lv["decode_tok_per_s"] < limit),
+                    None)
     return {
         "single_stream_tok_per_s": single["output_tok_per_s"] if single else None,
         "peak_tok_per_s": peak["output_tok_per_s"] if peak else None,
         "peak_concurrency": peak["concurrency"] if peak else None,
+        "peak_rate_req_per_s": peak["rate_req_per_s"] if peak else None,
         "half_speed_concurrency": half,
         "levels": levels,
     }

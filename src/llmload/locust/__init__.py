@@ -7,7 +7,7 @@ other pure helpers stay importable in a plain process (tests, the CLI).
 
 from typing import Any
 
-__all__ = ["ChatUser", "CompletionsUser", "SweepShape", "install"]
+__all__ = ["ChatUser", "CompletionsUser", "OpenLoopUser", "SweepShape", "install"]
 
 
 def __getattr__(name: str) -> Any:
@@ -15,6 +15,10 @@ def __getattr__(name: str) -> Any:
         from llmload.locust import user
 
         return getattr(user, name)
+    if name == "OpenLoopUser":
+        from llmload.locust.openloop import OpenLoopUser
+
+        return OpenLoopUser
     if name == "SweepShape":
         from llmload.locust.shape import SweepShape
 

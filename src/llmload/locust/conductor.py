@@ -32,13 +32,11 @@ class Conductor:
         self._progress_greenlet: gevent.Greenlet[Any, None] | None = None
         self.started = time.time()
 
-    @classmethod
-    def single_stage(cls, concurrency: int, warmup_requests: int | None, warmup_s: float,
-                     announce: Callable[[Announcement], None],
-                     progress: Callable[[], Progress]) -> Conductor:
+    @staticmethod
+    def plain_run(concurrency: int, warmup_requests: int | None, warmup_s: float,
+                  rate: float | None = None) -> list[StagePlan]:
         """A plain run: one stage whose window lasts until Locust stops the test."""
-        plan = StagePlan(0, max(concurrency, 1), math.inf, warmup_requests, warmup_s, 0.0)
-        return cls([plan], announce, progress)
+        return [StagePlan(0, max(concurrency, 1), math.inf, warmup_requests, warmup_s, 0.0, rate)]
 
     def tick(self) -> Announcement | None:
         a = self.controller.tick(time.time(), self._progress())
@@ -78,7 +76,7 @@ class Conductor:
         elapsed = _clock(now - self.started)
         remaining = c.remaining_s(now)
         left = "until stopped" if math.isinf(remaining) else f"≥{_clock(remaining)} left"
-        return (f"llmload: stage {plan.index + 1}/{len(c.plans)} · concurrency {plan.concurrency}"
+        return (f"llmload: stage {plan.index + 1}/{len(c.plans)} · {plan.level}"
                 f" · {c.phase.value} · {elapsed} elapsed, {left} · ~{tok_per_s:,.0f} tok/s")
 
     def stop(self) -> None:
@@ -89,7 +87,8 @@ class Conductor:
         self._ticker = self._progress_greenlet = None
         plan = self.controller.current
         if plan is not None and self.controller.phase is StagePhase.MEASURE:
-            self._announce(Announcement(plan.index, StagePhase.DRAIN, time.time(), plan.concurrency))
+            self._announce(Announcement(plan.index, StagePhase.DRAIN, time.time(),
+                                        plan.concurrency, plan.rate))
 
 
 def _clock(seconds: float) -> str:

@@ -42,6 +42,7 @@ class WorkerView:
 @dataclass(slots=True)
 class StageMeta:
     concurrency: int
+    rate: float | None = None
     walls: dict[str, float] = field(default_factory=dict)  # phase -> master wall time
 
 
@@ -62,7 +63,7 @@ class Fleet:
         self.announcements.append((a.wall_time, a.stage, a.phase.value))
         if a.phase is StagePhase.DONE:
             return
-        meta = self.stages.setdefault(a.stage, StageMeta(a.concurrency))
+        meta = self.stages.setdefault(a.stage, StageMeta(a.concurrency, a.rate))
         meta.walls[a.phase.value] = a.wall_time
         if a.stage != self.current_stage:
             self.current_stage = a.stage
@@ -155,6 +156,7 @@ class Fleet:
                 health={w.name: w.health[index] for w in self.workers.values() if index in w.health},
                 lateness_s={w.name: w.lateness[index] for w in self.workers.values()
                             if index in w.lateness},
+                rate=meta.rate,
             ))
         return views
 

@@ -18,6 +18,7 @@ from llmload.config import (
     ChecksConfig,
     ExporterConfig,
     FleetConfig,
+    OpenLoopConfig,
     PhaseConfig,
     RequestConfig,
     RunConfig,
@@ -28,15 +29,27 @@ from llmload.errors import ConfigError
 from llmload.metrics.slo import parse_max_error_rate, parse_slo
 from llmload.recorder import Timeouts
 from llmload.transport.factory import TransportConfig
+from llmload.workload.arrivals import KINDS
+from llmload.workload.conversations import ConversationSpec
+from llmload.workload.lengths import Fixed, parse_length_spec
+from llmload.workload.prefixes import PrefixSpec
 
 # (flag, type, default, help); the env var is LLMLOAD_ + the flag upper-cased with underscores.
 _OPTIONS: tuple[tuple[str, type, Any, str], ...] = (
     ("--model", str, None, "model name to request (default: the first of /v1/models)"),
-    ("--max-tokens", int, 128, "output tokens to request per request"),
-    ("--prompt-tokens", int, 128, "length of synthetic prompts, in words (~tokens)"),
+    ("--max-tokens", str, "128", "output tokens per request: 128, uniform:64:256, normal:128:32, "
+     "lognormal:128:0.5"),
+    ("--prompt-tokens", str, "128", "synthetic prompt length in words (~tokens), fixed or a "
+     "distribution like --max-tokens"),
     ("--output-jitter", float, 0.0, "spread max-tokens uniformly by +-this fraction (seeded)"),
     ("--dataset", str, None, "JSONL of chat messages or ShareGPT JSON instead of synthetic prompts"),
     ("--seed", int, 0, "seed for prompts and lengths"),
+    ("--max-length", int, 32768, "cap of normal and lognormal length draws without their own :MAX"),
+    ("--prefix-groups", int, 0, "shared system prompts: groups of users sharing one (0: off)"),
+    ("--prefix-tokens", int, 512, "length of each shared system prompt, in words (~tokens)"),
+    ("--prefix-share", float, 1.0, "fraction of requests starting with their group's prompt"),
+    ("--turns", int, 4, "conversation scenario: turns per conversation"),
+    ("--think-time-s", float, 0.0, "conversation scenario: mean pause between turns (+-50 percent)"),
     ("--extra-body", str, None, "JSON object merged into every request body"),
     ("--extra-header", str, None, "extra request headers, 'Name: value' separated by ';'"),
     ("--api-key-env", str, "OPENAI_API_KEY", "environment variable holding the API key"),
@@ -46,6 +59,11 @@ _OPTIONS: tuple[tuple[str, type, Any, str], ...] = (
     ("--levels", str, "1,2,4,8,16,32,64,128", "sweep: concurrency levels, comma-separated"),
     ("--stage-s", float, 30.0, "sweep: measured window of each stage, in seconds"),
     ("--repeat", int, 1, "sweep: run each level this many times and report the spread"),
+    ("--rates", str, None, "sweep: open-loop request rates (req/s), comma-separated, not levels"),
+    ("--rate", float, None, "open loop (OpenLoopUser): requests per second over the whole fleet"),
+    ("--arrival", str, "poisson", "open loop: constant, poisson or gamma inter-arrival times"),
+    ("--burstiness", float, 1.0, "open loop: gamma shape (1: Poisson, <1: burstier)"),
+    ("--max-in-flight", int, 1024, "open loop: arrivals beyond this wait in the client"),
     ("--prometheus-port", int, 0, "serve live Prometheus metrics on this port (0: off)"),
     ("--prometheus-host", str, "127.0.0.1", "address the metrics endpoint binds (0.0.0.0 in pods)"),
     ("--prometheus-linger-s", float, 0.0, "keep serving metrics this long after the run ends"),
@@ -122,6 +140,18 @@ def _levels(text: str) -> tuple[int, ...]:
     return levels
 
 
+def _rates(text: str | None) -> tuple[float, ...]:
+    if not text:
+        return ()
+    try:
+        rates = tuple(float(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise ConfigError("--rates", text, "give comma-separated numbers, e.g. 1,2,5,10") from None
+    if not rates or min(rates) <= 0:
+        raise ConfigError("--rates", text, "give at least one rate, each > 0")
+    return rates
+
+
 def _positive(option: str, value: float | None) -> None:
     if value is not None and value <= 0:
         raise ConfigError(option, value, "must be greater than 0")
@@ -155,8 +185,6 @@ def to_config(opts: Any, scenario: str = "chat", host: str | None = None) -> Run
     host = host or opts.host
     if not host:
         raise ConfigError("--host", host, "give the server's base URL, e.g. http://127.0.0.1:8000")
-    for option, value in (("--max-tokens", opts.max_tokens), ("--prompt-tokens", opts.prompt_tokens)):
-        _positive(option, value)
     if not 0 <= opts.output_jitter < 1:
         raise ConfigError("--output-jitter", opts.output_jitter, "must be in [0, 1)")
     if opts.dataset is not None and not os.path.isfile(opts.dataset):
@@ -169,13 +197,20 @@ def to_config(opts: Any, scenario: str = "chat", host: str | None = None) -> Run
         extra_headers=_extra_headers(opts.extra_header),
         api_key=os.environ.get(opts.api_key_env) or None,
     )
+    prompt_lengths = parse_length_spec("--prompt-tokens", opts.prompt_tokens, cap=opts.max_length)
+    output_lengths = parse_length_spec("--max-tokens", opts.max_tokens, cap=opts.max_length)
     workload = WorkloadConfig(
-        prompt_tokens=opts.prompt_tokens,
-        max_tokens=opts.max_tokens,
+        prompt_tokens=prompt_lengths.upper,
+        max_tokens=output_lengths.upper,
         output_jitter=opts.output_jitter,
         dataset=opts.dataset,
         seed=opts.seed,
         prefix_cache=opts.prefix_cache,
+        prompt_lengths=None if isinstance(prompt_lengths, Fixed) else prompt_lengths,
+        output_lengths=None if isinstance(output_lengths, Fixed) else output_lengths,
+        max_length=opts.max_length,
+        prefix=PrefixSpec(opts.prefix_groups, opts.prefix_tokens, opts.prefix_share),
+        conversation=ConversationSpec(opts.turns, opts.think_time_s),
     )
     timeouts = Timeouts(
         first_token_s=opts.first_token_timeout or None,
@@ -196,7 +231,12 @@ def to_config(opts: Any, scenario: str = "chat", host: str | None = None) -> Run
     phases = PhaseConfig(opts.warmup_requests, opts.warmup_s, opts.drain_s)
     _positive("--stage-s", opts.stage_s)
     _positive("--repeat", opts.repeat)
-    sweep = SweepConfig(_levels(opts.levels), opts.stage_s, opts.repeat)
+    sweep = SweepConfig(_levels(opts.levels), opts.stage_s, opts.repeat, _rates(opts.rates))
+    if opts.arrival not in KINDS:
+        raise ConfigError("--arrival", opts.arrival, f"must be one of {', '.join(KINDS)}")
+    _positive("--rate", opts.rate)
+    _positive("--burstiness", opts.burstiness)
+    open_loop = OpenLoopConfig(opts.rate, opts.arrival, opts.burstiness, opts.max_in_flight)
     return RunConfig(
         host=host,
         request=request,
@@ -205,6 +245,7 @@ def to_config(opts: Any, scenario: str = "chat", host: str | None = None) -> Run
         timeouts=timeouts,
         transport=transport,
         sweep=sweep,
+        open_loop=open_loop,
         exporter=ExporterConfig(opts.prometheus_port, opts.prometheus_host, opts.prometheus_linger_s,
                                 opts.pushgateway_url, opts.pushgateway_delete),
         fleet=FleetConfig(opts.report_interval_s, opts.final_wait_s),

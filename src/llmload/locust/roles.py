@@ -34,15 +34,19 @@ from llmload.stages import Announcement, StagePhase, sweep_plans
 
 
 def make_conductor(environment: Any, config: RunConfig, announce: Any, progress: Any) -> Conductor:
-    phases = config.phases
+    phases, open_loop = config.phases, config.open_loop
     if environment.shape_class is None:
         users = environment.parsed_options.num_users or 1
-        return Conductor.single_stage(users, phases.warmup_requests, phases.warmup_s,
-                                      announce, progress)
+        if open_loop.rate is not None:
+            users = open_loop.max_in_flight
+        plans = Conductor.plain_run(users, phases.warmup_requests, phases.warmup_s,
+                                    open_loop.rate)
+        return Conductor(plans, announce, progress)
     sweep = config.sweep
     plans = sweep_plans(list(sweep.levels), window_s=sweep.window_s,
                         warmup_requests=phases.warmup_requests, warmup_s=phases.warmup_s,
-                        drain_s=phases.drain_s, repeat=sweep.repeat)
+                        drain_s=phases.drain_s, repeat=sweep.repeat, rates=list(sweep.rates),
+                        max_in_flight=open_loop.max_in_flight)
     return Conductor(plans, announce, progress)
 
 
@@ -54,7 +58,7 @@ def _planned(environment: Any, config: RunConfig) -> int:
 
 def _announcement(data: dict[str, Any]) -> Announcement:
     return Announcement(data["stage"], StagePhase(data["phase"]), data["wall_time"],
-                        data["concurrency"])
+                        data["concurrency"], data.get("rate"))
 
 
 def _write(results: ResultsDir, summary: dict[str, Any], stats: list[dict[str, Any]],

@@ -28,8 +28,8 @@ from llmload.record import Phase, RequestRecord
 from llmload.stages import Announcement, Progress, StagePhase
 from llmload.target.models import first_model
 from llmload.transport.factory import TransportFactory
-from llmload.workload.datasets import load_dataset
-from llmload.workload.prompts import PromptSource, SyntheticPrompts
+from llmload.workload.prompts import PromptSource
+from llmload.workload.sources import prompt_source
 
 _NS = 1_000_000_000
 # Corrections larger than this mean the clocks disagree, not that the message was late.
@@ -37,10 +37,7 @@ _MAX_ALIGNMENT_S = 1.0
 
 
 def make_prompts(config: RunConfig) -> PromptSource:
-    w = config.workload
-    if w.dataset is not None:
-        return load_dataset(w.dataset, max_tokens=w.max_tokens, seed=w.seed)
-    return SyntheticPrompts(w.prompt_tokens, w.max_tokens, w.output_jitter, w.seed, w.prefix_cache)
+    return prompt_source(config.workload)
 
 
 @dataclasses.dataclass(slots=True)
@@ -48,6 +45,8 @@ class StageState:
     """One stage as this process saw it."""
 
     concurrency: int
+    rate: float | None = None  # open loop: requests per second over the fleet
+    started_ns: int | None = None  # when the stage began, in this process's perf_counter_ns
     window: Window = dataclasses.field(default_factory=Window)
     stats: StageStats = dataclasses.field(default_factory=StageStats)
     health: dict[str, Any] | None = None
@@ -129,6 +128,7 @@ class Session:
         state = self.stages.setdefault(a.stage, StageState(a.concurrency))
         state.lateness_s[a.phase.value] = round(lateness, 6)
         if a.phase is StagePhase.WARMUP:
+            state.concurrency, state.rate, state.started_ns = a.concurrency, a.rate, now_ns
             if self.stage in self.stages and self.stage != a.stage:
                 self.stages[self.stage].closed = True
             self.stage = a.stage
@@ -167,6 +167,9 @@ class Session:
             request = dataclasses.replace(self.config.request, endpoint=endpoint)
             self._clients[endpoint] = ChatClient(request, self.model, self.config.timeouts)
         return self._clients[endpoint]
+
+    def current_state(self) -> tuple[int, StageState | None]:
+        return self.stage, self.stages.get(self.stage)
 
     def current(self) -> tuple[int, Window]:
         """The stage a request starting now belongs to, and its window."""
@@ -230,6 +233,7 @@ class Session:
                 health={self.process_tag: state.health or self.health.snapshot()},
                 lateness_s={self.process_tag: state.lateness_s},
                 window=state.window,
+                rate=state.rate,
             )
             for index, state in sorted(self.stages.items())
         ]

@@ -27,6 +27,7 @@ class StageView:
     health: dict[str, dict[str, Any]] = field(default_factory=dict)  # per process
     lateness_s: dict[str, dict[str, float]] = field(default_factory=dict)  # per process, phase
     window: Window | None = None  # the local window, when there is one process
+    rate: float | None = None  # open-loop stages: requests per second
 
 
 def summarize_stage(view: StageView, limits: HealthLimits, checks: ChecksConfig) -> dict[str, Any]:
@@ -49,6 +50,7 @@ def summarize_stage(view: StageView, limits: HealthLimits, checks: ChecksConfig)
         window=view.window,
         goodput=bool(checks.slo),
     )
+    stage["rate_req_per_s"] = view.rate
     stage["client_bound_by"] = bound_by
     if checks.slo:
         stage["slo"] = [{"rule": r.rule.text, "observed": r.observed, "met": r.passed}

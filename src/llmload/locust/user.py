@@ -59,19 +59,17 @@ class ChatUser(User):
         self._report(record)
 
     def _report(self, r: RequestRecord) -> None:
-        # Exactly one Locust request event per real request; "response_length" carries the
-        # output tokens, the only size that matters here.
-        e2e_ms = ((r.done_ns or 0) - (r.sent_ns or r.scheduled_ns)) / 1e6
-        error = None if r.outcome == OK else RuntimeError(f"{r.outcome}: {r.error_detail or ''}")
-        self.environment.events.request.fire(
-            request_type="POST",
-            name=self._session.client(self.endpoint).path,
-            response_time=e2e_ms,
-            response_length=r.output_tokens,
-            exception=error,
-            context={},
-        )
+        report_to_locust(self.environment, self._session.client(self.endpoint).path, r)
 
+
+
+def report_to_locust(environment: Any, name: str, r: RequestRecord) -> None:
+    """Exactly one Locust request event per real request; "response_length" carries the output
+    tokens, the only size that matters here. Metrics never travel as fake requests."""
+    e2e_ms = ((r.done_ns or 0) - (r.sent_ns or r.scheduled_ns)) / 1e6
+    error = None if r.outcome == OK else RuntimeError(f"{r.outcome}: {r.error_detail or ''}")
+    environment.events.request.fire(request_type="POST", name=name, response_time=e2e_ms,
+                                    response_length=r.output_tokens, exception=error, context={})
 
 
 class CompletionsUser(ChatUser):

@@ -1,0 +1,103 @@
+"""A Locust user that holds multi-turn conversations whose history grows (``--turns``).
+
+Each task is one turn: the conversation's history plus a fresh user message from the session's
+prompt source (``workload/conversations.py`` builds the messages). Between turns the user
+thinks for ``--think-time-s`` (seeded, ±50%); after the last turn, or a failed one, it starts a
+new conversation at once. A failed turn ends its conversation because the reply it would build
+on never came; retrying it would make a conversation's later turns depend on the server's
+failures.
+
+It mirrors ``ChatUser`` rather than subclassing it: Locust collects ``@task`` methods from base
+classes too, so a subclass would run ``ChatUser.generate`` beside its own task.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from locust import User, task
+
+from llmload.config import Endpoint
+from llmload.locust.plugin import session_of
+from llmload.record import OK, RequestRecord
+from llmload.transport.base import Transport
+from llmload.workload.conversations import Conversation
+from llmload.workload.prompts import Prompt
+
+
+class ConversationUser(User):
+    """Sends the turns of one conversation after another; one Locust request event each."""
+
+    endpoint: ClassVar[Endpoint] = "chat"
+    scenario: ClassVar[str] = "conversation"
+
+    def __init__(self, environment: Any) -> None:
+        super().__init__(environment)
+        self._session = session_of(environment)
+        self._user_id = self._session.new_user_id()
+        self._count = 0  # requests of this user over all its conversations: unique prompt salts
+        self._transport: Transport | None = None
+        self._conversation = Conversation()
+        self._pause_s = 0.0
+
+    def wait_time(self) -> float:
+        # Locust sleeps this long between tasks, and stops a user cleanly while it sleeps.
+        return self._pause_s
+
+    def on_start(self) -> None:
+        self._transport = self._session.transports.new()
+
+    def on_stop(self) -> None:
+        if self._transport is not None:
+            self._transport.close()
+
+    @task
+    def turn(self) -> None:
+        session = self._session
+        workload = session.config.workload
+        prompt = self._conversation.ask(session.prompts.get(self._user_id, self._count))
+        record = self._send(prompt)
+        spec = workload.conversation
+        if record.ok and self._conversation.turns_done + 1 < spec.turns:
+            self._conversation = self._conversation.answered(prompt, record.output_tokens)
+            self._pause_s = spec.think_s(workload.seed, self._user_id, self._count)
+        else:
+            self._conversation = Conversation()
+            self._pause_s = 0.0
+        self._count += 1
+
+    def _send(self, prompt: Prompt) -> RequestRecord:
+        session = self._session
+        assert self._transport is not None
+        stage, window = session.current()
+        counted = session.request_started(stage, window)
+
+        def unfinished(record: RequestRecord) -> None:
+            session.on_record(record, counted)
+
+        record = session.client(self.endpoint).run(
+            self._transport,
+            prompt,
+            request_id=f"{session.process_tag}-{self._user_id}-{self._count}",
+            user=str(self._user_id),
+            stage=stage,
+            window=window,
+            on_unfinished=unfinished,
+            active=session.active,
+        )
+        session.on_record(record, counted)
+        self._report(record)
+        return record
+
+    def _report(self, r: RequestRecord) -> None:
+        # As ChatUser: exactly one Locust request event per real request.
+        e2e_ms = ((r.done_ns or 0) - (r.sent_ns or r.scheduled_ns)) / 1e6
+        error = None if r.outcome == OK else RuntimeError(f"{r.outcome}: {r.error_detail or ''}")
+        self.environment.events.request.fire(
+            request_type="POST",
+            name=self._session.client(self.endpoint).path,
+            response_time=e2e_ms,
+            response_length=r.output_tokens,
+            exception=error,
+            context={},
+        )

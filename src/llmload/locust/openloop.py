@@ -1,0 +1,106 @@
+"""``OpenLoopUser``: requests sent on a schedule, not when a user is free (open loop).
+
+Run exactly one per process (``-u`` = the number of processes): it takes this process's share
+of the fleet's global seeded schedule (``workload/arrivals.py``), sends each request at its
+scheduled time on a pool of keep-alive connections, and when ``--max-in-flight`` requests are
+already out, later arrivals wait in the client. Their scheduled time is kept, so that wait shows
+as client queue time and in end-to-end latency from ``scheduled``: a saturated server is seen,
+not hidden (coordinated omission).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, ClassVar
+
+import gevent
+from gevent.pool import Pool
+from locust import User, constant, task
+from locust.runners import STATE_CLEANUP, STATE_STOPPED, STATE_STOPPING
+
+from llmload.config import Endpoint
+from llmload.locust.plugin import session_of
+from llmload.locust.session import StageState
+from llmload.locust.user import report_to_locust
+from llmload.record import RequestRecord
+from llmload.transport.base import Transport
+from llmload.workload.arrivals import ArrivalKind, Arrivals
+
+_STOPPING = (STATE_STOPPING, STATE_CLEANUP, STATE_STOPPED)
+
+
+def share_of(environment: Any) -> tuple[int, int]:
+    """(this process's index, number of processes) for splitting the global schedule."""
+    runner = environment.runner
+    index = getattr(runner, "worker_index", -1)
+    if index is None or index < 0:
+        return 0, 1
+    return index, max(int(environment.parsed_options.expect_workers or 1), index + 1)
+
+
+class OpenLoopUser(User):
+    endpoint: ClassVar[Endpoint] = "chat"
+    scenario: ClassVar[str] = "open-loop"
+    wait_time = constant(0)
+
+    def __init__(self, environment: Any) -> None:
+        super().__init__(environment)
+        self._session = session_of(environment)
+        self._user_id = self._session.new_user_id()
+        self._count = 0
+        self._idle: list[Transport] = []
+        self._share = share_of(environment)
+
+    def _stopping(self) -> bool:
+        return bool(self.environment.runner.state in _STOPPING)
+
+    @task
+    def run_schedule(self) -> None:
+        stage, state = self._session.current_state()
+        if state is None or state.rate is None or state.started_ns is None:
+            gevent.sleep(0.05)  # no open-loop stage announced yet
+            return
+        pool = Pool(state.concurrency)
+        try:
+            self._send_stage(stage, state, pool)
+            pool.join()  # the drain: requests already sent may finish
+        finally:
+            pool.kill()  # killed at the drain's bound: in-flight requests become unfinished
+
+    def _send_stage(self, stage: int, state: StageState, pool: Pool) -> None:
+        cfg = self._session.config
+        assert state.rate is not None and state.started_ns is not None
+        kind: ArrivalKind = cfg.open_loop.arrival  # type: ignore[assignment]
+        arrivals = Arrivals(state.rate, kind, cfg.open_loop.burstiness,
+                            seed=cfg.workload.seed * 1_000_003 + stage)
+        for offset in arrivals.offsets(*self._share):
+            due_ns = state.started_ns + int(offset * 1e9)
+            delay = (due_ns - time.perf_counter_ns()) / 1e9
+            if delay > 0:
+                gevent.sleep(delay)
+            if self._session.stage != stage or self._stopping():
+                return
+            pool.spawn(self._one, stage, state, due_ns)  # blocks while the pool is full
+
+    def _one(self, stage: int, state: StageState, due_ns: int) -> None:
+        session = self._session
+        transport = self._idle.pop() if self._idle else session.transports.new()
+        prompt = session.prompts.get(self._user_id, self._count)
+        request_id = f"{session.process_tag}-{self._user_id}-{self._count}"
+        self._count += 1
+        counted = session.request_started(stage, state.window)
+
+        def unfinished(record: RequestRecord) -> None:
+            session.on_record(record, counted)
+
+        record = session.client(self.endpoint).run(
+            transport, prompt, request_id=request_id, user=str(self._user_id), stage=stage,
+            window=state.window, scheduled_ns=due_ns, on_unfinished=unfinished,
+            active=session.active)
+        self._idle.append(transport)
+        session.on_record(record, counted)
+        report_to_locust(self.environment, session.client(self.endpoint).path, record)
+
+    def on_stop(self) -> None:
+        for transport in self._idle:
+            transport.close()
