@@ -3,6 +3,7 @@ as client queue time, and a fleet splits one schedule exactly."""
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ FAST = ["--ttft-ms", "10", "--step-ms", "5"]
 
 def gaps_s(times_ns: list[int]) -> list[float]:
     times = sorted(times_ns)
-    return [(b - a) / 1e9 for a, b in zip(times, times[1:], strict=False)]
+    return [(b - a) / 1e9 for a, b in itertools.pairwise(times)]
 
 
 def check_schedule(records: list[dict[str, Any]], rate: float) -> None:
