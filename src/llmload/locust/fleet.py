@@ -15,6 +15,7 @@ from typing import Any
 
 from llmload.locust.summarize import StageView
 from llmload.metrics.aggregate import StageStats
+from llmload.metrics.classic import ClassicStats
 from llmload.metrics.timeseries import TimeSeries
 from llmload.stages import Announcement, Progress, StagePhase
 
@@ -30,6 +31,8 @@ class WorkerView:
     lost: bool = False
     users: int = 0
     tokens_received: int = 0
+    in_flight: int = 0
+    health_now: dict[str, Any] = field(default_factory=dict)
     records: int = 0
     records_file: str | None = None
     completed: dict[int, int] = field(default_factory=dict)
@@ -55,6 +58,7 @@ class Fleet:
         self.history: list[Announcement] = []  # of the current stage, for late joiners
         self.model: str | None = None
         self.timeseries = TimeSeries()
+        self.classic: dict[int, ClassicStats] = {}
         self.announcements: list[tuple[float, int, str]] = []
 
     # -- announcements --------------------------------------------------------------------------
@@ -91,6 +95,10 @@ class Fleet:
             if e2e_min is not None:
                 seconds = e2e_min / 1e9
                 w.min_e2e_s = seconds if w.min_e2e_s is None else min(w.min_e2e_s, seconds)
+        for key, classic in data.get("classic", {}).items():
+            self.classic.setdefault(int(key), ClassicStats()).merge(ClassicStats.from_dict(classic))
+        w.in_flight = data.get("in_flight", 0)
+        w.health_now = data.get("health_now") or {}
         if "timeseries" in data:
             self.timeseries.merge(TimeSeries.from_dict(data["timeseries"]))
         w.completed = {int(k): v for k, v in data["completed"].items()}

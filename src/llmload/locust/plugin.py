@@ -73,12 +73,13 @@ def _on_init(environment: Any, runner: Any = None, **_kw: Any) -> None:
         return
     setattr(environment, _ROLE, role)
 
-    def print_final(**_kw: Any) -> None:
+    def on_quit(**_kw: Any) -> None:
         # Locust's ``quit`` comes after its own tables: ours stays the last thing on screen.
         if role.final_text:
             print(role.final_text, flush=True)
+        role.after_quit()
 
-    environment.events.quit.add_listener(print_final)
+    environment.events.quit.add_listener(on_quit)
 
 
 def _on_test_start(environment: Any, **_kw: Any) -> None:

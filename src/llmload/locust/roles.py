@@ -22,9 +22,12 @@ from locust.runners import STATE_MISSING, STATE_STOPPING
 from llmload.config import RunConfig
 from llmload.exitcodes import decide
 from llmload.export import console
+from llmload.export.prometheus import ExporterHandle, ExportSource, start_exporter
+from llmload.export.pushgateway import finish as finish_exporter
 from llmload.export.report import write_report
 from llmload.export.results import ResultsDir, new_run_id
 from llmload.locust.conductor import Conductor
+from llmload.locust.export_source import FleetSource, SessionSource
 from llmload.locust.fleet import Fleet
 from llmload.locust.server_watch import ServerWatch
 from llmload.locust.session import Session
@@ -68,6 +71,15 @@ def _write(results: ResultsDir, summary: dict[str, Any], stats: list[dict[str, A
     results.write_json("summary.json", summary)
 
 
+def start_exporter_if(config: RunConfig, source: ExportSource) -> ExporterHandle | None:
+    if not config.exporter.port:
+        return None
+    handle = start_exporter(config.exporter, source)
+    print(f"llmload: Prometheus metrics on http://{config.exporter.host}:{handle.port}/metrics",
+          file=sys.stderr, flush=True)
+    return handle
+
+
 def conclude(environment: Any, config: RunConfig, results: ResultsDir,
              summary: dict[str, Any]) -> str:
     """Decide the exit status, record it in the summary, write the report; return the table
@@ -90,6 +102,7 @@ class LocalRole:
         self._environment = environment
         self.server = ServerWatch(config, _planned(environment, config))
         self.final_text: str | None = None
+        self.exporter: ExporterHandle | None = None
 
     def _announce(self, a: Announcement) -> None:
         finished = self.session.stage
@@ -101,6 +114,8 @@ class LocalRole:
     def test_start(self) -> None:
         self.server.start()
         self.session.start()
+        self.exporter = start_exporter_if(self.session.config,
+                                          SessionSource(self.session, self._environment))
         if self._environment.shape_class is None:
             self.conductor.start_ticking()
         self.conductor.start_progress(self.session.tokens_received)
@@ -115,6 +130,10 @@ class LocalRole:
         self.session.close()
         self.final_text = conclude(self._environment, self.session.config, self.session.results,
                                    summary)
+
+    def after_quit(self) -> None:
+        if self.exporter is not None:  # the final push, and the linger for the last scrape
+            finish_exporter(self.session.config.exporter, self.exporter, self.session.run_id)
 
     def write(self, *, complete: bool) -> dict[str, Any]:
         s = self.session
@@ -156,6 +175,9 @@ class WorkerRole:
                                 config.fleet.report_interval_s)
         self._shipper.start()
 
+    def after_quit(self) -> None:
+        pass  # workers serve no metrics: the master exports the merged fleet
+
     def test_stop(self) -> None:
         if self.session is None or self._shipper is None:
             return
@@ -182,6 +204,7 @@ class MasterRole:
         self.conductor = make_conductor(environment, config, self._announce, self.fleet.progress)
         self.server = ServerWatch(config, _planned(environment, config))
         self.final_text: str | None = None
+        self.exporter: ExporterHandle | None = None
         runner = environment.runner
         runner.register_message(DELTA, self._on_delta)
         environment.events.worker_connect.add_listener(self._on_worker_connect)
@@ -205,6 +228,9 @@ class MasterRole:
 
     def test_start(self) -> None:
         self.server.start()
+        self.exporter = start_exporter_if(
+            self.config, FleetSource(self.fleet, self._environment, self.run_id, self.config.host,
+                                     self.config.scenario))
         if self._environment.shape_class is None:
             self.conductor.start_ticking()
         self.conductor.start_progress(self.fleet.tokens_received)
@@ -242,6 +268,10 @@ class MasterRole:
     def test_stop(self) -> None:
         self.final_text = conclude(self._environment, self.config, self.results,
                                    self.write(complete=True))
+
+    def after_quit(self) -> None:
+        if self.exporter is not None:  # the final push, and the linger for the last scrape
+            finish_exporter(self.config.exporter, self.exporter, self.run_id)
 
     def write(self, *, complete: bool) -> dict[str, Any]:
         lost = self.fleet.lost_report(time.time(), self.config.workload.max_tokens)

@@ -22,6 +22,7 @@ from llmload.health import HealthMonitor
 from llmload.locust.summarize import StageView
 from llmload.metrics import derive
 from llmload.metrics.aggregate import StageStats, Window
+from llmload.metrics.classic import ClassicStats
 from llmload.metrics.slo import request_meets
 from llmload.metrics.timeseries import TimeSeries
 from llmload.record import Phase, RequestRecord
@@ -80,6 +81,8 @@ class Session:
         # Users of different processes must not share prompt salts or request ids.
         self._user_ids = itertools.count(user_offset)
         self.timeseries = TimeSeries()
+        # exporter state, cumulative here; a worker hands deltas over with take_classic()
+        self.classic: dict[int, ClassicStats] = {}
         self.announcements: list[tuple[float, int, str]] = []  # (wall time, stage, phase)
         self.in_flight = 0
         self.active: set[RequestRecord] = set()  # in flight, for live token counts
@@ -191,6 +194,7 @@ class Session:
         self.in_flight -= 1
         self._finished_tokens += sum(record.event_tokens) if record.stream else record.output_tokens
         self.timeseries.add(record, self._wall_minus_perf_ns)
+        self.classic.setdefault(record.stage, ClassicStats()).add(record)
         if counted_in_flight:
             self._in_flight_measured[record.stage] -= 1
         self._completed[record.stage] += 1
@@ -249,6 +253,19 @@ class Session:
     def tokens_received(self) -> int:
         """Output tokens received so far, in-flight requests included (for live progress)."""
         return self._finished_tokens + sum(sum(r.event_tokens) for r in self.active)
+
+    def take_classic(self) -> dict[int, ClassicStats]:
+        taken, self.classic = self.classic, {}
+        return taken
+
+    def health_now(self) -> dict[str, float | None]:
+        """Client health for the live exporter: since the current stage's window opened."""
+        snap = self.health.snapshot()
+        per_read = [st.stats.hist["events_per_read"] for st in self.stages.values()]
+        reads = sum(h.count for h in per_read)
+        events = sum(h.total for h in per_read)
+        return {"loop_lag_p99_ms": snap["loop_lag_p99_ms"], "cpu_percent": snap["cpu_percent"],
+                "events_per_read_mean": events / reads if reads else None}
 
     def take_timeseries(self) -> TimeSeries:
         taken, self.timeseries = self.timeseries, TimeSeries()

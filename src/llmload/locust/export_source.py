@@ -1,0 +1,71 @@
+"""What the live Prometheus exporter reads at scrape time, in a single process or on the master.
+
+Both sources answer ``ExportSource`` (export/prometheus.py) from state the run keeps anyway:
+the single process's own cumulative ``ClassicStats``, or the master's merge of the workers'
+deltas. Nothing is computed for the exporter on the request path beyond those bucket counts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import llmload
+from llmload.locust.fleet import Fleet
+from llmload.locust.session import Session
+from llmload.metrics.classic import ClassicStats
+
+
+def _labels(run_id: str, target: str, model: str | None, scenario: str) -> dict[str, str]:
+    return {"run_id": run_id, "target": target, "model": model or "",
+            "scenario": scenario, "version": llmload.__version__}
+
+
+class SessionSource:
+    def __init__(self, session: Session, environment: Any) -> None:
+        self._session = session
+        self._environment = environment
+
+    def classic(self) -> Mapping[int, ClassicStats]:
+        return self._session.classic
+
+    def gauges(self) -> Mapping[str, float]:
+        s = self._session
+        state = s.stages.get(s.stage)
+        return {"users": float(self._environment.runner.user_count), "in_flight": float(s.in_flight),
+                "workers": 0.0, "stage": float(max(s.stage, 0)),
+                "concurrency": float(state.concurrency if state else 0)}
+
+    def health(self) -> Mapping[str, Mapping[str, float | None]]:
+        return {self._session.process_tag: self._session.health_now()}
+
+    def labels(self) -> Mapping[str, str]:
+        s = self._session
+        return _labels(s.run_id, s.config.host, s.model, s.config.scenario)
+
+
+class FleetSource:
+    def __init__(self, fleet: Fleet, environment: Any, run_id: str, target: str,
+                 scenario: str) -> None:
+        self._fleet = fleet
+        self._environment = environment
+        self._labels = (run_id, target, scenario)
+
+    def classic(self) -> Mapping[int, ClassicStats]:
+        return self._fleet.classic
+
+    def gauges(self) -> Mapping[str, float]:
+        f = self._fleet
+        live = [w for w in f.workers.values() if not w.lost and not w.final]
+        meta = f.stages.get(f.current_stage)
+        return {"users": float(self._environment.runner.user_count),
+                "in_flight": float(sum(w.in_flight for w in live)), "workers": float(len(live)),
+                "stage": float(max(f.current_stage, 0)),
+                "concurrency": float(meta.concurrency if meta else 0)}
+
+    def health(self) -> Mapping[str, Mapping[str, float | None]]:
+        return {w.name: w.health_now for w in self._fleet.workers.values() if w.health_now}
+
+    def labels(self) -> Mapping[str, str]:
+        run_id, target, scenario = self._labels
+        return _labels(run_id, target, self._fleet.model, scenario)
