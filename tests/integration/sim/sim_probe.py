@@ -6,15 +6,20 @@ adds as little of its own delay as a Python client can, so what it sees is the s
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+import os
 import re
 import selectors
 import socket
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import pytest
 from sim_wire import chat_body, request_bytes
+
+from llmload.sim.priority import request_realtime
 
 _TOKEN = b'"content":" '  # a token-bearing chat event (output words start with a space)
 _SENT_NS = re.compile(rb'"sent_ns":(\d+)')
@@ -97,16 +102,31 @@ def percentile(values: list[int], q: float) -> int:
     return ordered[min(len(ordered) - 1, max(0, int(q * len(ordered) + 0.999999) - 1))]
 
 
-def tail_bound(holds: bool, stats: dict[str, object], message: str) -> None:
-    """Assert a sub-millisecond tail bound, or skip saying why it cannot be judged.
+@contextlib.contextmanager
+def realtime_thread() -> Iterator[bool]:
+    """Run the calling thread at SCHED_FIFO for the block, if permitted; yields whether it is.
 
-    Tails this tight belong to the kernel's scheduler as much as to the simulator: on a busy
-    machine a process at normal priority waits for a CPU for milliseconds. When the simulator got
-    SCHED_FIFO (``--realtime``, ``stats["realtime"]``) a missed bound is a failure; without it, a
-    missed bound skips the rest of the test with the numbers, visibly (``-ra``), and never passes.
+    A probe at normal priority on a busy machine measures its own waits for a CPU. It sleeps in
+    ``select`` nearly all the time, so claiming the CPU first for a second or two costs little.
+    """
+    got = request_realtime() is None
+    try:
+        yield got
+    finally:
+        if got:
+            os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+
+
+def tail_bound(holds: bool, realtime: bool, message: str) -> None:
+    """Assert a timing bound, or skip saying why it cannot be judged.
+
+    Tight timing belongs to the kernel's scheduler as much as to the simulator: on a busy machine
+    a process at normal priority waits milliseconds for a CPU. With SCHED_FIFO (``realtime``) a
+    missed bound is a failure; without it, a missed bound skips the rest of the test with the
+    numbers, visibly (``-ra``), and never passes.
     """
     if holds:
         return
-    if not stats.get("realtime"):
-        pytest.skip(f"simulator without SCHED_FIFO (needs CAP_SYS_NICE) on a busy machine: {message}")
+    if not realtime:
+        pytest.skip(f"no SCHED_FIFO (needs CAP_SYS_NICE) on a busy machine: {message}")
     raise AssertionError(message)
