@@ -21,9 +21,10 @@ demo: $(VENV)/.runtime
 	$(BIN)/llmload demo
 
 test: $(VENV)/.test
+	bash scripts/install-test-deps.sh
 	$(BIN)/ruff check src tests bench locustfiles
 	$(BIN)/mypy src
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --durations=15
 
 check: test
 
