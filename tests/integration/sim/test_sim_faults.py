@@ -17,9 +17,11 @@ pytestmark = pytest.mark.integration
 CHAT = "/v1/chat/completions"
 
 
-def _faulted(sim: SimProcess, mode: str, *, stream: bool = True, **headers: str) -> Response:
+def _faulted(
+    sim: SimProcess, mode: str, *, stream: bool = True, headers: dict[str, str] | None = None
+) -> Response:
     body = chat_body(8, stream=stream)
-    return exchange(sim.port, CHAT, body, headers={"x-sim-fault": mode, **headers}, timeout_s=3)
+    return exchange(sim.port, CHAT, body, headers={"x-sim-fault": mode, **(headers or {})}, timeout_s=3)
 
 
 def _outcome(sim: SimProcess, response_id: str | None = None) -> dict[str, object]:
@@ -75,7 +77,7 @@ def test_stall_first(fast_sim: SimProcess) -> None:
 
 
 def test_stall_mid(fast_sim: SimProcess) -> None:
-    response = _faulted(fast_sim, "stall_mid", **{"x-sim-stall-ms": "300", "x-sim-fault-after": "2"})
+    response = _faulted(fast_sim, "stall_mid", headers={"x-sim-stall-ms": "300", "x-sim-fault-after": "2"})
     assert response.complete
     stamps = [t for t, data in response.reads if b'"content":" ' in data]
     gaps_ms = [(b - a) / 1e6 for a, b in itertools.pairwise(stamps)]

@@ -61,6 +61,5 @@ def test_single_stream_first_token_is_one_prefill_step() -> None:
     median = ttfts[len(ttfts) // 2]
     assert stats["step_duration"]["p50_ns"] == params.step_ns(1, 0)
     assert median >= expected_ns, "never early"
-    tail_bound(
-        median < expected_ns + MS // 2, stats, f"TTFT {median / MS:.2f} ms, model {expected_ns / MS:.2f}"
-    )
+    message = f"TTFT median {median / MS:.2f} ms, model {expected_ns / MS:.2f} ms"
+    tail_bound(median < expected_ns + MS // 2, bool(stats["realtime"]), message)
