@@ -8,7 +8,8 @@ on never came; retrying it would make a conversation's later turns depend on the
 failures.
 
 It mirrors ``ChatUser`` rather than subclassing it: Locust collects ``@task`` methods from base
-classes too, so a subclass would run ``ChatUser.generate`` beside its own task.
+classes too, so a subclass would run ``ChatUser.generate`` beside its own task. It reports
+through the same ``report_to_locust``: one Locust request event per real request.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from locust import User, task
 
 from llmload.config import Endpoint
 from llmload.locust.plugin import session_of
-from llmload.record import OK, RequestRecord
+from llmload.locust.user import report_to_locust
+from llmload.record import RequestRecord
 from llmload.transport.base import Transport
 from llmload.workload.conversations import Conversation
 from llmload.workload.prompts import Prompt
@@ -86,18 +88,5 @@ class ConversationUser(User):
             active=session.active,
         )
         session.on_record(record, counted)
-        self._report(record)
+        report_to_locust(self.environment, session.client(self.endpoint).path, record)
         return record
-
-    def _report(self, r: RequestRecord) -> None:
-        # As ChatUser: exactly one Locust request event per real request.
-        e2e_ms = ((r.done_ns or 0) - (r.sent_ns or r.scheduled_ns)) / 1e6
-        error = None if r.outcome == OK else RuntimeError(f"{r.outcome}: {r.error_detail or ''}")
-        self.environment.events.request.fire(
-            request_type="POST",
-            name=self._session.client(self.endpoint).path,
-            response_time=e2e_ms,
-            response_length=r.output_tokens,
-            exception=error,
-            context={},
-        )

@@ -1,4 +1,4 @@
-"""Synthetic prompts: exact lengths, determinism, salts, jitter, prefix-cache mode."""
+"""Synthetic prompts: exact lengths, distributions, determinism, salts, jitter, prefix-cache mode."""
 
 from __future__ import annotations
 
@@ -10,9 +10,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from llmload.errors import ConfigError
-from llmload.workload.prompts import _VOCABULARY, Prompt, PromptSource, SyntheticPrompts
+from llmload.workload.datasets import DatasetPrompts
+from llmload.workload.lengths import LogNormal, Normal, Uniform
+from llmload.workload.prompts import OutputLengths, Prompt, PromptSource, SyntheticPrompts
+from llmload.workload.words import VOCABULARY
 
 SALT = re.compile(r"[0-9a-f]{8}")
+# What the implementation before length distributions sent for (user 3, request 5) of seed 0.
+PINNED_TEXT = "3214adf7 the of her now are"
+PINNED_MAX_TOKENS = 106
 
 
 @pytest.mark.parametrize("prompt_tokens", [1, 2, 3, 128, 1000, 8192])
@@ -93,8 +99,8 @@ def test_prefix_cache_sends_one_shared_prompt_without_salt() -> None:
 def test_words_come_from_the_vocabulary() -> None:
     shared = SyntheticPrompts(500, None, prefix_cache=True).get(0, 0).text.split()
     salted = SyntheticPrompts(500, None).get(3, 4).text.split()
-    assert set(shared) <= set(_VOCABULARY)
-    assert set(salted[1:]) <= set(_VOCABULARY)
+    assert set(shared) <= set(VOCABULARY)
+    assert set(salted[1:]) <= set(VOCABULARY)
 
 
 def test_output_jitter_stays_in_band_with_the_right_mean() -> None:
@@ -153,3 +159,57 @@ def test_any_length_gives_exactly_that_many_words(
 ) -> None:
     source = SyntheticPrompts(prompt_tokens, None, seed=seed, prefix_cache=prefix_cache)
     assert len(source.get(user, request).text.split()) == prompt_tokens
+
+
+def test_fixed_lengths_send_the_same_prompts_as_before_distributions() -> None:
+    # Pinned: a seed names a workload, so runs stay comparable across llmload versions.
+    prompt = SyntheticPrompts(6, 100, output_jitter=0.1, seed=0).get(3, 5)
+    assert prompt.text == PINNED_TEXT
+    assert prompt.max_tokens == PINNED_MAX_TOKENS
+
+
+@pytest.mark.parametrize("length", [Uniform(5, 300), Normal(80, 30, 400), LogNormal(60, 0.8, 500)])
+@pytest.mark.parametrize("prefix_cache", [False, True])
+def test_sampled_prompt_lengths_are_the_words_sent(length: Uniform, prefix_cache: bool) -> None:
+    source = SyntheticPrompts(length, 16, seed=9, prefix_cache=prefix_cache)
+    lengths = []
+    for user, request in [(u, r) for u in range(20) for r in range(50)]:
+        prompt = source.get(user, request)
+        assert prompt.prompt_tokens_requested is not None
+        assert len(prompt.text.split()) == prompt.prompt_tokens_requested <= length.upper
+        lengths.append(prompt.prompt_tokens_requested)
+    assert len(set(lengths)) > 20  # it varies per request
+
+
+def test_prompt_and_output_lengths_are_drawn_independently() -> None:
+    source = SyntheticPrompts(Uniform(1, 100), Uniform(1, 100), seed=2)
+    pairs = [(p.prompt_tokens_requested, p.max_tokens) for p in
+             (source.get(u, r) for u in range(40) for r in range(100))]
+    xs = [float(x or 0) for x, _ in pairs]
+    ys = [float(y or 0) for _, y in pairs]
+    assert abs(statistics.correlation(xs, ys)) < 0.05
+    assert statistics.fmean(ys) == pytest.approx(50.5, rel=0.03)
+
+
+def test_prefix_cache_with_sampled_lengths_shares_one_text_start() -> None:
+    source = SyntheticPrompts(Uniform(10, 50), None, prefix_cache=True)
+    texts = [source.get(0, r).text for r in range(100)]
+    longest = max(texts, key=len)
+    assert all(longest.startswith(text) for text in texts)
+
+
+def test_output_distribution_takes_no_jitter() -> None:
+    with pytest.raises(ConfigError) as caught:
+        SyntheticPrompts(10, Uniform(1, 9), output_jitter=0.1)
+    assert caught.value.option == "--output-jitter"
+    assert {SyntheticPrompts(10, Uniform(3, 3)).get(0, r).max_tokens for r in range(10)} == {3}
+
+
+def test_output_lengths_replace_a_datasets_max_tokens_per_request() -> None:
+    fixed = Prompt(({"role": "user", "content": "hi"},), "hi", None, None, "d.jsonl")
+    source = OutputLengths(DatasetPrompts("d.jsonl", (fixed,)), Uniform(10, 20), seed=1)
+    drawn = [source.get(u, r) for u in range(10) for r in range(30)]
+    assert all(p.messages is fixed.messages for p in drawn)
+    assert {p.max_tokens for p in drawn} == set(range(10, 21))
+    assert [p.max_tokens for p in drawn] == [source.get(u, r).max_tokens
+                                             for u in range(10) for r in range(30)]

@@ -1,0 +1,31 @@
+"""The one place a run's ``WorkloadConfig`` becomes the ``PromptSource`` its users draw from.
+
+Sources compose: a dataset or synthetic prompts, each drawing its own output length when
+``--max-tokens`` is a distribution, then optionally behind shared system prompts. Multi-turn
+conversations (``conversations.py``) are built over whatever this returns.
+"""
+
+from __future__ import annotations
+
+from llmload.config import WorkloadConfig
+from llmload.workload.datasets import load_dataset
+from llmload.workload.prefixes import SharedPrefixes
+from llmload.workload.prompts import OutputLengths, PromptSource, SyntheticPrompts
+
+
+def prompt_source(w: WorkloadConfig) -> PromptSource:
+    """Build once per process and share between users (reads a dataset, builds word text)."""
+    source: PromptSource
+    if w.dataset is not None:
+        # An explicit fixed --max-tokens applies to every prompt; a distribution draws per request.
+        fixed = w.max_tokens if w.output_lengths is None else None
+        source = load_dataset(w.dataset, max_tokens=fixed, seed=w.seed)
+        if w.output_lengths is not None:
+            source = OutputLengths(source, w.output_lengths, w.seed)
+    else:
+        prompts = w.prompt_tokens if w.prompt_lengths is None else w.prompt_lengths
+        outputs = w.max_tokens if w.output_lengths is None else w.output_lengths
+        source = SyntheticPrompts(prompts, outputs, w.output_jitter, w.seed, w.prefix_cache)
+    if w.prefix.groups:
+        source = SharedPrefixes(source, w.prefix, w.seed)
+    return source

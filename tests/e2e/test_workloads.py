@@ -1,0 +1,124 @@
+"""Shared-prefix and multi-turn workloads in real Locust runs, local and distributed.
+
+The simulator has no prefix cache, so these tests check what the workloads send and how the
+summary accounts for it (labels, per-group and per-turn numbers, token counts under the
+simulator's word rule), not a cache speed-up. Per-label TTFT in the summary must equal, to the
+last field, what the raw records recompute.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from llmload.export.summary import latency_ms
+from llmload.metrics import derive
+from llmload.metrics.histogram import LogHistogram
+from llmload.sim.process import start_sim
+from tests.e2e.conftest import RunLocust
+from tests.support.fleet import LocustFleet
+from tests.support.truth import rebuild
+
+pytestmark = pytest.mark.e2e
+
+SIM = ["--ttft-ms", "20", "--step-ms", "10"]
+GROUPS, PREFIX_TOKENS, SHARE = 3, 40, 0.6
+PREFIX = ("--prefix-groups", str(GROUPS), "--prefix-tokens", str(PREFIX_TOKENS),
+          "--prefix-share", str(SHARE), "--prompt-tokens", "uniform:10:30",
+          "--max-tokens", "normal:8:2:12", "--ignore-eos")
+TURNS, WORDS, REPLY = 3, 10, 8
+CONVERSATION = ("--turns", str(TURNS), "--prompt-tokens", str(WORDS), "--max-tokens", str(REPLY),
+                "--ignore-eos", "--think-time-s", "0.05")
+
+
+def _measured(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [r for r in records if r["phase"] == "measure" and r["outcome"] == "ok"]
+
+
+def _check_labels(stage: dict[str, Any], records: list[dict[str, Any]], name: str) -> Counter[str]:
+    """Every label's TTFT in the summary is exactly what its records give; returns the counts."""
+    by_label: dict[str, LogHistogram] = defaultdict(LogHistogram)
+    for r in _measured(records):
+        ttft = derive.ttft_ns(rebuild(r))
+        assert ttft is not None
+        by_label[f"{name}={r['labels'][name]}"].add(ttft)
+    expected = {label: latency_ms(h) for label, h in sorted(by_label.items())}
+    assert stage["ttft_ms_by_label"] == expected
+    counts = Counter({label.split("=", 1)[1]: h.count for label, h in by_label.items()})
+    assert sum(counts.values()) == stage["requests"]["ok"] == stage["ttft_ms"]["count"]
+    return counts
+
+
+def _check_prefix(summary: dict[str, Any], records: list[dict[str, Any]]) -> None:
+    (stage,) = summary["stages"]
+    assert stage["requests"]["failed"] == 0 and stage["requests"]["ok"] > 100
+    counts = _check_labels(stage, records, "group")
+    assert set(counts) == {"0", "1", "2", "none"}
+    shared = sum(n for group, n in counts.items() if group != "none") / sum(counts.values())
+    assert abs(shared - SHARE) < 0.12, counts  # a few hundred requests, drawn per request
+    for r in records:
+        group = r["labels"]["group"]
+        assert group in ("none", str(int(r["user"]) % GROUPS)), r["id"]
+        assert 10 + PREFIX_TOKENS <= r["prompt_tokens_requested"] <= 30 + PREFIX_TOKENS
+        assert 1 <= r["max_tokens"] <= 12
+        if r["outcome"] == "ok":  # the simulator's rule: words + 3 per message (2) + 3
+            assert r["prompt_tokens"] == r["prompt_tokens_requested"] + 9, r["id"]
+    # requested vs received, as the summary reports them: the difference is the template
+    received = stage["prompt_tokens_per_request"]["mean"]
+    assert received == pytest.approx(stage["prompt_tokens_requested_mean"] + 9, abs=1e-3)
+
+
+def _check_conversation(summary: dict[str, Any], records: list[dict[str, Any]]) -> None:
+    (stage,) = summary["stages"]
+    assert stage["requests"]["failed"] == 0 and stage["requests"]["ok"] > 60
+    counts = _check_labels(stage, records, "turn")
+    assert set(counts) == {str(n) for n in range(1, TURNS + 1)}
+    # Turns come in order per user, so their counts differ by at most the users in flight.
+    assert max(counts.values()) - min(counts.values()) <= 16, counts
+    for r in records:
+        if r["outcome"] != "ok":
+            continue
+        n = int(r["labels"]["turn"])
+        words = WORDS * n + REPLY * (n - 1)  # n user messages, n - 1 replies of REPLY tokens
+        assert r["prompt_tokens_requested"] == words, r["id"]
+        assert r["prompt_tokens"] == words + 3 * (2 * n - 1) + 3, r["id"]
+    for r in records:  # with no failures, each user's requests run 1, 2, ..., TURNS, 1, 2, ...
+        count = int(r["id"].rsplit("-", 1)[1])  # the user's request count ends the id
+        assert int(r["labels"]["turn"]) == count % TURNS + 1, r["id"]
+
+
+def test_prefix_groups_local(run_locust: RunLocust) -> None:
+    with start_sim(SIM) as sim:
+        run = run_locust(sim.url, *PREFIX, locustfile="locustfiles/prefix.py", users=6,
+                         run_time="6s")
+    _check_prefix(run.summary, run.records)
+
+
+def test_conversation_local(run_locust: RunLocust) -> None:
+    with start_sim(SIM) as sim:
+        run = run_locust(sim.url, *CONVERSATION, locustfile="locustfiles/conversation.py",
+                         users=6, run_time="6s")
+    assert run.summary["run"]["scenario"] == "conversation"
+    _check_conversation(run.summary, run.records)
+
+
+@pytest.mark.parametrize(
+    ("locustfile", "args", "check"),
+    [("locustfiles/prefix.py", PREFIX, _check_prefix),
+     ("locustfiles/conversation.py", CONVERSATION, _check_conversation)],
+    ids=["prefix", "conversation"],
+)
+def test_distributed(tmp_path: Path, locustfile: str, args: tuple[str, ...], check: Any) -> None:
+    with start_sim(SIM) as sim, LocustFleet(tmp_path, sim.url, locustfile=locustfile) as fleet:
+        fleet.start_master(*args, workers=2, users=8, run_time="6s")
+        for _ in range(2):
+            fleet.start_worker()
+        assert fleet.wait_master(90) == 0
+        assert fleet.wait_workers(15) == [0, 0]
+    per_worker = fleet.records()
+    assert sorted(per_worker) == ["worker-0", "worker-1"]
+    assert all(_measured(records) for records in per_worker.values()), "both workers measured"
+    check(fleet.summary, [r for records in per_worker.values() for r in records])
