@@ -83,22 +83,28 @@ def locust_command(args: argparse.Namespace, host: str) -> list[str]:
     return command + list(args.locust_args)
 
 
+def wait_for(args: argparse.Namespace, host: str) -> bool:
+    """Wait until the server generates (unless --no-wait); False if it never will."""
+    if args.no_wait:
+        return True
+    from llmload.target.wait import WaitCode, wait_ready
+
+    waited = wait_ready(host, timeout_s=args.wait_timeout, log_file=args.log,
+                        log_stall_s=args.log_stall, api_key=os.environ.get("OPENAI_API_KEY"))
+    if waited.code is not WaitCode.READY:
+        print(f"llmload: the server never became ready: {waited.message}", file=sys.stderr)
+        return False
+    return True
+
+
 def main(argv: Sequence[str]) -> int:
     args = _parser().parse_args(list(argv))
     if not Path(args.locustfile).is_file():
         raise ConfigError("--locustfile", args.locustfile, "not found; run from the repository "
                           "root or pass the path of sweep.py")
     with _target(args) as host:
-        if not args.no_wait:
-            from llmload.target.wait import WaitCode, wait_ready
-
-            waited = wait_ready(host, timeout_s=args.wait_timeout, log_file=args.log,
-                                log_stall_s=args.log_stall,
-                                api_key=os.environ.get("OPENAI_API_KEY"))
-            if waited.code is not WaitCode.READY:
-                print(f"llmload sweep: the server never became ready: {waited.message}",
-                      file=sys.stderr)
-                return int(ExitCode.COULD_NOT_START)
+        if not wait_for(args, host):
+            return int(ExitCode.COULD_NOT_START)
         command = locust_command(args, host)
         print("llmload sweep: " + " ".join(command[2:]), flush=True)
         return subprocess.run(command, check=False).returncode
