@@ -85,3 +85,17 @@ def test_report_shows_server_acceptance_beside_tokens_per_event(run_locust: RunL
     html = (run.results / "report.html").read_text()
     assert "acceptance" in html.lower()
     assert "http://" not in html and "https://" not in html
+
+
+def test_warmup_is_excluded_from_the_numbers(run_locust: RunLocust) -> None:
+    # The simulator's first 8 requests stall 1 s before their first token: a cold server.
+    with start_sim(["--ttft-ms", "50", "--step-ms", "20", "--fault", "stall_first",
+                    "--fault-first", "8"]) as sim:
+        run = run_locust(sim.url, "--max-tokens", "16", "--ignore-eos", users=8,
+                         run_time="8s")
+    stage = run.summary["stages"][0]
+    assert stage["ttft_ms"]["p99"] < 100  # the window never saw the slow requests
+    slow = [r for r in run.records if (r["first_token_ns"] - r["sent_ns"]) > 500_000_000]
+    assert len(slow) == 8
+    assert all(r["phase"] == "warmup" for r in slow)
+    assert stage["requests"]["warmup"] >= 8

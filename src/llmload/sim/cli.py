@@ -48,6 +48,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--request-log", type=Path, help="append per-request ground truth (JSONL)")
     p.add_argument("--fault", help=f"MODE[,MODE...] for every request: {modes_text()}")
     p.add_argument("--fault-rate", type=float, default=1.0, help="share of requests faulted")
+    p.add_argument("--fault-first", type=int, default=0,
+                   help="fault only the first N requests to arrive (e.g. a slow warm-up)")
     p.add_argument("--startup-delay-s", type=float, default=0.0, help="simulated model loading")
     p.add_argument("--hang", action="store_true", help="accept connections, never answer")
     p.add_argument("--log-file", type=Path, help="server log (loading progress)")
@@ -106,7 +108,9 @@ def _faults(args: argparse.Namespace) -> FaultPolicy:
         modes = parse_modes(args.fault)
     except ValueError as exc:
         raise ConfigError("--fault", args.fault, str(exc)) from None
-    return FaultPolicy(modes, args.fault_rate, args.seed)
+    if args.fault_first < 0:
+        raise ConfigError("--fault-first", args.fault_first, "must be >= 0")
+    return FaultPolicy(modes, args.fault_rate, args.seed, args.fault_first)
 
 
 def config_from_args(argv: Sequence[str]) -> SimConfig:

@@ -64,10 +64,11 @@ class FaultPolicy:
     modes: tuple[FaultMode, ...] = ()
     rate: float = 1.0
     seed: int = 0
+    first: int = 0  # when > 0, only the first ``first`` arrivals (indices 1..first) are faulted
 
     def draw(self, index: int) -> FaultMode | None:
         """The fault of the request with arrival ``index``; deterministic per seed and index."""
-        if not self.modes or self.rate <= 0:
+        if not self.modes or self.rate <= 0 or (self.first and index > self.first):
             return None
         rng = random.Random(self.seed * 1_000_003 + index)
         if rng.random() >= self.rate:
