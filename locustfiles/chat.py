@@ -2,7 +2,7 @@
 
     locust -f locustfiles/chat.py --headless -u 32 -r 32 -t 1m --host http://127.0.0.1:8000
 
-llmload's options (see `locust -f locustfiles/chat.py --help`, group "llmload") set the model,
+llmload's options (`llmload options` lists them; Locust's --help cannot) set the model,
 lengths, streaming, warm-up and results directory; each has an LLMLOAD_* environment variable.
 """
 

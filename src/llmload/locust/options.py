@@ -8,7 +8,7 @@ from the environment variable named by ``--api-key-env``.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
@@ -255,3 +255,21 @@ def to_config(opts: Any, scenario: str = "chat", host: str | None = None) -> Run
         run_id=opts.run_id,
         scenario=scenario,
     )
+
+
+def main(argv: Sequence[str]) -> int:
+    """`llmload options`: every llmload option of the locustfiles, with its environment variable.
+
+    Locust prints its ``--help`` before it imports a locustfile, so our options never show there.
+    """
+    del argv
+    rows = [(flag, _env_name(flag), "" if default is None else str(default), text)
+            for flag, _kind, default, text in _OPTIONS]
+    rows += [(flag, _env_name(flag), "off", text) for flag, text in _FLAGS]
+    width = max(len(r[0]) for r in rows)
+    env_width = max(len(r[1]) for r in rows)
+    print("llmload options (for locust -f locustfiles/*.py; each also an environment variable):")
+    for flag, env, default, text in rows:
+        shown = f" (default {default})" if default else ""
+        print(f"  {flag:<{width}}  {env:<{env_width}}  {text}{shown}")
+    return 0
