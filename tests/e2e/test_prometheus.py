@@ -162,8 +162,8 @@ def test_rate_over_the_measured_window_matches_the_summary(run: Run) -> None:
     rate = float(result[0]["value"][1]) / (window_ms / 1000)
     expected = run.summary["stages"][0]["output_tok_per_s"]
     print(f"Prometheus {rate:.1f} tok/s over the measured window, summary {expected:.1f} tok/s")
-    print(run.prom.samples('llmload_generation_tokens_total{stage="0"}', t1 + 2, window_ms // 1000 + 4))
-    assert rate == pytest.approx(expected, rel=0.05)
+    samples = run.prom.samples('llmload_generation_tokens_total{stage="0"}', t1 + 2, window_ms // 1000 + 4)
+    assert rate == pytest.approx(expected, rel=0.05), samples
 
 
 def test_request_counters_equal_the_records(run: Run) -> None:
