@@ -20,7 +20,7 @@ from locust import User, task
 
 from llmload.config import Endpoint
 from llmload.locust.plugin import session_of
-from llmload.locust.user import report_to_locust
+from llmload.locust.user import send_request
 from llmload.record import RequestRecord
 from llmload.transport.base import Transport
 from llmload.workload.conversations import Conversation
@@ -69,24 +69,6 @@ class ConversationUser(User):
         self._count += 1
 
     def _send(self, prompt: Prompt) -> RequestRecord:
-        session = self._session
         assert self._transport is not None
-        stage, window = session.current()
-        counted = session.request_started(stage, window)
-
-        def unfinished(record: RequestRecord) -> None:
-            session.on_record(record, counted)
-
-        record = session.client(self.endpoint).run(
-            self._transport,
-            prompt,
-            request_id=f"{session.process_tag}-{self._user_id}-{self._count}",
-            user=str(self._user_id),
-            stage=stage,
-            window=window,
-            on_unfinished=unfinished,
-            active=session.active,
-        )
-        session.on_record(record, counted)
-        report_to_locust(self.environment, session.client(self.endpoint).path, record)
-        return record
+        return send_request(self.environment, self._session, self.endpoint, self._transport,
+                            prompt, user_id=self._user_id, index=self._count)

@@ -21,8 +21,7 @@ from locust.runners import STATE_CLEANUP, STATE_STOPPED, STATE_STOPPING
 from llmload.config import Endpoint
 from llmload.locust.plugin import session_of
 from llmload.locust.session import StageState
-from llmload.locust.user import report_to_locust
-from llmload.record import RequestRecord
+from llmload.locust.user import send_request
 from llmload.transport.base import Transport
 from llmload.workload.arrivals import ArrivalKind, Arrivals
 
@@ -86,20 +85,11 @@ class OpenLoopUser(User):
         session = self._session
         transport = self._idle.pop() if self._idle else session.transports.new()
         prompt = session.prompts.get(self._user_id, self._count)
-        request_id = f"{session.process_tag}-{self._user_id}-{self._count}"
-        self._count += 1
-        counted = session.request_started(stage, state.window)
-
-        def unfinished(record: RequestRecord) -> None:
-            session.on_record(record, counted)
-
-        record = session.client(self.endpoint).run(
-            transport, prompt, request_id=request_id, user=str(self._user_id), stage=stage,
-            window=state.window, scheduled_ns=due_ns, on_unfinished=unfinished,
-            active=session.active)
+        index, self._count = self._count, self._count + 1
+        send_request(self.environment, session, self.endpoint, transport, prompt,
+                     user_id=self._user_id, index=index, stage_window=(stage, state.window),
+                     scheduled_ns=due_ns)
         self._idle.append(transport)
-        session.on_record(record, counted)
-        report_to_locust(self.environment, session.client(self.endpoint).path, record)
 
     def on_stop(self) -> None:
         for transport in self._idle:

@@ -33,8 +33,9 @@ from llmload.workload.prompts import PromptSource
 from llmload.workload.sources import prompt_source
 
 _NS = 1_000_000_000
-# Corrections larger than this mean the clocks disagree, not that the message was late.
-_MAX_ALIGNMENT_S = 1.0
+# Corrections larger than this mean the clocks disagree, not that the message was late (a
+# worker that starts late applies announcements it queued during its start: seconds, not more).
+_MAX_ALIGNMENT_S = 60.0
 
 
 def make_prompts(config: RunConfig) -> PromptSource:
@@ -118,13 +119,14 @@ class Session:
 
     def apply(self, a: Announcement, received_wall: float | None = None) -> None:
         """Apply a phase change announced at ``a.wall_time`` by the conductor."""
-        received_wall = time.time() if received_wall is None else received_wall
-        lateness = received_wall - a.wall_time
-        # The phase began when announced, not when we heard of it: back-date our own clock by
-        # the delivery delay, unless the clocks visibly disagree.
-        now_ns = time.perf_counter_ns()
-        if 0 <= lateness <= _MAX_ALIGNMENT_S:
-            now_ns -= int(lateness * _NS)
+        now_wall, now_ns = time.time(), time.perf_counter_ns()
+        lateness = (now_wall if received_wall is None else received_wall) - a.wall_time
+        # The phase began when announced, not when we heard of it (or applied what we heard):
+        # back-date our own clock to the announcement, unless the clocks visibly disagree.
+        # Every process then agrees on the edge to the precision of its wall clock.
+        since = now_wall - a.wall_time
+        if 0 <= since <= _MAX_ALIGNMENT_S:
+            now_ns -= int(since * _NS)
         self.announcements.append((a.wall_time, a.stage, a.phase.value))
         if a.phase is StagePhase.DONE:
             return

@@ -8,8 +8,11 @@ from locust import User, constant, task
 
 from llmload.config import Endpoint
 from llmload.locust.plugin import session_of
+from llmload.locust.session import Session
+from llmload.metrics.aggregate import Window
 from llmload.record import OK, RequestRecord
 from llmload.transport.base import Transport
+from llmload.workload.prompts import Prompt
 
 
 class ChatUser(User):
@@ -35,32 +38,32 @@ class ChatUser(User):
 
     @task
     def generate(self) -> None:
-        session = self._session
         assert self._transport is not None
-        prompt = session.prompts.get(self._user_id, self._count)
-        stage, window = session.current()
-        counted = session.request_started(stage, window)
-
-        def unfinished(record: RequestRecord) -> None:
-            session.on_record(record, counted)
-
-        record = session.client(self.endpoint).run(
-            self._transport,
-            prompt,
-            request_id=f"{session.process_tag}-{self._user_id}-{self._count}",
-            user=str(self._user_id),
-            stage=stage,
-            window=window,
-            on_unfinished=unfinished,
-            active=session.active,
-        )
+        prompt = self._session.prompts.get(self._user_id, self._count)
+        send_request(self.environment, self._session, self.endpoint, self._transport, prompt,
+                     user_id=self._user_id, index=self._count)
         self._count += 1
+
+
+def send_request(environment: Any, session: Session, endpoint: Endpoint, transport: Transport,
+                 prompt: Prompt, *, user_id: int, index: int,
+                 stage_window: tuple[int, Window] | None = None,
+                 scheduled_ns: int | None = None) -> RequestRecord:
+    """One request of a user, whatever its kind: tag it with the stage it is sent in, run it,
+    write and fold its record (also when the run ends mid-request), report it to Locust."""
+    stage, window = stage_window or session.current()
+    counted = session.request_started(stage, window)
+
+    def unfinished(record: RequestRecord) -> None:
         session.on_record(record, counted)
-        self._report(record)
 
-    def _report(self, r: RequestRecord) -> None:
-        report_to_locust(self.environment, self._session.client(self.endpoint).path, r)
-
+    client = session.client(endpoint)
+    record = client.run(transport, prompt, request_id=f"{session.process_tag}-{user_id}-{index}",
+                        user=str(user_id), stage=stage, window=window, scheduled_ns=scheduled_ns,
+                        on_unfinished=unfinished, active=session.active)
+    session.on_record(record, counted)
+    report_to_locust(environment, client.path, record)
+    return record
 
 
 def report_to_locust(environment: Any, name: str, r: RequestRecord) -> None:
