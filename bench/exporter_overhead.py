@@ -55,15 +55,16 @@ def _free_port() -> int:
         return port
 
 
-def _scrape_every_second(port: int, stop: threading.Event, counts: dict[str, int]) -> None:
+def _scrape_every_second(port: int, stop: threading.Event, window: threading.Event,
+                         counts: dict[str, int]) -> None:
     while not stop.wait(1.0):
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2) as resp:
                 counts["bytes"] = len(resp.read())
-                counts["ok"] += 1
+                counts["ok"] += window.is_set()
         except OSError:
-            # Before the first answer the endpoint is not up yet (Locust still starting).
-            counts["failed"] += 1 if counts["ok"] else 0
+            # Counted in the measured window only: before it Locust is starting, after it stopping.
+            counts["failed"] += window.is_set()
 
 
 def _cpu_s(process: psutil.Process) -> float:
@@ -88,11 +89,11 @@ class Run:
                    str(results), "--only-summary", "--loglevel", "WARNING",
                    *(["--prometheus-port", str(port)] if exporter else [])]
         self.scrapes = {"ok": 0, "failed": 0, "bytes": 0}
-        self.stop = threading.Event()
+        self.stop, self.window = threading.Event(), threading.Event()
         self.proc = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         self.locust = psutil.Process(self.proc.pid)
         if exporter:
-            threading.Thread(target=_scrape_every_second, args=(port, self.stop, self.scrapes),
+            threading.Thread(target=_scrape_every_second, args=(port, self.stop, self.window, self.scrapes),
                              daemon=True).start()
         self.marks: list[tuple[float, int, float]] = []
 
@@ -100,6 +101,10 @@ class Run:
         """CPU seconds of the Locust process, events the simulator wrote, now."""
         self.marks.append((_cpu_s(self.locust), self.sim.counters()["events_written_total"],
                            time.monotonic()))
+        if len(self.marks) == 1:
+            self.window.set()
+        else:
+            self.window.clear()
 
     def finish(self) -> dict[str, Any]:
         self.stop.set()
