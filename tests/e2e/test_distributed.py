@@ -108,14 +108,14 @@ def test_sigkill_of_a_worker_is_named_with_a_bound_of_the_loss(tmp_path: Path) -
             _connections(workers, sim, ports)
             time.sleep(0.2)
         victim.kill()
-        killed = time.monotonic()
         code = fleet.wait_master(run_s + 60)
         ended = time.monotonic()
         logged = wait_sim_settled(sim)
     summary = fleet.summary
     assert code == 5, master.output()[-3000:]
-    # On time: the run's end, its drain (one 0.7 s request) and the flush, nothing waited out.
-    assert ended - killed < run_s + 8, ended - killed
+    # On time: start-up, the run, its drain (one 0.7 s request) and the flush; no timeout
+    # (30 s for final reports, 120 s of drain) was waited out for the lost worker.
+    assert ended - master.started < run_s + 15, ended - master.started
     (lost,) = summary["run"]["lost_workers"]
     assert lost["worker"] == victim_name
     assert not summary["complete"]
@@ -125,7 +125,7 @@ def test_sigkill_of_a_worker_is_named_with_a_bound_of_the_loss(tmp_path: Path) -
     listed = {f["process"]: f for f in summary["run"]["records"]}
     true_loss = served[victim.popen.pid] - listed[victim_name]["records"]
     print(f"lost {lost}; true loss {true_loss}; served {dict(served)}; master ended "
-          f"{ended - killed:.1f} s after the kill ({run_s} s run)")
+          f"{ended - master.started:.1f} s after its start ({run_s} s run)")
     assert 0 < true_loss <= lost["requests_missing_at_most"]
     for p in workers:
         if p is not victim:
@@ -154,7 +154,7 @@ def test_sweep_runs_distributed_with_consistent_stages(tmp_path: Path) -> None:
         analytic = s["concurrency"] * tokens / cycle_s
         print(f"stage {s['index']}: {s['output_tok_per_s']} tok/s (model {analytic:.1f}), "
               f"lateness {s['announcement_lateness_s']}")
-        assert abs(s["output_tok_per_s"] - analytic) < 0.08 * analytic
+        assert abs(s["output_tok_per_s"] - analytic) < 0.05 * analytic
         assert sorted(s["announcement_lateness_s"]) == ["worker-0", "worker-1"]
         for phases in s["announcement_lateness_s"].values():
             assert set(phases) == {"warmup", "measure", "drain"}
