@@ -56,6 +56,7 @@ def test_1024_streams_over_4_worker_processes(tmp_path: Path) -> None:
                            workers=4, users=1024, run_time="20s")
         fleet.start_worker("--processes", "4")
         assert fleet.wait_master(120) == 0
+        assert fleet.wait_workers(15) == [0], "the worker processes quit when the run ends"
         logged = wait_sim_settled(sim)
         sim_cpu = (sim.counters()["cpu_ns"] - cpu0) / 1e9 / (time.monotonic() - t0)
         lateness = sim.stats()["lateness"]
