@@ -42,8 +42,7 @@ _HELP = {
     "e2e": "End-to-end request latency.", "chunk_gap": "Raw gap between token-bearing reads.",
     "queue": "How late the client sent a scheduled request.",
     "tokens_per_event": "Tokens of each token-bearing event but the first.",
-    "prompt_tokens": "Prompt tokens per request (server usage).",
-    "generation_tokens": "Output tokens per request.",
+    "prompt_tokens": "Prompt tokens per request (usage).", "generation_tokens": "Output tokens per request.",
 }
 _FINE = " Fine buckets: 1-2-5 per decade from 100 µs."
 # Classic histogram key -> (family name, help).
@@ -52,7 +51,7 @@ HISTOGRAMS = {s.key: (s.name, _HELP[s.source] + (_FINE if s.key.endswith("_fine"
 GAUGES: dict[str, tuple[str, str]] = {
     "users": ("llmload_users", "Running simulated users."),
     "in_flight": ("llmload_in_flight_requests", "Requests sent and not yet finished."),
-    "workers": ("llmload_connected_workers", "Connected Locust workers (1 in a local run)."),
+    "workers": ("llmload_connected_workers", "Connected Locust workers (0 in a local run)."),
     "stage": ("llmload_stage", "Index of the current stage."),
     "concurrency": ("llmload_stage_concurrency", "Concurrency (users) of the current stage."),
 }
@@ -139,13 +138,12 @@ def _histogram_text(stages: Mapping[int, ClassicStats], common: list[str]) -> st
             labels["stage"] = str(stage)
             base = ",".join(f'{k}="{_escape(v)}"' for k, v in sorted(labels.items()))
             cumulative = stats.cumulative(key)
-            # "le" sorts before every other label name, as generate_latest orders them.
-            # Go's float format is "<n>.0" below 1e6 (then "1.2e+06"): the common case, inlined.
+            # "le" sorts first, as generate_latest orders labels; Go formats n < 1e6 as "<n>.0".
             out += [f'{name}_bucket{{le="{le}",{base}}} {n}.0\n' if n < 1_000_000 else
                     f'{name}_bucket{{le="{le}",{base}}} {_go_float(n)}\n'
                     for le, n in zip(les, cumulative, strict=True)]
-            out.append(f"{name}_count{{{base}}} {_go_float(cumulative[-1])}\n")
-            out.append(f"{name}_sum{{{base}}} {_go_float(stats.sums[BY_KEY[key].source] * scale)}\n")
+            out += [f"{name}_count{{{base}}} {_go_float(cumulative[-1])}\n",
+                    f"{name}_sum{{{base}}} {_go_float(stats.sums[BY_KEY[key].source] * scale)}\n"]
     return "".join(out)
 
 
@@ -212,8 +210,8 @@ class _Server(ThreadingMixIn, WSGIServer):
 
 
 class _QuietHandler(WSGIRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:  # a line per scrape would bury the run's
-        pass
+    def log_message(self, format: str, *args: Any) -> None:  # a line per scrape: noise
+        return
 
 
 def _app(source: ExportSource) -> Callable[[dict[str, Any], Any], list[bytes]]:
