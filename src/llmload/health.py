@@ -49,7 +49,17 @@ class HealthMonitor:
         while True:
             due = time.perf_counter_ns() + self._interval_ns
             gevent.sleep(interval)
-            self._lag.add(max(0, time.perf_counter_ns() - due))
+            self.observe(max(0, time.perf_counter_ns() - due))
+
+    def observe(self, lag_ns: int) -> None:
+        """One timer wake-up ``lag_ns`` late. A stall covers the wake-ups it swallowed, and
+        every event arriving during it waited too: count those missed ticks with the lag each
+        would have seen, so the p99 weighs a long stall by the time it lasted, not as one
+        sample."""
+        step = self._interval_ns
+        for missed in range(lag_ns // step, 0, -1):
+            self._lag.add(lag_ns - missed * step)
+        self._lag.add(lag_ns)
 
     def reset(self) -> None:
         self._lag = LogHistogram()

@@ -1,0 +1,46 @@
+"""The end of a run in the process that summarises it (single process or master): results
+files, the exit decision, the report, and the live exporter's start."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from llmload.config import RunConfig
+from llmload.exitcodes import decide
+from llmload.export import console
+from llmload.export.prometheus import ExporterHandle, ExportSource, start_exporter
+from llmload.export.report import write_report
+from llmload.export.results import ResultsDir
+
+
+def write_results(results: ResultsDir, summary: dict[str, Any], stats: list[dict[str, Any]],
+           series: list[dict[str, Any]]) -> None:
+    results.write_json("histograms.json", {"stages": stats})
+    results.write_csv("timeseries.csv", series)
+    results.write_json("summary.json", summary)
+
+
+def start_exporter_if(config: RunConfig, source: ExportSource) -> ExporterHandle | None:
+    if not config.exporter.port:
+        return None
+    handle = start_exporter(config.exporter, source)
+    print(f"llmload: Prometheus metrics on http://{config.exporter.host}:{handle.port}/metrics",
+          file=sys.stderr, flush=True)
+    return handle
+
+
+def conclude(environment: Any, config: RunConfig, results: ResultsDir,
+             summary: dict[str, Any]) -> str:
+    """Decide the exit status, record it in the summary, write the report; return the table
+    (printed at Locust's ``quit`` event, after Locust's own tables, so ours is what stays on
+    screen)."""
+    checks = config.checks
+    code, reasons = decide(summary, checks.slo, checks.max_error_rate, checks.fail_on_client_bound)
+    summary["exit"] = {"code": int(code), "name": code.name.lower(), "reasons": reasons}
+    results.write_json("summary.json", summary)
+    write_report(results.path)
+    environment.process_exit_code = int(code)
+    return console.render(summary, str(results.path))
+
+

@@ -1,0 +1,124 @@
+"""The master of a distributed run: conducts the stages for the fleet, merges the workers'
+deltas, runs the final-flush protocol (stop the workers' users, wait for every worker's final
+by id, name the ones that never answered) and writes the summary."""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import asdict
+from typing import Any
+
+import gevent
+from locust.rpc import Message
+from locust.runners import STATE_MISSING, STATE_STOPPING
+
+from llmload.config import RunConfig
+from llmload.export.prometheus import ExporterHandle
+from llmload.export.pushgateway import finish as finish_exporter
+from llmload.export.results import ResultsDir, new_run_id
+from llmload.locust.conductor import make_conductor, planned_concurrency
+from llmload.locust.export_source import FleetSource
+from llmload.locust.finish import conclude, start_exporter_if, write_results
+from llmload.locust.fleet import Fleet
+from llmload.locust.server_watch import ServerWatch
+from llmload.locust.shipping import DELTA, PHASE
+from llmload.locust.summarize import build_summary
+from llmload.stages import Announcement
+
+
+class MasterRole:
+    def __init__(self, environment: Any, config: RunConfig) -> None:
+        self._environment = environment
+        self.config = config
+        self.run_id = config.run_id or new_run_id()
+        # Workers receive the master's custom options with their first spawn message.
+        environment.parsed_options.run_id = self.run_id
+        self.results = ResultsDir(config.results_dir, self.run_id)
+        self.fleet = Fleet()
+        self.started_at = time.time()
+        self.conductor = make_conductor(environment, config, self._announce, self.fleet.progress)
+        self.server = ServerWatch(config, planned_concurrency(environment, config))
+        self.final_text: str | None = None
+        self.exporter: ExporterHandle | None = None
+        runner = environment.runner
+        runner.register_message(DELTA, self._on_delta)
+        environment.events.worker_connect.add_listener(self._on_worker_connect)
+
+    def _announce(self, a: Announcement) -> None:
+        self.fleet.record(a)
+        self.server.on_phase(a)
+        self._environment.runner.send_message(PHASE, asdict(a))
+
+    def _on_delta(self, environment: Any, msg: Any) -> None:
+        self.fleet.on_delta(msg.node_id, msg.data)
+
+    def _on_worker_connect(self, client_id: str, **_kw: Any) -> None:
+        self.fleet.join(client_id)
+        expected = self._environment.parsed_options.expect_workers
+        names = ", ".join(self.fleet.workers)
+        print(f"llmload: {len(self.fleet.workers)} of {expected} expected workers connected: "
+              f"{names}", file=sys.stderr, flush=True)
+        for a in self.fleet.history:  # a late joiner learns the phase it joins in
+            self._environment.runner.send_message(PHASE, asdict(a), client_id=client_id)
+
+    def test_start(self) -> None:
+        self.server.start()
+        self.exporter = start_exporter_if(
+            self.config, FleetSource(self.fleet, self._environment, self.run_id, self.config.host,
+                                     self.config.scenario))
+        if self._environment.shape_class is None:
+            self.conductor.start_ticking()
+        self.conductor.start_progress(self.fleet.tokens_received)
+
+    def test_stopping(self) -> None:
+        self.conductor.stop()
+        self._final_flush()
+        self.server.stop()
+
+    def _final_flush(self) -> None:
+        """Stop every worker's users and wait for each worker's final delta, by worker id."""
+        runner = self._environment.runner
+        # Locust sets STOPPING only after test_stopping; while it says RUNNING, a worker that
+        # reports stopped or ready again gets users re-dispatched to it (and the shape keeps
+        # ticking), so requests would run after that worker's final delta.
+        runner.update_state(STATE_STOPPING)
+        for client in list(runner.clients.values()):
+            runner.server.send_to_client(Message("stop", None, client.id))  # type: ignore[no-untyped-call]
+        deadline = time.time() + self._environment.stop_timeout + self.config.fleet.final_wait_s
+        while self.fleet.waiting_for() and time.time() < deadline:
+            gone = [cid for cid in self.fleet.workers
+                    if cid not in runner.clients or runner.clients[cid].state == STATE_MISSING]
+            self.fleet.mark_lost(gone)
+            gevent.sleep(0.1)
+        late = self.fleet.waiting_for()
+        if late:
+            print(f"llmload: no final report from {', '.join(late)}", file=sys.stderr, flush=True)
+            self.fleet.mark_lost(cid for cid, w in self.fleet.workers.items() if w.name in late)
+        if self._environment.parsed_options.headless:
+            # Stopped workers left runner.clients, so Locust's own quit would never reach them.
+            for cid, w in self.fleet.workers.items():
+                if not w.lost:
+                    runner.server.send_to_client(Message("quit", None, cid))  # type: ignore[no-untyped-call]
+
+    def test_stop(self) -> None:
+        self.final_text = conclude(self._environment, self.config, self.results,
+                                   self.write(complete=True))
+
+    def after_quit(self) -> None:
+        if self.exporter is not None:  # the final push, and the linger for the last scrape
+            finish_exporter(self.config.exporter, self.exporter, self.run_id)
+
+    def write(self, *, complete: bool) -> dict[str, Any]:
+        lost = self.fleet.lost_report(time.time(), self.config.workload.max_tokens)
+        warnings = [f"worker {x['worker']} was lost: up to {x['requests_missing_at_most']} "
+                    "requests may be missing" for x in lost]
+        views = self.fleet.views()
+        summary = build_summary(
+            self.config, run_id=self.run_id, started_at=self.started_at, model=self.fleet.model,
+            views=views, records=self.fleet.record_files(), complete=complete and not lost,
+            workers=len(self.fleet.workers), extra_run={"lost_workers": lost}, warnings=warnings)
+        self.server.attach(summary)
+        write_results(self.results, summary, [v.stats.to_dict() for v in views],
+               self.fleet.timeseries.rows(self.fleet.announcements))
+        return summary
