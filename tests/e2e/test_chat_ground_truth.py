@@ -6,8 +6,8 @@ import bisect
 import math
 
 import pytest
-from llmload.sim.process import start_sim
 
+from llmload.sim.process import start_sim
 from tests.e2e.conftest import RunLocust
 
 pytestmark = pytest.mark.e2e

@@ -15,7 +15,6 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.support.rawserver import Close, RawServer, Reset, Send, SendBytewise, Sleep, chunk, chunked_head
 
 from llmload.client import ChatClient
 from llmload.config import RequestConfig
@@ -25,6 +24,7 @@ from llmload.record import RequestRecord
 from llmload.recorder import Timeouts
 from llmload.transport.factory import TransportConfig, TransportFactory
 from llmload.workload.prompts import Prompt
+from tests.support.rawserver import Close, RawServer, Reset, Send, SendBytewise, Sleep, chunk, chunked_head
 
 pytestmark = pytest.mark.integration
 

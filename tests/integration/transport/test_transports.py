@@ -18,6 +18,10 @@ from time import perf_counter, perf_counter_ns
 
 import greenlet
 import pytest
+
+from llmload.errors import ErrorKind
+from llmload.transport.base import HttpRequest, Transport, TransportFailure
+from llmload.transport.factory import TransportConfig, TransportFactory
 from tests.support.rawserver import (
     LAST_CHUNK,
     Action,
@@ -32,10 +36,6 @@ from tests.support.rawserver import (
     chunked_head,
 )
 from tests.support.tls import LocalCA, local_ca
-
-from llmload.errors import ErrorKind
-from llmload.transport.base import HttpRequest, Transport, TransportFailure
-from llmload.transport.factory import TransportConfig, TransportFactory
 
 pytestmark = pytest.mark.integration
 

@@ -14,7 +14,6 @@ import pytest
 from prometheus_client import REGISTRY
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
-from tests.support.prometheus import PROMTOOL, recount, synthetic_records
 
 from llmload.config import ExporterConfig
 from llmload.export.prometheus import (
@@ -31,6 +30,7 @@ from llmload.export.prometheus import (
 from llmload.metrics.catalog import CATALOG
 from llmload.metrics.classic import BY_KEY, ClassicStats
 from llmload.record import RequestRecord
+from tests.support.prometheus import PROMTOOL, recount, synthetic_records
 
 ALLOWED_LABELS = {"target", "model", "scenario", "stage", "outcome", "worker", "le", "run_id", "version"}
 

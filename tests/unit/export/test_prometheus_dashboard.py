@@ -14,10 +14,10 @@ import re
 from typing import Any
 
 import pytest
-from tests.support.prometheus import DASHBOARD, REPO, dashboard_queries, synthetic_records
-from tests.unit.export.test_prometheus import samples, source_with
 
 from llmload.export.prometheus import exposition
+from tests.support.prometheus import DASHBOARD, REPO, dashboard_queries, synthetic_records
+from tests.unit.export.test_prometheus import samples, source_with
 
 GRAFANA = REPO / "exporters" / "grafana"
 SDK = importlib.util.find_spec("grafana_foundation_sdk") is not None

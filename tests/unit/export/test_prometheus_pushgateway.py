@@ -12,12 +12,12 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from tests.support.prometheus import free_port
-from tests.unit.export.test_prometheus import FakeSource
 
 from llmload.config import ExporterConfig
 from llmload.export.prometheus import exposition, make_registry, start_exporter
 from llmload.export.pushgateway import JOB, delete_group, finish, push_final
+from tests.support.prometheus import free_port
+from tests.unit.export.test_prometheus import FakeSource
 
 
 class Recorder(BaseHTTPRequestHandler):

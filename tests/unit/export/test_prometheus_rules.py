@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 
 import pytest
+
 from tests.support.prometheus import PROMTOOL, REPO
 
 PROM = REPO / "exporters" / "prometheus"

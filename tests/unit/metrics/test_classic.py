@@ -9,7 +9,6 @@ from array import array
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.support.prometheus import MS, recount, synthetic_records
 
 from llmload.metrics.classic import (
     BY_KEY,
@@ -23,6 +22,7 @@ from llmload.metrics.classic import (
     one_two_five,
 )
 from llmload.record import Phase, RequestRecord
+from tests.support.prometheus import MS, recount, synthetic_records
 
 
 def stats_of(records: list[RequestRecord]) -> ClassicStats:
