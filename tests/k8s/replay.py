@@ -49,8 +49,8 @@ SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 # Runs as root inside `unshare --mount --propagation private`; $@ is the container's argv.
 SANDBOX = r"""
 set -eu
-uid=$1 gid=$2 binds=$3 tmpfs=$4 reveal=$5 stash=$6
-shift 6
+uid=$1 gid=$2 binds=$3 tmpfs=$4 reveal=$5 stash=$6 keep=$7
+shift 7
 IFS=:
 for d in $binds; do mount --bind "$d" "$d"; done
 if [ -n "$reveal" ]; then
@@ -62,7 +62,21 @@ if [ -n "$reveal" ]; then
     mount -o remount,ro "$parent"
 fi
 mount -o remount,bind,ro /
+# The repository and the replay's own directory may lie under an emptyDir path (a clone in
+# /tmp): carry them through the fresh tmpfs, read-only, with their writable volume binds.
+mount -t tmpfs -o size=1m tmpfs /mnt
+i=0
+for k in $keep; do mkdir -p "/mnt/k$i"; mount --rbind "$k" "/mnt/k$i"; i=$((i + 1)); done
 for d in $tmpfs; do mount -t tmpfs -o mode=1777,size=256m,nosuid,nodev tmpfs "$d"; done
+i=0
+for k in $keep; do
+    if [ ! -d "$k" ]; then
+        mkdir -p "$k"
+        mount --move "/mnt/k$i" "$k"
+        mount -o remount,bind,ro "$k"
+    fi
+    i=$((i + 1))
+done
 unset IFS
 exec setpriv --reuid="$uid" --regid="$gid" --clear-groups --no-new-privs --inh-caps=-all \
     --bounding-set=-all -- "$@"
@@ -204,7 +218,7 @@ def start(pod: Pod, root: Path, cwd: Path = REPO) -> subprocess.Popen[bytes]:
     log = (root / f"{pod.name}.log").open("wb")
     argv = [unshare, "--mount", "--propagation", "private", "/bin/sh", "-c", SANDBOX, "sandbox",
             str(pod.uid), str(pod.gid), ":".join(map(str, pod.binds)), ":".join(pod.tmpfs),
-            str(reveal or ""), str(stash), *pod.argv]
+            str(reveal or ""), str(stash), f"{REPO}:{root}", *pod.argv]
     with log:
         return subprocess.Popen(argv, env=pod.env, cwd=cwd, stdout=log, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, start_new_session=True)
