@@ -72,7 +72,9 @@ i=0
 for k in $keep; do
     if [ ! -d "$k" ]; then
         mkdir -p "$k"
-        mount --move "/mnt/k$i" "$k"
+        # mount(8) moves it, then fails to record it on the read-only root and exits 32:
+        # what counts is that the mount is there.
+        mount --move "/mnt/k$i" "$k" 2>/dev/null || mountpoint -q "$k"
         mount -o remount,bind,ro "$k"
     fi
     i=$((i + 1))
