@@ -46,9 +46,14 @@ class MasterRole:
         environment.events.worker_connect.add_listener(self._on_worker_connect)
 
     def _announce(self, a: Announcement) -> None:
+        finished = self.fleet.current_stage
         self.fleet.record(a)
         self.server.on_phase(a)
         self._environment.runner.send_message(PHASE, asdict(a))
+        if finished >= 0 and a.stage != finished:
+            # A finished stage survives an interrupted run (the end rewrites it with the last
+            # deltas in; a stage's own numbers are complete once its drain ended).
+            self.write(complete=False)
 
     def _on_delta(self, environment: Any, msg: Any) -> None:
         self.fleet.on_delta(msg.node_id, msg.data)
