@@ -20,7 +20,7 @@ from llmload.target.wait import WaitCode, wait_ready
 
 pytestmark = pytest.mark.integration
 
-DELAY_S = 5.0
+DELAY_S = 30.0  # the case: a server that takes half a minute to load
 STALL_S = 3.0
 
 
