@@ -78,6 +78,15 @@ class RequestRecord:
     def token_events(self) -> int:
         return len(self.event_ns)
 
+    def spread_tokens(self, total: int) -> None:
+        """Spread ``total`` tokens evenly over the events, in integers, cumulatively rounded."""
+        n = len(self.event_tokens)
+        before = 0
+        for i in range(n):
+            upto = (total * (i + 1) + n // 2) // n
+            self.event_tokens[i] = upto - before
+            before = upto
+
     def to_json(self) -> dict[str, Any]:
         """The ``requests.jsonl`` line: raw stamps in ns plus the derived per-request numbers."""
         return {

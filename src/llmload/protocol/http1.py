@@ -48,6 +48,7 @@ class Parsed(NamedTuple):
 
 
 _NOTHING: Final = Parsed(None, b"", False)
+_new_parsed = tuple.__new__  # once per read: skips the NamedTuple's Python-level __new__
 
 
 class ResponseParser:
@@ -61,6 +62,7 @@ class ResponseParser:
         self._pending = b""  # an incomplete chunk-size, CRLF or trailer line
         self._remaining = 0  # bytes left in the current chunk or content-length body
         self._trailer_bytes = 0
+        self._sizes: dict[bytes, int] = {}  # chunk-size line -> size
         self._keep_alive = False
         self._excess = False  # bytes after the end of the response
         self.head: ResponseHead | None = None
@@ -95,7 +97,7 @@ class ResponseParser:
         else:
             self._excess = self._excess or bool(data)
             body = b""
-        return Parsed(head, body, self._state == _DONE)
+        return _new_parsed(Parsed, (head, body, self._state == _DONE))
 
     def feed_eof(self) -> bool:
         """The peer closed the connection. True when that (or earlier bytes) ended the body."""
@@ -174,6 +176,7 @@ class ResponseParser:
             data = self._pending + data
             self._pending = b""
         out: list[bytes] = []
+        sizes = self._sizes
         pos = 0
         end = len(data)
         while pos < end:
@@ -183,10 +186,15 @@ class ResponseParser:
                 if eol < 0:
                     self._pending = _keep_line(data[pos:], MAX_CHUNK_LINE_BYTES, "chunk-size line")
                     break
-                size = _chunk_size(data[pos:eol])
+                line = data[pos:eol]  # events repeat a few sizes: a dict hit, not a parse
+                size = sizes.get(line)
+                if size is None:
+                    size = _chunk_size(line)
+                    if len(sizes) < 32:  # bounded, against a hostile server
+                        sizes[line] = size
                 pos = eol + 1
                 stop = pos + size
-                if size and stop + 2 <= end and data[stop : stop + 2] == b"\r\n":
+                if size and stop + 2 <= end and data[stop] == 13 and data[stop + 1] == 10:
                     out.append(data[pos:stop])  # the common case: the whole chunk is here
                     pos = stop + 2
                 else:

@@ -2,8 +2,9 @@
 
 Each ``recv`` is stamped with ``perf_counter_ns()`` the moment it returns, framed by the sans-I/O
 ``ResponseParser``, and handed to the sink in one ``on_data`` call: the timestamp belongs to the
-read, never to a byte count or a line. ``gevent.socket`` is imported explicitly, so this works
-cooperatively under Locust (monkey-patched) and in a plain process (tests, benchmarks) alike.
+read, never to a byte count or a line. Sockets come from ``gevent.socket`` explicitly
+(``lean_io``), so this works cooperatively under Locust (monkey-patched) and in a plain process
+(tests, benchmarks) alike.
 """
 
 from __future__ import annotations
@@ -13,14 +14,20 @@ import ssl
 from time import perf_counter_ns
 from typing import Any, Final
 
-import gevent.socket
+import gevent
 
 from llmload.errors import ErrorKind
 from llmload.protocol.http1 import HttpFramingError, ResponseParser, render_request
 from llmload.transport.base import HttpRequest, ResponseSink, TransportFailure
+from llmload.transport.lean_io import (
+    READ_SIZE,
+    ReadDeadline,
+    apply_deadline,
+    open_connection,
+    take_arrived_records,
+)
 from llmload.transport.origin import Origin
 
-READ_SIZE: Final = 65536
 # After the core has what it wants ([DONE]), the body's last bytes (the terminating chunk) are
 # usually in the same read or a few microseconds behind it. Waiting this long for them keeps the
 # connection reusable; a server slower than that costs us a new connection, not a stall.
@@ -49,12 +56,10 @@ class LeanTransport:
         self._sock: Any = None  # the idle keep-alive connection, when there is one
 
     def exchange(self, request: HttpRequest, sink: ResponseSink) -> None:
-        origin = self._origin
-        payload = render_request(request, origin.host_header, path_prefix=origin.path_prefix)
         sock, self._sock = self._sock, None
         if sock is not None:
             try:
-                self._attempt(sock, payload, request.method, sink, reused=True)
+                self._attempt(sock, request, sink, reused=True)
                 return
             except _StaleConnection:
                 # Not a request retry: the server closed this idle connection (its keep-alive
@@ -63,7 +68,7 @@ class LeanTransport:
                 # on_sent again, and the new values replace the stale attempt's.
                 pass
         sock = self._connect(sink)
-        self._attempt(sock, payload, request.method, sink, reused=False)
+        self._attempt(sock, request, sink, reused=False)
 
     def close(self) -> None:
         sock, self._sock = self._sock, None
@@ -72,13 +77,16 @@ class LeanTransport:
 
     # -- one attempt on one connection -----------------------------------------------------------
 
-    def _attempt(
-        self, sock: Any, payload: bytes, method: str, sink: ResponseSink, *, reused: bool
-    ) -> None:
+    def _attempt(self, sock: Any, request: HttpRequest, sink: ResponseSink, *, reused: bool) -> None:
         reusable = False
+        origin = self._origin
         try:
+            # Rendered per attempt and dropped once written: held by ``exchange`` for a replay,
+            # it would cost 1 KB per in-flight stream for as long as the response streams.
+            payload = render_request(request, origin.host_header, path_prefix=origin.path_prefix)
             self._send(sock, payload, sink, reused=reused)
-            reusable = self._receive(sock, ResponseParser(method), sink, reused=reused)
+            del payload
+            reusable = self._receive(sock, ResponseParser(request.method), sink, reused=reused)
         finally:
             # Also on GreenletExit or gevent.Timeout from above: a connection in an unknown state
             # is closed, never kept and never leaked.
@@ -88,7 +96,7 @@ class LeanTransport:
                 sock.close()
 
     def _send(self, sock: Any, payload: bytes, sink: ResponseSink, *, reused: bool) -> None:
-        _apply_deadline(sock, sink)
+        apply_deadline(sock, sink)
         sink.on_sent(perf_counter_ns())
         try:
             sock.sendall(payload)
@@ -105,34 +113,44 @@ class LeanTransport:
         """Deliver the response; return whether the connection may be reused."""
         recv = sock.recv
         tls = self._ssl_context is not None
-        while True:
-            _apply_deadline(sock, sink)
-            try:
-                data = recv(READ_SIZE)
-            except TimeoutError as exc:
-                raise TransportFailure(ErrorKind.STALL_TIMEOUT, "read deadline passed") from exc
-            except OSError as exc:  # reset, TLS error mid-stream
-                if reused and not parser.started:
-                    raise _StaleConnection(str(exc)) from exc
-                raise TransportFailure(ErrorKind.STREAM_BROKEN, f"read failed: {exc}") from exc
-            t_ns = perf_counter_ns()
-            if not data:
-                return _at_eof(parser, sink, t_ns, reused=reused)
-            if tls:
-                data = _take_arrived_records(sock, data)
-            try:
-                parsed = parser.feed(data)
-            except HttpFramingError as exc:
-                raise TransportFailure(ErrorKind.BAD_PAYLOAD, str(exc)) from exc
-            head = parsed.head
-            if head is not None:
-                sink.on_headers(t_ns, head.status, head.headers)
-            if parsed.body and sink.on_data(t_ns, parsed.body):
-                # The core has what it wants ([DONE]): it hears nothing more of this response.
-                return _drain_tail(sock, parser)
-            if parsed.complete:
-                sink.on_end(t_ns)
-                return parser.reusable
+        sock.settimeout(None)  # the deadline is one timer for the response, not one per read
+        deadline = ReadDeadline(sink)
+        try:
+            while True:
+                try:
+                    data = recv(READ_SIZE)
+                except gevent.Timeout as fired:
+                    if fired is not deadline.timer:
+                        raise
+                    deadline.arm()  # reads since it was armed may have moved it; or it passed
+                    continue
+                except OSError as exc:  # reset, TLS error mid-stream
+                    if reused and not parser.started:
+                        raise _StaleConnection(str(exc)) from exc
+                    raise TransportFailure(ErrorKind.STREAM_BROKEN, f"read failed: {exc}") from exc
+                t_ns = perf_counter_ns()
+                if not data:
+                    return _at_eof(parser, sink, t_ns, reused=reused)
+                if tls:
+                    data = take_arrived_records(sock, data)
+                try:
+                    parsed = parser.feed(data)
+                except HttpFramingError as exc:
+                    raise TransportFailure(ErrorKind.BAD_PAYLOAD, str(exc)) from exc
+                head = parsed.head
+                if head is not None:
+                    sink.on_headers(t_ns, head.status, head.headers)
+                if parsed.body and sink.on_data(t_ns, parsed.body):
+                    break  # the core has what it wants ([DONE]): it hears nothing more
+                if parsed.complete:
+                    sink.on_end(t_ns)
+                    return parser.reusable
+                # Not kept while waiting for the next read: a read far behind the server holds
+                # up to 64 KiB, twice (raw and de-chunked), per stream.
+                del data, parsed
+        finally:
+            deadline.close()
+        return _drain_tail(sock, parser)
 
     # -- connecting ------------------------------------------------------------------------------
 
@@ -140,9 +158,7 @@ class LeanTransport:
         origin = self._origin
         start_ns = perf_counter_ns()
         try:
-            sock = gevent.socket.create_connection(
-                (origin.host, origin.port), timeout=self._connect_timeout_s
-            )
+            sock = open_connection(origin.host, origin.port, self._connect_timeout_s)
         except TimeoutError as exc:
             raise TransportFailure(ErrorKind.CONNECT_TIMEOUT, f"connect: {exc}") from exc
         except OSError as exc:  # refused, unreachable, DNS failure (socket.gaierror)
@@ -170,17 +186,6 @@ class LeanTransport:
             raise TransportFailure(ErrorKind.CONNECT_ERROR, f"TLS handshake: {exc}") from exc
 
 
-def _apply_deadline(sock: Any, sink: ResponseSink) -> None:
-    deadline_ns = sink.read_deadline_ns()
-    if deadline_ns is None:
-        sock.settimeout(None)
-        return
-    left_ns = deadline_ns - perf_counter_ns()
-    if left_ns <= 0:
-        raise TransportFailure(ErrorKind.STALL_TIMEOUT, "read deadline passed")
-    sock.settimeout(left_ns / 1e9)
-
-
 def _at_eof(parser: ResponseParser, sink: ResponseSink, t_ns: int, *, reused: bool) -> bool:
     if reused and not parser.started:
         raise _StaleConnection("closed before any response byte")
@@ -189,29 +194,6 @@ def _at_eof(parser: ResponseParser, sink: ResponseSink, t_ns: int, *, reused: bo
         return False
     where = "response head" if parser.head is None else "body"
     raise TransportFailure(ErrorKind.STREAM_BROKEN, f"connection closed inside the {where}")
-
-
-def _take_arrived_records(sock: Any, data: bytes) -> bytes:
-    """Add the TLS records that had already arrived to the one ``recv`` returned.
-
-    A TLS ``recv`` returns one record, and servers write one record per event: without this, a
-    client that read late would see each queued event as its own read, and "events per read"
-    would hide exactly the lateness it exists to show. With it, a read means what it means in
-    plaintext: everything that had arrived, stamped when the read returned.
-    """
-    pieces = [data]
-    size = len(data)
-    sock.settimeout(0.0)
-    try:
-        while size < READ_SIZE:
-            more = sock.recv(READ_SIZE - size)
-            if not more:
-                break  # EOF: the next blocking recv sees it again
-            pieces.append(more)
-            size += len(more)
-    except OSError:  # SSLWantReadError: nothing more has arrived; a real error recurs next read
-        pass
-    return data if len(pieces) == 1 else b"".join(pieces)
 
 
 def _drain_tail(sock: Any, parser: ResponseParser) -> bool:
