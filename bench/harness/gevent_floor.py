@@ -1,0 +1,60 @@
+"""The floor under any gevent client: the same streams, each read only counted, nothing parsed.
+
+    python bench/harness/gevent_floor.py URL STREAMS WARMUP_S MEASURE_S MAX_TOKENS OUT.json
+
+``STREAMS`` greenlets each keep one streamed chat request in flight on a keep-alive gevent
+socket, closed loop, and do nothing per read but ``recv`` and count the events in it
+(``bytes.count``): the event loop's own cost per read, which llmload's worker pays too.
+"""
+
+from __future__ import annotations
+
+from gevent import monkey
+
+monkey.patch_all()
+
+import json  # noqa: E402  (after patching)
+import socket  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from urllib.parse import urlsplit  # noqa: E402
+
+import gevent  # noqa: E402
+
+
+def stream(host: str, port: int, request: bytes, counts: list[int]) -> None:
+    sock = socket.create_connection((host, port))
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    while True:
+        sock.sendall(request)
+        while True:  # the simulator ends each response with [DONE] and the last chunk
+            data = sock.recv(65536)
+            if not data:
+                return
+            counts[0] += data.count(b"data: ")
+            counts[1] += 1
+            if data.endswith(b"0\r\n\r\n"):
+                break
+
+
+def main() -> None:
+    url, streams, warmup, measure, max_tokens, out = sys.argv[1:7]
+    parts = urlsplit(url)
+    body = json.dumps({"model": "sim", "messages": [{"role": "user", "content": "w " * 128}],
+                       "max_tokens": int(max_tokens), "stream": True, "ignore_eos": True}).encode()
+    request = (b"POST /v1/chat/completions HTTP/1.1\r\nHost: h\r\nContent-Type: application/json\r\n"
+               b"Content-Length: %d\r\n\r\n%b" % (len(body), body))
+    counts = [0, 0]  # events, reads
+    for _ in range(int(streams)):
+        gevent.spawn(stream, parts.hostname or "127.0.0.1", parts.port or 80, request, counts)
+    gevent.sleep(float(warmup))
+    cpu0, events0, reads0 = time.process_time(), counts[0], counts[1]
+    gevent.sleep(float(measure))
+    cpu1, events1, reads1 = time.process_time(), counts[0], counts[1]
+    with open(out, "w") as f:
+        json.dump({"client": "gevent-floor", "cpu_window_s": cpu1 - cpu0, "events": events1 - events0,
+                   "reads": reads1 - reads0}, f)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,164 @@
+"""llmload's worker without Locust's runner: the objects one ``ChatUser`` uses, wired the same way.
+
+Each stream is a greenlet running the body of ``ChatUser.generate``: a prompt from the session,
+``ChatClient.run`` over a ``LeanTransport``, ``Session.on_record`` (``requests.jsonl`` line,
+``StageStats`` folding with every latency histogram, ``TimeSeries``), and the one Locust request
+event per request into a real ``locust.env.Environment``'s stats. The health monitor and the
+in-flight sampler run as in a worker. So CPU measured here is what a worker spends, minus only
+Locust's runner and ZeroMQ heartbeats (one message per second, not per event).
+
+Import this only in a process that gevent has already monkey-patched (``client_main`` does).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import gevent
+
+from llmload.config import PhaseConfig, RequestConfig, RunConfig, WorkloadConfig
+from llmload.locust.session import Session
+from llmload.record import RequestRecord
+from llmload.recorder import Timeouts
+from llmload.stages import Announcement, StagePhase
+from llmload.transport.base import HttpRequest, ResponseSink, Transport
+from llmload.transport.factory import TransportConfig
+
+MODEL = "sim-llama-3-8b"
+
+
+class _TeeSink:
+    """Forwards everything to the recorder and keeps the raw body bytes of each read, so the
+    benchmark can read the simulator's ``sent_ns`` stamps afterwards. The bytes are kept, not
+    parsed: per read that is one list append, so the client measured stays the client."""
+
+    __slots__ = ("_inner", "pieces")
+
+    def __init__(self, inner: ResponseSink, pieces: list[bytes]) -> None:
+        self._inner = inner
+        self.pieces = pieces
+
+    def on_connect(self, start_ns: int, connected_ns: int) -> None:
+        self._inner.on_connect(start_ns, connected_ns)
+
+    def on_sent(self, sent_ns: int) -> None:
+        self._inner.on_sent(sent_ns)
+
+    def on_headers(self, t_ns: int, status: int, headers: dict[str, str]) -> None:
+        self._inner.on_headers(t_ns, status, headers)
+
+    def on_data(self, t_ns: int, data: bytes) -> bool:
+        self.pieces.append(data)
+        return self._inner.on_data(t_ns, data)
+
+    def on_end(self, t_ns: int) -> None:
+        self._inner.on_end(t_ns)
+
+    def read_deadline_ns(self) -> int | None:
+        return self._inner.read_deadline_ns()
+
+
+class TeeTransport:
+    """A transport that hands each request's sink to a ``_TeeSink``; ``last`` is the body kept."""
+
+    def __init__(self, inner: Transport) -> None:
+        self._inner = inner
+        self.last: list[bytes] = []
+
+    def exchange(self, request: HttpRequest, sink: ResponseSink) -> None:
+        self.last = []
+        self._inner.exchange(request, _TeeSink(sink, self.last))
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+def make_session(url: str, streams: int, max_tokens: int, results_dir: Path, *,
+                 start: bool = True) -> Session:
+    """A session in its measured window, as a worker's is after the master's announcements."""
+    config = RunConfig(
+        host=url,
+        request=RequestConfig(model=MODEL, ignore_eos=True),
+        workload=WorkloadConfig(prompt_tokens=128, max_tokens=max_tokens),
+        phases=PhaseConfig(),
+        timeouts=Timeouts(),
+        transport=TransportConfig(url),
+        results_dir=str(results_dir),
+    )
+    session = Session(config)
+    if start:
+        session.start()
+    for phase in (StagePhase.WARMUP, StagePhase.MEASURE):
+        session.apply(Announcement(0, phase, time.time(), streams))
+    return session
+
+
+class Worker:
+    """``streams`` closed-loop users on one session; ``keep`` gets every finished record."""
+
+    def __init__(self, session: Session, streams: int, *, tee: bool = False, record: bool = True,
+                 keep: Callable[[RequestRecord, list[bytes]], None] | None = None) -> None:
+        """``record=False`` (a diagnostic) skips what a request's end costs the loop: the
+        session's ``on_record`` (JSON line, stats, series, exporter state) and the Locust event."""
+        from locust.env import Environment
+
+        self.session = session
+        self.environment = Environment(user_classes=[])
+        self._streams = streams
+        self._tee = tee
+        self._keep = keep
+        self._record = record
+        self._stop = False
+        self.finished_events = 0
+        self.finished_reads = 0
+        self._greenlets: list[gevent.Greenlet[Any, None]] = []
+
+    def start(self, stagger_s: float = 0.0) -> None:
+        for i in range(self._streams):
+            self._greenlets.append(gevent.spawn_later(stagger_s * i / self._streams, self._user, i))
+
+    def events_so_far(self) -> int:
+        """Events parsed so far, in-flight requests included."""
+        return self.finished_events + sum(r.events for r in list(self.session.active))
+
+    def reads_so_far(self) -> int:
+        return self.finished_reads + sum(r.reads for r in list(self.session.active))
+
+    def stop(self, timeout_s: float = 30.0) -> None:
+        """Let every user finish its request in flight, then end (no request is cut short)."""
+        self._stop = True
+        gevent.joinall(self._greenlets, timeout=timeout_s)
+        gevent.killall(self._greenlets)
+
+    def _user(self, index: int) -> None:
+        session = self.session
+        user_id = session.new_user_id()
+        inner = session.transports.new()
+        transport = TeeTransport(inner) if self._tee else inner
+        client = session.client("chat")
+        fire = self.environment.events.request.fire
+        count = 0
+        while not self._stop:
+            prompt = session.prompts.get(user_id, count)
+            stage, window = session.current()
+            counted = session.request_started(stage, window)
+            record = client.run(transport, prompt, request_id=f"{session.process_tag}-{user_id}-{count}",
+                                user=str(user_id), stage=stage, window=window,
+                                on_unfinished=lambda r, c=counted: session.on_record(r, c),
+                                active=session.active)
+            count += 1
+            if self._record:
+                session.on_record(record, counted)
+                e2e_ms = ((record.done_ns or 0) - (record.sent_ns or record.scheduled_ns)) / 1e6
+                fire(request_type="POST", name=client.path, response_time=e2e_ms,
+                     response_length=record.output_tokens, exception=None, context={})
+            else:
+                session.in_flight -= 1
+            self.finished_events += record.events
+            self.finished_reads += record.reads
+            if self._keep is not None:
+                self._keep(record, transport.last if isinstance(transport, TeeTransport) else [])
+        transport.close()

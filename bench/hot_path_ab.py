@@ -1,0 +1,137 @@
+"""Before/after of the hot-path tuning: the same measurements on two revisions of ``src/``.
+
+    .venv/bin/python bench/hot_path_ab.py --before REV [--after REV] [--smoke] [--out PATH]
+
+Each revision's ``src/`` is exported with ``git archive`` (``--after`` defaults to the working
+tree) and measured in child processes with ``PYTHONPATH`` pointing at it, alternately, best of
+the rounds: per event, framing only (``ResponseParser.feed``), framing and recording
+(``ResponseParser`` + ``ResponseRecorder``, ``harness/costs.py``), in reads of 64 KiB and of
+one event; then the worker end to end on sockets (``llmload_proc.py capacity``: blaster, 8
+streams; simulator ``--ttft-ms 0 --step-ms 20``, 500 streams), server and client pinned apart.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from harness import results
+from harness.stats import median
+
+from llmload.sim.process import start_sim
+
+HERE = Path(__file__).resolve().parent
+MICRO = """
+import json, sys, time
+sys.path.insert(0, {bench!r})
+from harness import costs
+from harness.blaster import render
+from llmload.protocol.http1 import ResponseParser
+out = {{}}
+for per_read, n in (("many", 1000), ("one", 128)):
+    reads = costs._reads(render(n), per_read)
+    def frame():
+        parser = ResponseParser("POST")
+        for data in reads:
+            parser.feed(data)
+    out["frame_" + per_read] = costs._us_per_event(frame, n, max(1, 20000 // n))
+    out["record_" + per_read] = costs._us_per_event(lambda: costs._record(reads), n, max(1, 20000 // n))
+print(json.dumps(out))
+"""
+
+
+def export(rev: str, into: Path) -> Path:
+    """``src/`` of ``rev`` under ``into``; the working tree's own ``src`` for ``rev`` None."""
+    data = subprocess.run(["git", "archive", rev, "src"], cwd=results.REPO, capture_output=True,
+                          check=True).stdout
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        tar.extractall(into, filter="data")
+    return into / "src"
+
+
+def child(src: Path, args: list[str]) -> dict[str, Any]:
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    done = subprocess.run([sys.executable, *args], env=env, capture_output=True, text=True, check=True)
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def worker(src: Path, url: str, streams: int, tokens: int, *, seconds: float, pin: list[str]) -> float:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "r.json"
+        env = {**os.environ, "PYTHONPATH": str(src)}
+        subprocess.run([*pin, sys.executable, str(HERE / "harness" / "llmload_proc.py"), "capacity", url,
+                        str(streams), "3", str(seconds), str(tokens), str(out)], env=env, check=True,
+                       capture_output=True)
+        r = json.loads(out.read_text())
+    return round(r["events"] / r["cpu_window_s"])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--before", required=True, help="revision before the tuning")
+    parser.add_argument("--after", help="revision after it (default: the working tree)")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--smoke", action="store_true", help="micro numbers only, one round")
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    rounds = 1 if args.smoke else args.rounds
+    pins = results.cpu_pinning()
+    with tempfile.TemporaryDirectory() as tmp:
+        trees = {"before": export(args.before, Path(tmp) / "before"),
+                 "after": export(args.after, Path(tmp) / "after") if args.after else results.REPO / "src"}
+        micro: dict[str, list[dict[str, Any]]] = {k: [] for k in trees}
+        for _ in range(rounds):
+            for name, src in trees.items():
+                micro[name].append(child(src, ["-c", MICRO.format(bench=str(HERE))]))
+        ends: dict[str, dict[str, list[float]]] = {
+            k: {"many_per_read": [], "one_per_read": []} for k in trees}
+        if not args.smoke:
+            blaster = subprocess.Popen([sys.executable, str(HERE / "harness" / "blaster.py"), "1000"],
+                                       stdout=subprocess.PIPE, text=True)
+            try:
+                assert blaster.stdout is not None
+                url = f"http://127.0.0.1:{int(blaster.stdout.readline())}"
+                if pins[0]:
+                    subprocess.run([*pins[0], str(blaster.pid)], check=True, capture_output=True)
+                for _ in range(rounds):
+                    for name, src in trees.items():
+                        ends[name]["many_per_read"].append(worker(src, url, 8, 1000, seconds=6, pin=pins[1]))
+            finally:
+                blaster.kill()
+                blaster.wait()
+            with start_sim(["--ttft-ms", "0", "--step-ms", "20", "--realtime"]) as sim:
+                if pins[0]:
+                    subprocess.run([*pins[0], str(sim.pid)], check=True, capture_output=True)
+                for _ in range(rounds):
+                    for name, src in trees.items():
+                        rate = worker(src, sim.url, 500, 128, seconds=6, pin=pins[1])
+                        ends[name]["one_per_read"].append(rate)
+    rows = []
+    for key in micro["before"][0]:
+        b, a = min(m[key] for m in micro["before"]), min(m[key] for m in micro["after"])
+        rows.append({"what": key, "unit": "us_per_event", "before": b, "after": a, "ratio": round(a / b, 3)})
+    for key in ("many_per_read", "one_per_read"):
+        if ends["before"][key]:
+            b, a = median(ends["before"][key]), median(ends["after"][key])
+            assert b is not None and a is not None
+            rows.append({"what": f"worker_{key}", "unit": "events_per_cpu_s", "before": b, "after": a,
+                         "ratio": round(a / b, 3)})
+    for row in rows:
+        print(f"{row['what']:<28} {row['before']:>12} -> {row['after']:>12} {row['unit']} (x{row['ratio']})")
+    doc = {**results.header("hot_path_ab", "hot_path_ab.py", args.smoke), "pinned_cpus": pins[2],
+           "before": args.before, "after": args.after or results.git_revision() + " + working tree",
+           "rounds": rounds, "rows": rows, "runs": {"micro": micro, "worker": ends}}
+    results.write(results.default_out("hot_path_ab", args.smoke, args.out), doc)
+
+
+if __name__ == "__main__":
+    main()

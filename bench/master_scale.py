@@ -1,0 +1,109 @@
+"""Scale on paper: the master's CPU per worker report, and how many workers one master can merge.
+
+    .venv/bin/python bench/master_scale.py [--smoke] [--out PATH]
+
+A worker's report (``llmload_delta``) is built exactly as a worker builds it: a real
+``Session`` folds synthetic records (100 to 300 tokens, seeded log-normal TTFT and ITL with
+jitter, so the histograms fill as many buckets as real traffic does) and ``Shipper.ship``
+hands over the payload: ``StageStats``, ``TimeSeries``, exporter state and the counters. What
+the master does per report is timed: Locust's ``Message.unserialize`` (msgpack with its
+object hook) of the bytes a worker sends, then ``Fleet.on_delta``. Sizes: the records one
+worker finishes per report interval at 100, 500 and 2,000 requests per second. The number of
+workers = 0.5 core-second / (CPU per report x reports per second), at the default
+``--report-interval-s 1``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import tempfile
+import time
+from array import array
+from pathlib import Path
+from typing import Any
+
+from harness import results
+from harness.llmload_client import make_session
+from locust.rpc.protocol import Message
+
+from llmload.locust.fleet import Fleet
+from llmload.locust.shipping import DELTA, Shipper
+from llmload.record import Phase, RequestRecord, TokenSource
+
+INTERVAL_S = 1.0  # FleetConfig.report_interval_s default
+CORE_SHARE = 0.5
+
+
+def synthetic(n: int, seed: int, now_ns: int) -> list[RequestRecord]:
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        sent = now_ns - rng.randrange(1_000_000_000)
+        ttft = int(rng.lognormvariate(18.4, 0.6))  # ~100 ms median, a long tail
+        tokens = rng.randrange(100, 301)
+        stamps, t = array("q"), sent + ttft
+        for _ in range(tokens):
+            stamps.append(t)
+            t += int(rng.lognormvariate(16.8, 0.3))  # ~20 ms median ITL with jitter
+        r = RequestRecord(f"w-{seed}-{i}", str(i % 500), 0, Phase.MEASURE, "chat", True, sent,
+                          prompt_tokens_requested=128, max_tokens=tokens, sent_ns=sent,
+                          headers_ns=sent + ttft // 2, first_token_ns=sent + ttft,
+                          first_output_ns=sent + ttft, last_token_ns=stamps[-1],
+                          done_ns=stamps[-1] + 200_000, status=200, finish_reason="length",
+                          output_tokens=tokens, prompt_tokens=134,
+                          token_source=TokenSource.CONTINUOUS, events=tokens + 2, reads=tokens,
+                          event_ns=stamps, event_tokens=array("l", [1] * tokens))
+        out.append(r)
+    return out
+
+
+def worker_payload(records_per_report: int, seed: int) -> bytes:
+    """The bytes of one ``llmload_delta`` message after a worker folded ``records_per_report``."""
+    with tempfile.TemporaryDirectory() as tmp:
+        session = make_session("http://127.0.0.1:9", 500, 300, Path(tmp), start=False)
+        for record in synthetic(records_per_report, seed, time.perf_counter_ns()):
+            session.on_record(record)
+        sent: list[dict[str, Any]] = []
+        Shipper(session, lambda _kind, data: sent.append(data), users=lambda: 500).ship(final=False)
+        session.records.close()
+    return bytes(Message(DELTA, sent[0], f"worker-{seed}").serialize())
+
+
+def master_cost(payloads: list[bytes], rounds: int) -> float:
+    """CPU seconds the master spends per report, over ``rounds`` reports of each worker."""
+    fleet = Fleet()
+    start = time.process_time()
+    for seq in range(rounds):
+        for raw in payloads:
+            message = Message.unserialize(raw)
+            message.data["seq"] = seq
+            fleet.on_delta(message.node_id, message.data)
+    return (time.process_time() - start) / (rounds * len(payloads))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--smoke", action="store_true", help="one size, few rounds (CI)")
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    sizes, rounds = ((100,), 5) if args.smoke else ((100, 500, 2000), 40)
+    rows = []
+    for per_report in sizes:
+        payloads = [worker_payload(per_report, seed) for seed in range(8)]  # 8 distinct workers
+        cost = min(master_cost(payloads, rounds) for _ in range(3))
+        workers = int(CORE_SHARE * INTERVAL_S / cost)
+        rows.append({"records_per_report": per_report, "requests_per_s_per_worker": per_report / INTERVAL_S,
+                     "payload_bytes": round(sum(map(len, payloads)) / len(payloads)),
+                     "master_cpu_us_per_report": round(cost * 1e6, 1),
+                     "workers_at_half_a_core": workers})
+        print(f"{per_report:>5} records/report: {rows[-1]['payload_bytes']:>7,} B, "
+              f"{rows[-1]['master_cpu_us_per_report']:>8,.1f} us of master CPU per report -> "
+              f"{workers:,} workers at {INTERVAL_S:g} s reports on half a core", flush=True)
+    doc = {**results.header("master_scale", "master_scale.py", args.smoke),
+           "report_interval_s": INTERVAL_S, "core_share": CORE_SHARE, "rows": rows}
+    results.write(results.default_out("master_scale", args.smoke, args.out), doc)
+
+
+if __name__ == "__main__":
+    main()
