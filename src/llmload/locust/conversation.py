@@ -16,28 +16,24 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from locust import User, task
+from locust import task
 
-from llmload.config import Endpoint
-from llmload.locust.plugin import session_of
-from llmload.locust.user import send_request
+from llmload.locust.user import SessionUser, send_request
 from llmload.record import RequestRecord
 from llmload.transport.base import Transport
 from llmload.workload.conversations import Conversation
 from llmload.workload.prompts import Prompt
 
 
-class ConversationUser(User):
-    """Sends the turns of one conversation after another; one Locust request event each."""
+class ConversationUser(SessionUser):
+    """Sends the turns of one conversation after another; one Locust request event each.
 
-    endpoint: ClassVar[Endpoint] = "chat"
+    Its request count runs over all its conversations, so prompt salts stay unique."""
+
     scenario: ClassVar[str] = "conversation"
 
     def __init__(self, environment: Any) -> None:
         super().__init__(environment)
-        self._session = session_of(environment)
-        self._user_id = self._session.new_user_id()
-        self._count = 0  # requests of this user over all its conversations: unique prompt salts
         self._transport: Transport | None = None
         self._conversation = Conversation()
         self._pause_s = 0.0

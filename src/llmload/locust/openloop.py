@@ -15,13 +15,11 @@ from typing import Any, ClassVar
 
 import gevent
 from gevent.pool import Pool
-from locust import User, constant, task
+from locust import task
 from locust.runners import STATE_CLEANUP, STATE_STOPPED, STATE_STOPPING
 
-from llmload.config import Endpoint
-from llmload.locust.plugin import session_of
 from llmload.locust.session import StageState
-from llmload.locust.user import send_request
+from llmload.locust.user import SessionUser, send_request
 from llmload.transport.base import Transport
 from llmload.workload.arrivals import ArrivalKind, Arrivals
 
@@ -37,16 +35,11 @@ def share_of(environment: Any) -> tuple[int, int]:
     return index, max(int(environment.parsed_options.expect_workers or 1), index + 1)
 
 
-class OpenLoopUser(User):
-    endpoint: ClassVar[Endpoint] = "chat"
+class OpenLoopUser(SessionUser):
     scenario: ClassVar[str] = "open-loop"
-    wait_time = constant(0)
 
     def __init__(self, environment: Any) -> None:
         super().__init__(environment)
-        self._session = session_of(environment)
-        self._user_id = self._session.new_user_id()
-        self._count = 0
         self._idle: list[Transport] = []
         self._share = share_of(environment)
 

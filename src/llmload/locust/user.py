@@ -15,11 +15,12 @@ from llmload.transport.base import Transport
 from llmload.workload.prompts import Prompt
 
 
-class ChatUser(User):
-    """Sends chat completions back to back; each request is one Locust request event."""
+class SessionUser(User):
+    """What every llmload user has: the process's session, an id unique over the fleet (prompt
+    salts and request ids), and a count of the requests it sent."""
 
+    abstract = True
     endpoint: ClassVar[Endpoint] = "chat"
-    scenario: ClassVar[str] = "chat"
     wait_time = constant(0)
 
     def __init__(self, environment: Any) -> None:
@@ -27,6 +28,15 @@ class ChatUser(User):
         self._session = session_of(environment)
         self._user_id = self._session.new_user_id()
         self._count = 0
+
+
+class ChatUser(SessionUser):
+    """Sends chat completions back to back; each request is one Locust request event."""
+
+    scenario: ClassVar[str] = "chat"
+
+    def __init__(self, environment: Any) -> None:
+        super().__init__(environment)
         self._transport: Transport | None = None
 
     def on_start(self) -> None:
