@@ -18,14 +18,13 @@ from typing import Any, ClassVar
 
 from locust import task
 
-from llmload.locust.user import SessionUser, send_request
+from llmload.locust.user import ConnectionUser, send_request
 from llmload.record import RequestRecord
-from llmload.transport.base import Transport
 from llmload.workload.conversations import Conversation
 from llmload.workload.prompts import Prompt
 
 
-class ConversationUser(SessionUser):
+class ConversationUser(ConnectionUser):
     """Sends the turns of one conversation after another; one Locust request event each.
 
     Its request count runs over all its conversations, so prompt salts stay unique."""
@@ -34,20 +33,12 @@ class ConversationUser(SessionUser):
 
     def __init__(self, environment: Any) -> None:
         super().__init__(environment)
-        self._transport: Transport | None = None
         self._conversation = Conversation()
         self._pause_s = 0.0
 
     def wait_time(self) -> float:
         # Locust sleeps this long between tasks, and stops a user cleanly while it sleeps.
         return self._pause_s
-
-    def on_start(self) -> None:
-        self._transport = self._session.transports.new()
-
-    def on_stop(self) -> None:
-        if self._transport is not None:
-            self._transport.close()
 
     @task
     def turn(self) -> None:

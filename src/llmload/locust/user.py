@@ -30,10 +30,10 @@ class SessionUser(User):
         self._count = 0
 
 
-class ChatUser(SessionUser):
-    """Sends chat completions back to back; each request is one Locust request event."""
+class ConnectionUser(SessionUser):
+    """A user with one keep-alive connection of its own: one stream in flight at a time."""
 
-    scenario: ClassVar[str] = "chat"
+    abstract = True
 
     def __init__(self, environment: Any) -> None:
         super().__init__(environment)
@@ -45,6 +45,12 @@ class ChatUser(SessionUser):
     def on_stop(self) -> None:
         if self._transport is not None:
             self._transport.close()
+
+
+class ChatUser(ConnectionUser):
+    """Sends chat completions back to back; each request is one Locust request event."""
+
+    scenario: ClassVar[str] = "chat"
 
     @task
     def generate(self) -> None:
