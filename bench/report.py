@@ -56,10 +56,12 @@ def summary(docs: dict[str, dict[str, Any] | None]) -> list[str]:
     cap, acc, mem, master = docs["capacity"], docs["accuracy"], docs["memory"], docs["master_scale"]
     if cap:
         for r in cap["regimes"]:
+            if r["goal"] is None:
+                continue
             out.append(f"- Capacity, {r['regime'].replace('_', ' ')}: **{r['median_events_per_cpu_s']:,.0f}**"
                        f" events per CPU-second with full recording (goal {r['goal']:,}: "
-                       f"{'met' if r['meets_goal'] else 'not met'}; the bare gevent floor on the same "
-                       f"sockets is {r['median_floor_cpu_us_per_event']} µs per event).")
+                       f"{'met' if r['meets_goal'] else 'not met'}; {r['median_ratio_to_floor']}x the CPU "
+                       f"per event of a bare gevent client on the same sockets that only reads).")
     if acc:
         for v in acc["verdicts"]:
             out.append(f"- Accuracy at {v['streams']} streams ({v['start']}): llmload's added TTFT error p50 "

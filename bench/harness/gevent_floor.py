@@ -1,10 +1,14 @@
 """The floor under any gevent client: the same streams, each read only counted, nothing parsed.
 
-    python bench/harness/gevent_floor.py URL STREAMS WARMUP_S MEASURE_S MAX_TOKENS OUT.json
+    python bench/harness/gevent_floor.py URL STREAMS WARMUP_S MEASURE_S MAX_TOKENS OUT.json [naive]
 
 ``STREAMS`` greenlets each keep one streamed chat request in flight on a keep-alive gevent
 socket, closed loop, and do nothing per read but ``recv`` and count the events in it
 (``bytes.count``): the event loop's own cost per read, which llmload's worker pays too.
+Reads wait for the socket to turn readable first after a read that did not fill the buffer, as
+llmload's lean transport does (``transport/lean_io.WaitFirst``); ``naive`` reads the way a plain
+gevent client does, ``sock.recv`` alone, which tries the syscall first and waits only after it
+fails.
 """
 
 from __future__ import annotations
@@ -22,13 +26,19 @@ from urllib.parse import urlsplit  # noqa: E402
 import gevent  # noqa: E402
 
 
-def stream(host: str, port: int, request: bytes, counts: list[int]) -> None:
+def stream(host: str, port: int, request: bytes, counts: list[int], naive: bool) -> None:
     sock = socket.create_connection((host, port))
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    hub = gevent.get_hub()
+    readable = hub.loop.io(sock.fileno(), 1)
     while True:
         sock.sendall(request)
+        dry = not naive
         while True:  # the simulator ends each response with [DONE] and the last chunk
+            if dry:
+                hub.wait(readable)
             data = sock.recv(65536)
+            dry = not naive and len(data) < 65536
             if not data:
                 return
             counts[0] += data.count(b"data: ")
@@ -39,6 +49,7 @@ def stream(host: str, port: int, request: bytes, counts: list[int]) -> None:
 
 def main() -> None:
     url, streams, warmup, measure, max_tokens, out = sys.argv[1:7]
+    naive = sys.argv[7:8] == ["naive"]
     parts = urlsplit(url)
     body = json.dumps({"model": "sim", "messages": [{"role": "user", "content": "w " * 128}],
                        "max_tokens": int(max_tokens), "stream": True, "ignore_eos": True}).encode()
@@ -46,13 +57,14 @@ def main() -> None:
                b"Content-Length: %d\r\n\r\n%b" % (len(body), body))
     counts = [0, 0]  # events, reads
     for _ in range(int(streams)):
-        gevent.spawn(stream, parts.hostname or "127.0.0.1", parts.port or 80, request, counts)
+        gevent.spawn(stream, parts.hostname or "127.0.0.1", parts.port or 80, request, counts, naive)
     gevent.sleep(float(warmup))
     cpu0, events0, reads0 = time.process_time(), counts[0], counts[1]
     gevent.sleep(float(measure))
     cpu1, events1, reads1 = time.process_time(), counts[0], counts[1]
     with open(out, "w") as f:
-        json.dump({"client": "gevent-floor", "cpu_window_s": cpu1 - cpu0, "events": events1 - events0,
+        json.dump({"client": "gevent-floor-naive" if naive else "gevent-floor",
+                   "cpu_window_s": cpu1 - cpu0, "events": events1 - events0,
                    "reads": reads1 - reads0}, f)
 
 

@@ -117,18 +117,11 @@ class StageStats:
         tpot = derive.tpot_ns(r)
         if tpot is not None:
             h["tpot"].add(round(tpot))
-        itl = h["itl"]
-        for gap, tokens in derive.itl_samples(r):
-            itl.add_many(gap, tokens)
-        gaps = h["chunk_gap"]
-        for gap in derive.chunk_gaps(r):
-            gaps.add(gap)
-        per_read = h["events_per_read"]
-        for _t, events, _tokens in derive.reads(r):
-            per_read.add(events)
-        per_event = h["tokens_per_event"]
-        for tokens in r.event_tokens[1:]:
-            per_event.add(tokens)
+        runs = derive.token_reads(r)
+        h["itl"].add_all(*runs.itl())
+        h["chunk_gap"].add_all(runs.gaps())
+        h["events_per_read"].add_all(runs.events)
+        h["tokens_per_event"].add_all(r.event_tokens[1:])
 
     def merge(self, other: StageStats) -> None:
         for key, hist in other.hist.items():

@@ -24,10 +24,12 @@ every record. Durations are int ns (TPOT rounded to the ns, as ``aggregate`` doe
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import accumulate
+from operator import mul
 from typing import Any
 
 from llmload.metrics import derive
@@ -139,30 +141,40 @@ class ClassicStats:
         observe("tpot", None if tpot is None else round(tpot))
         observe("prompt_tokens", r.prompt_tokens)
         observe("generation_tokens", r.output_tokens)
-        self._observe_weighted("itl", derive.itl_samples(r))
-        self._observe_each("chunk_gap", derive.chunk_gaps(r))
-        self._observe_each("tokens_per_event", r.event_tokens[1:])
+        runs = derive.token_reads(r)
+        self._observe_all("itl", *runs.itl())
+        self._observe_all("chunk_gap", runs.gaps())
+        self._observe_all("tokens_per_event", r.event_tokens[1:])
 
     def _observe(self, source: str, value: int | None) -> None:
         if value is not None:
             self.counts[source][bisect_left(UNION[source], value)] += 1
             self.sums[source] += value
 
-    # The two loops below run per token or per read: the hot part of ``add``, kept bare.
-    def _observe_weighted(self, source: str, samples: Iterable[tuple[int, int]]) -> None:
-        """``samples`` yields ``(value, times)``: ``times`` samples equal to ``value``."""
-        bounds, counts, total = UNION[source], self.counts[source], 0
-        for value, times in samples:
-            counts[bisect_left(bounds, value)] += times
-            total += value * times
-        self.sums[source] += total
-
-    def _observe_each(self, source: str, samples: Iterable[int]) -> None:
-        bounds, counts, total = UNION[source], self.counts[source], 0
-        for value in samples:
-            counts[bisect_left(bounds, value)] += 1
-            total += value
-        self.sums[source] += total
+    def _observe_all(self, source: str, values: Sequence[int], weights: Sequence[int] | None = None,
+                     ) -> None:
+        """Count a request's per-read samples (``weights[i]`` times each, when given) at once:
+        sorted, then one ``bisect`` per bound up to the largest value instead of one per sample
+        (a 1,000-token request has 1,000 samples and ~40 bounds)."""
+        if not values:
+            return
+        if weights is None:
+            ordered, upto = sorted(values), None
+            self.sums[source] += sum(values)
+        else:
+            pairs = sorted(zip(values, weights, strict=True))
+            ordered = [v for v, _ in pairs]
+            upto = list(accumulate((w for _, w in pairs), initial=0))
+            self.sums[source] += sum(map(mul, values, weights))
+        counts, size = self.counts[source], len(ordered)
+        below = 0  # samples counted so far: those <= the previous bound
+        for j, bound in enumerate(UNION[source]):
+            pos = bisect_right(ordered, bound, below)
+            counts[j] += pos - below if upto is None else upto[pos] - upto[below]
+            below = pos
+            if below == size:
+                return
+        counts[-1] += size - below if upto is None else upto[size] - upto[below]  # +Inf
 
     def merge(self, other: ClassicStats) -> None:
         for source, counts in other.counts.items():

@@ -6,7 +6,10 @@ the record cannot define it, never zero.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
+from dataclasses import dataclass
+from operator import sub
 
 from llmload.record import RequestRecord
 
@@ -45,43 +48,69 @@ def tpot_ns(r: RequestRecord) -> float | None:
     return span / (r.output_tokens - 1)
 
 
-def reads(r: RequestRecord) -> Iterator[tuple[int, int, int]]:
-    """Token-bearing reads as ``(stamp_ns, events, tokens)``, in order."""
-    stamps, tokens = r.event_ns, r.event_tokens
+@dataclass(frozen=True, slots=True)
+class TokenReads:
+    """A record's token-bearing reads, found in one pass over its arrays: per read its stamp,
+    the events it completed and their tokens. Folding walks these lists, not the arrays again."""
+
+    stamps: list[int]
+    events: list[int]
+    tokens: list[int]
+
+    def gaps(self) -> list[int]:
+        """Gaps between consecutive reads (AIPerf's inter-chunk latency)."""
+        stamps = self.stamps
+        return list(map(sub, stamps[1:], stamps[:-1]))
+
+    def itl(self) -> tuple[list[int], list[int]]:
+        """ITL as parallel lists ``(per_token_gap_ns, token_count)``: each read after the first
+        contributes its gap to the previous read, split evenly over the tokens it completed."""
+        gaps, tokens = self.gaps(), self.tokens[1:]
+        if tokens.count(1) == len(tokens):  # one token per read: the gaps are the ITLs
+            return gaps, tokens
+        pairs = [(g // n, n) for g, n in zip(gaps, tokens, strict=True) if n > 0]
+        return [g for g, _ in pairs], [n for _, n in pairs]
+
+
+def token_reads(r: RequestRecord) -> TokenReads:
+    stamps, tokens = r.event_ns.tolist(), r.event_tokens.tolist()
     n = len(stamps)
+    if len(set(stamps)) == n:  # every event its own read: nothing to group
+        return TokenReads(stamps, [1] * n, tokens)
+    out_stamps: list[int] = []
+    out_events: list[int] = []
+    out_tokens: list[int] = []
     i = 0
     while i < n:
         t = stamps[i]
-        j = i + 1
-        while j < n and stamps[j] == t:
-            j += 1
-        yield t, j - i, sum(tokens[i:j])
+        j = bisect_right(stamps, t, i)  # stamps are in read order: a read's events are a run
+        out_stamps.append(t)
+        out_events.append(j - i)
+        out_tokens.append(sum(tokens[i:j]))
         i = j
+    return TokenReads(out_stamps, out_events, out_tokens)
+
+
+def reads(r: RequestRecord) -> Iterator[tuple[int, int, int]]:
+    """Token-bearing reads as ``(stamp_ns, events, tokens)``, in order."""
+    runs = token_reads(r)
+    return zip(runs.stamps, runs.events, runs.tokens, strict=True)
 
 
 def itl_samples(r: RequestRecord) -> Iterator[tuple[int, int]]:
-    """ITL as ``(per_token_gap_ns, token_count)``: each read after the first contributes its gap
-    to the previous token-bearing read, split evenly over the tokens it completed."""
-    prev: int | None = None
-    for t, _events, tokens in reads(r):
-        if prev is not None and tokens > 0:
-            yield (t - prev) // tokens, tokens
-        prev = t
+    """``TokenReads.itl`` as ``(per_token_gap_ns, token_count)`` pairs."""
+    values, weights = token_reads(r).itl()
+    return zip(values, weights, strict=True)
 
 
 def chunk_gaps(r: RequestRecord) -> Iterator[int]:
     """Raw gaps between consecutive token-bearing reads (AIPerf's inter-chunk latency)."""
-    prev: int | None = None
-    for t, _events, _tokens in reads(r):
-        if prev is not None:
-            yield t - prev
-        prev = t
+    return iter(token_reads(r).gaps())
 
 
 def tokens_in(r: RequestRecord, start_ns: int, end_ns: int | None) -> int:
     """Output tokens whose read fell inside ``[start_ns, end_ns)`` (end None: open window)."""
-    total = 0
-    for t, tok in zip(r.event_ns, r.event_tokens, strict=True):
-        if t >= start_ns and (end_ns is None or t < end_ns):
-            total += tok
-    return total
+    stamps = r.event_ns  # in read order, so sorted: the window is one slice
+    lo = bisect_left(stamps, start_ns)
+    hi = len(stamps) if end_ns is None else bisect_left(stamps, end_ns, lo)
+    return sum(r.event_tokens[lo:hi]) if hi > lo else 0

@@ -14,8 +14,13 @@ the sample count: ints up to 10**13 need at most ~1,520 buckets.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from bisect import bisect_left
+from collections.abc import Iterator, Mapping, Sequence
 from fractions import Fraction
+from functools import cache
+from itertools import accumulate
+from math import log
+from operator import mul
 from typing import Any, Final
 
 GAMMA: Final = 1.02
@@ -85,6 +90,47 @@ class LogHistogram:
                 self._buckets[i] += n - 1
             self.count += n - 1
             self.total += value * (n - 1)
+
+    def add_all(self, values: Sequence[int], weights: Sequence[int] | None = None) -> None:
+        """Record every value (``weights[i]`` times each, when given): ``add`` in bulk, for the
+        per-read samples a finished request folds at once.
+
+        The values are sorted and taken a bucket at a time (one log and one bisect per bucket,
+        not per value): the gaps of one request fall into a few 2% buckets, so folding a
+        100-token request costs a few microseconds instead of a hundred ``add`` calls.
+        """
+        if not values:
+            return
+        if weights is not None and weights.count(1) == len(weights):
+            weights = None
+        if weights is None:
+            ordered = sorted(values)
+            upto = None  # the count below position p is p itself
+            n, total = len(ordered), sum(ordered)
+        else:
+            if min(weights) < 1:
+                raise ValueError("weights must be >= 1: drop a value rather than weigh it 0")
+            pairs = sorted(zip(values, weights, strict=True))
+            ordered = [v for v, _ in pairs]
+            upto = list(accumulate((w for _, w in pairs), initial=0))
+            n, total = upto[-1], sum(map(mul, values, weights))
+        low, high = ordered[0], ordered[-1]
+        if low < 0:
+            raise ValueError(f"negative sample {low!r}: a clock or counting bug upstream")
+        buckets, size = self._buckets, len(ordered)
+        pos = bisect_left(ordered, 1)  # ints below 1 are 0: the zero bucket
+        self._zero += pos if upto is None else upto[pos]
+        while pos < size:
+            i = int(log(ordered[pos]) * _INV_LOG_GAMMA)
+            end = bisect_left(ordered, _first_int(i + 1), pos)
+            buckets[i] = buckets.get(i, 0) + (end - pos if upto is None else upto[end] - upto[pos])
+            pos = end
+        if self.count:
+            self._min, self._max = min(self._min, low), max(self._max, high)
+        else:
+            self._min, self._max = low, high
+        self.count += n
+        self.total += total
 
     def merge(self, other: LogHistogram) -> None:
         """Add ``other``'s samples to this histogram."""
@@ -209,6 +255,7 @@ def _index(value: int) -> int:
     return int(math.log(value) * _INV_LOG_GAMMA)
 
 
+@cache  # pure, and bounded: ~1,600 buckets span 1 ns to 3 hours
 def _first_int(i: int) -> int:
     """The smallest int ≥ 1 whose bucket is ``i`` or above, by the very computation ``add``
     uses (``GAMMA**i`` alone may round to the other side of a boundary)."""

@@ -7,6 +7,7 @@ happened, requests in the second they finished, TTFT in the second the request w
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,8 +32,13 @@ class TimeSeries:
         def second(t_ns: int) -> int:
             return (t_ns + wall_minus_perf_ns) // _NS
 
-        for t, tokens in zip(r.event_ns, r.event_tokens, strict=True):
-            self.tokens[second(t)] += tokens
+        stamps, counts = r.event_ns, r.event_tokens
+        lo, n = 0, len(stamps)
+        while lo < n:  # the stamps are in read order: one slice per wall-clock second
+            sec = second(stamps[lo])
+            hi = bisect_left(stamps, (sec + 1) * _NS - wall_minus_perf_ns, lo)
+            self.tokens[sec] += sum(counts[lo:hi])
+            lo = hi
         if not r.stream and r.done_ns is not None:
             self.tokens[second(r.done_ns)] += r.output_tokens
         if r.done_ns is not None and r.outcome != UNFINISHED:

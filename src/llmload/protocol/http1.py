@@ -172,6 +172,13 @@ class ResponseParser:
         return data
 
     def _feed_chunked(self, data: bytes) -> bytes:
+        if self._state == _SIZE and not self._pending:
+            # Exactly one whole chunk in the read (one event per read, many streams at a
+            # realistic pace): its data without the loop below.
+            eol = data.find(b"\n")
+            size = self._sizes.get(data[:eol]) if eol > 0 else None
+            if size and eol + size + 3 == len(data) and data[-2:] == b"\r\n":
+                return data[eol + 1 : -2]
         if self._pending:
             data = self._pending + data
             self._pending = b""

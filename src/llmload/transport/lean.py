@@ -22,6 +22,7 @@ from llmload.transport.base import HttpRequest, ResponseSink, TransportFailure
 from llmload.transport.lean_io import (
     READ_SIZE,
     ReadDeadline,
+    WaitFirst,
     apply_deadline,
     open_connection,
     take_arrived_records,
@@ -114,10 +115,14 @@ class LeanTransport:
         recv = sock.recv
         tls = self._ssl_context is not None
         sock.settimeout(None)  # the deadline is one timer for the response, not one per read
+        waiter = None if tls else WaitFirst(sock)
+        dry = waiter is not None  # nothing to read yet: the request has only just been sent
         deadline = ReadDeadline(sink)
         try:
             while True:
                 try:
+                    if waiter is not None and dry:
+                        waiter.wait()
                     data = recv(READ_SIZE)
                 except gevent.Timeout as fired:
                     if fired is not deadline.timer:
@@ -133,6 +138,8 @@ class LeanTransport:
                     return _at_eof(parser, sink, t_ns, reused=reused)
                 if tls:
                     data = take_arrived_records(sock, data)
+                else:
+                    dry = len(data) < READ_SIZE  # a full buffer may have left bytes behind
                 try:
                     parsed = parser.feed(data)
                 except HttpFramingError as exc:
@@ -150,6 +157,8 @@ class LeanTransport:
                 del data, parsed
         finally:
             deadline.close()
+            if waiter is not None:
+                waiter.close()
         return _drain_tail(sock, parser)
 
     # -- connecting ------------------------------------------------------------------------------

@@ -181,3 +181,31 @@ def test_iter_buckets_covers_every_sample() -> None:
     for v in values[2:]:
         assert any(lo <= v < hi for lo, hi, _ in buckets)
     assert [lo for lo, _, _ in buckets] == sorted(lo for lo, _, _ in buckets)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_samples, st.lists(_value, max_size=50))
+def test_bulk_add_equals_one_at_a_time(values: list[int], before: list[int]) -> None:
+    bulk = hist(before)  # bulk adds land on a histogram that may already hold samples
+    bulk.add_all(values)
+    assert bulk == hist(before + values)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(_value, st.integers(1, 5)), min_size=1, max_size=100))
+def test_weighted_bulk_add_equals_add_many(pairs: list[tuple[int, int]]) -> None:
+    bulk, one_by_one = LogHistogram(), LogHistogram()
+    bulk.add_all([v for v, _ in pairs], [w for _, w in pairs])
+    for v, w in pairs:
+        one_by_one.add_many(v, w)
+    assert bulk == one_by_one
+
+
+def test_bulk_add_refuses_what_add_refuses() -> None:
+    with pytest.raises(ValueError, match="negative"):
+        LogHistogram().add_all([3, -1])
+    with pytest.raises(ValueError, match="weights"):
+        LogHistogram().add_all([3, 4], [1, 0])
+    h = LogHistogram()
+    h.add_all([])
+    assert h.is_empty
