@@ -1,11 +1,14 @@
-"""llmload's worker without Locust's runner: the objects one ``ChatUser`` uses, wired the same way.
+"""llmload's worker without Locust's runner loop: the objects one ``ChatUser`` uses, wired the same way.
 
-Each stream is a greenlet running the body of ``ChatUser.generate``: a prompt from the session,
-``ChatClient.run`` over a ``LeanTransport``, ``Session.on_record`` (``requests.jsonl`` line,
-``StageStats`` folding with every latency histogram, ``TimeSeries``), and the one Locust request
-event per request into a real ``locust.env.Environment``'s stats. The health monitor and the
-in-flight sampler run as in a worker. So CPU measured here is what a worker spends, minus only
-Locust's runner and ZeroMQ heartbeats (one message per second, not per event).
+Each stream is a greenlet running the body of ``ChatUser.generate``, ``send_request`` itself: a
+prompt from the session, ``ChatClient.run`` over a ``LeanTransport``, ``Session.on_record``
+(counted at once; the ``requests.jsonl`` line, ``StageStats`` with every latency histogram and
+``TimeSeries`` folded by the session's folder greenlet when the loop is idle), and the one Locust
+request event per request into a real ``locust.env.Environment``'s stats (a local runner is
+created for its listener, never started); between requests the greenlet yields as Locust's
+``User.wait()`` does. The health monitor and the in-flight sampler run as in a worker. So CPU
+measured here is what a worker spends, minus only Locust's runner and ZeroMQ heartbeats (one
+message per second, not per event).
 
 Import this only in a process that gevent has already monkey-patched (``client_main`` does).
 """
@@ -21,6 +24,7 @@ import gevent
 
 from llmload.config import PhaseConfig, RequestConfig, RunConfig, WorkloadConfig
 from llmload.locust.session import Session
+from llmload.locust.user import send_request
 from llmload.record import RequestRecord
 from llmload.recorder import Timeouts
 from llmload.stages import Announcement, StagePhase
@@ -107,6 +111,7 @@ class Worker:
 
         self.session = session
         self.environment = Environment(user_classes=[])
+        self.environment.create_local_runner()  # its listener logs each request into Locust's stats
         self._streams = streams
         self._tee = tee
         self._keep = keep
@@ -138,25 +143,21 @@ class Worker:
         user_id = session.new_user_id()
         inner = session.transports.new()
         transport = TeeTransport(inner) if self._tee else inner
-        client = session.client("chat")
-        fire = self.environment.events.request.fire
         count = 0
         while not self._stop:
             prompt = session.prompts.get(user_id, count)
-            stage, window = session.current()
-            counted = session.request_started(stage, window)
-            record = client.run(transport, prompt, request_id=f"{session.process_tag}-{user_id}-{count}",
-                                user=str(user_id), stage=stage, window=window,
-                                on_unfinished=lambda r, c=counted: session.on_record(r, c),
-                                active=session.active)
-            count += 1
-            if self._record:
-                session.on_record(record, counted)
-                e2e_ms = ((record.done_ns or 0) - (record.sent_ns or record.scheduled_ns)) / 1e6
-                fire(request_type="POST", name=client.path, response_time=e2e_ms,
-                     response_length=record.output_tokens, exception=None, context={})
+            if self._record:  # exactly what a ChatUser's task does
+                record = send_request(self.environment, session, "chat", transport, prompt,
+                                      user_id=user_id, index=count)
             else:
+                stage, window = session.current()
+                session.request_started(stage, window)
+                record = session.client("chat").run(
+                    transport, prompt, request_id=f"{session.process_tag}-{user_id}-{count}",
+                    user=str(user_id), stage=stage, window=window, active=session.active)
                 session.in_flight -= 1
+            count += 1
+            gevent.sleep(0)  # Locust's User.wait() between tasks, with wait_time constant(0)
             self.finished_events += record.events
             self.finished_reads += record.reads
             if self._keep is not None:

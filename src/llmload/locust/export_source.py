@@ -27,6 +27,7 @@ class SessionSource:
         self._environment = environment
 
     def classic(self) -> Mapping[int, ClassicStats]:
+        self._session.fold_pending()
         return self._session.classic
 
     def gauges(self) -> Mapping[str, float]:

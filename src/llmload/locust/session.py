@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import time
-from collections import Counter
+from collections import Counter, deque
 from typing import Any
 
 import gevent
@@ -36,6 +36,9 @@ _NS = 1_000_000_000
 # Corrections larger than this mean the clocks disagree, not that the message was late (a
 # worker that starts late applies announcements it queued during its start: seconds, not more).
 _MAX_ALIGNMENT_S = 60.0
+# Records waiting to be folded, at most: a worker whose loop is never idle folds on the
+# request path as before rather than queue without end.
+_MAX_PENDING = 256
 
 
 def make_prompts(config: RunConfig) -> PromptSource:
@@ -92,6 +95,8 @@ class Session:
         self._sampler: gevent.Greenlet[Any, None] | None = None
         self._completed: Counter[int] = Counter()
         self._in_flight_measured: Counter[int] = Counter()
+        self._pending: deque[tuple[RequestRecord, bool]] = deque()  # finished, not yet folded
+        self._folder: gevent.Greenlet[Any, None] | None = None
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -109,6 +114,9 @@ class Session:
             gevent.sleep(1.0 - time.time() % 1.0)  # once per wall-clock second
 
     def close(self) -> None:
+        self.fold_pending()
+        if self._folder is not None:
+            self._folder.kill(block=False)
         if self._sampler is not None:
             self._sampler.kill(block=False)
         self.health.stop()
@@ -192,17 +200,49 @@ class Session:
         return measured
 
     def on_record(self, record: RequestRecord, counted_in_flight: bool = False) -> None:
-        self.records.write(record)
+        """A request ended: count it now, fold it when the event loop is idle.
+
+        Folding a record (its ``requests.jsonl`` line, stage stats, time series, exporter
+        buckets) takes 50-250 µs on a worker whose CPU has been idling between events; done
+        here, on the request path, it would delay every other stream's read that arrives
+        meanwhile, and those delays are ITL error (bench/accuracy.py). Counters that pace the
+        run (in flight, completed) change here; the rest waits for ``fold_pending``.
+        """
         self.in_flight -= 1
         self._finished_tokens += sum(record.event_tokens) if record.stream else record.output_tokens
-        self.timeseries.add(record, self._wall_minus_perf_ns)
-        if self.config.exporter.port:  # exact buckets cost ~1 µs per event: only when exported
-            self.classic.setdefault(record.stage, ClassicStats()).add(record)
         if counted_in_flight:
             self._in_flight_measured[record.stage] -= 1
         self._completed[record.stage] += 1
+        # Whether the drain had ended is decided now, not when folded.
+        late = self.stages[record.stage].closed and record.phase is Phase.MEASURE
+        self._pending.append((record, late))
+        if len(self._pending) >= _MAX_PENDING:  # the loop is never idle: fold on the request path
+            self.fold_pending()
+        elif self._folder is None:
+            self._folder = gevent.spawn(self._fold_when_idle)
+
+    def fold_pending(self) -> None:
+        """Fold every record still queued: readers of stats, series and records call this."""
+        pending = self._pending
+        while pending:
+            self._fold(*pending.popleft())
+
+    def _fold_when_idle(self) -> None:
+        try:
+            while self._pending:
+                gevent.idle()  # after every read the loop has ready, one record at a time
+                if self._pending:
+                    self._fold(*self._pending.popleft())
+        finally:
+            self._folder = None
+
+    def _fold(self, record: RequestRecord, late: bool) -> None:
+        self.records.write(record)
+        self.timeseries.add(record, self._wall_minus_perf_ns)
+        if self.config.exporter.port:  # exact buckets cost ~1 µs per event: only when exported
+            self.classic.setdefault(record.stage, ClassicStats()).add(record)
         state = self.stages[record.stage]
-        if state.closed and record.phase is Phase.MEASURE:
+        if late:
             state.stats.add_late(record, state.window)
         else:
             state.stats.add(record, state.window)
@@ -230,6 +270,7 @@ class Session:
             state.stats.counts["window_output_tokens"] += derive.tokens_in(r, w.t0_ns, w.t1_ns)
 
     def views(self) -> list[StageView]:
+        self.fold_pending()
         return [
             StageView(
                 index=index,
@@ -247,6 +288,7 @@ class Session:
 
     def take_stats(self) -> dict[int, StageStats]:
         """Hand over what was folded since the last call (a worker ships these as deltas)."""
+        self.fold_pending()
         taken = {}
         for index, state in self.stages.items():
             if state.stats.counts or state.stats.outcomes:
@@ -258,11 +300,13 @@ class Session:
         return self._finished_tokens + sum(sum(r.event_tokens) for r in self.active)
 
     def take_classic(self) -> dict[int, ClassicStats]:
+        self.fold_pending()
         taken, self.classic = self.classic, {}
         return taken
 
     def health_now(self) -> dict[str, float | None]:
         """Client health for the live exporter: since the current stage's window opened."""
+        self.fold_pending()
         snap = self.health.snapshot()
         per_read = [st.stats.hist["events_per_read"] for st in self.stages.values()]
         reads = sum(h.count for h in per_read)
@@ -271,9 +315,11 @@ class Session:
                 "events_per_read_mean": events / reads if reads else None}
 
     def take_timeseries(self) -> TimeSeries:
+        self.fold_pending()
         taken, self.timeseries = self.timeseries, TimeSeries()
         return taken
 
     def describe(self) -> dict[str, Any]:
+        self.fold_pending()
         return {"process": self.process_tag, "records": self.records.count,
                 "records_file": self.records.path.name}

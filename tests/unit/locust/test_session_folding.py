@@ -1,0 +1,87 @@
+"""Finished records are counted at once and folded when the event loop is idle, never lost.
+
+Folding (the JSON line, stage stats, series) is kept off the request path so that it does not
+delay other streams' reads; these tests pin down what that must not change: every reader sees
+every finished record, the queue is bounded, and closing folds what is left.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import gevent
+import pytest
+
+from llmload.config import PhaseConfig, RequestConfig, RunConfig, WorkloadConfig
+from llmload.export.results import read_records
+from llmload.locust import session as session_module
+from llmload.locust.session import Session
+from llmload.recorder import Timeouts
+from llmload.stages import Announcement, StagePhase
+from llmload.transport.factory import TransportConfig
+from tests.support.prometheus import synthetic_records
+
+
+def config(results_dir: Path) -> RunConfig:
+    url = "http://127.0.0.1:9"
+    return RunConfig(host=url, request=RequestConfig(model="m"), workload=WorkloadConfig(),
+                     phases=PhaseConfig(), timeouts=Timeouts(), transport=TransportConfig(url),
+                     results_dir=str(results_dir), run_id="run")
+
+
+@pytest.fixture
+def session(tmp_path: Path) -> Iterator[Session]:
+    s = Session(config(tmp_path))
+    for phase in (StagePhase.WARMUP, StagePhase.MEASURE):
+        s.apply(Announcement(0, phase, time.time(), 4))
+    yield s
+    s.close()
+
+
+def finish(s: Session, n: int, seed: int = 1) -> None:
+    for r in synthetic_records(random.Random(seed), n):
+        s.request_started(0, s.stages[0].window)
+        s.on_record(r, counted_in_flight=False)
+
+
+def folded(s: Session) -> int:
+    counts = s.stages[0].stats.counts
+    return sum(v for k, v in counts.items() if k.startswith("records_"))
+
+
+def test_counted_at_once_folded_when_the_loop_is_idle(session: Session) -> None:
+    finish(session, 3)
+    assert session.in_flight == 0 and session.completed() == {0: 3}  # what paces the run
+    assert folded(session) == 0 and session.records.count == 0  # nothing yielded yet
+    gevent.sleep(0.05)
+    assert folded(session) == 3 and session.records.count == 3
+
+
+def test_every_reader_sees_every_finished_record(session: Session) -> None:
+    finish(session, 5)
+    views = session.views()
+    assert sum(v for k, v in views[0].stats.counts.items() if k.startswith("records_")) == 5
+    finish(session, 2, seed=2)
+    taken = session.take_stats()
+    assert sum(v for k, v in taken[0].counts.items() if k.startswith("records_")) == 7  # all so far
+    finish(session, 1, seed=3)
+    assert session.describe()["records"] == 8
+
+
+def test_a_loop_never_idle_folds_on_the_request_path(session: Session,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(session_module, "_MAX_PENDING", 8)
+    finish(session, 30)  # no yield in between: the folder never runs
+    assert session.records.count >= 22  # at most 8 wait
+    assert folded(session) == session.records.count
+
+
+def test_close_folds_what_is_pending(tmp_path: Path) -> None:
+    s = Session(config(tmp_path))
+    s.apply(Announcement(0, StagePhase.WARMUP, time.time(), 1))
+    finish(s, 4)
+    s.close()
+    assert len(read_records(tmp_path / "run" / "requests.jsonl")) == 4
