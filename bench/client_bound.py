@@ -1,6 +1,6 @@
 """Calibrate ``client-bound``: a client's timing error under CPU contention, against the flag.
 
-    .venv/bin/python bench/client_bound.py [--streams 32] [--levels rt,0,1n,1,2,4,8,q10]
+    .venv/bin/python bench/client_bound.py [--streams 32] [--levels rt,0,1n,1,2,4,8,q10,l1536]
                                            [--seconds 20] [--smoke] [--json PATH]
 
 The simulator (fixed timing: first token 50 ms after arrival, then one token every 20 ms;
@@ -10,7 +10,10 @@ streams pinned to the last CPU; each level adds CPU contention, never streams (`
 N busy-loop burners pinned to the client's CPU (``Nn``: the same at nice 19), or a cgroup limit
 of P% of one core (``qP``). Level ``rt`` is the clean baseline on a shared machine: no burners
 and the client itself at SCHED_FIFO priority 1 (``chrt``), so nobody else delays it either.
-Needs root for ``rt`` and ``qP``; ``--smoke`` runs ``rt`` and 4 burners, 12 s each.
+Levels ``lN`` overload by load instead: N streams and no contention (1,024 streams at this step
+offer ~51k events/s, about one worker's capacity: bench/capacity.py).
+Needs root for ``rt`` and ``qP``; ``--smoke`` runs ``rt`` and 4 burners, 12 s each. Rows go to
+``bench/results/client_bound.json`` (``--json``), from which docs/performance.md shows them.
 
 Timing error of event ``i`` of a request: ``(event_ns[i] - sent_ns) - (sim TTFT + i * step)``,
 how much later than the simulator wrote it the client stamped it, measured from the client's
@@ -36,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from harness import results
 
 from llmload.health import HealthLimits
 from llmload.metrics.histogram import nearest_rank
@@ -62,13 +66,14 @@ def timing_errors(records: list[dict[str, Any]], ttft_ns: int, step_ns: int) -> 
 class Contention:
     """One level: ``rt`` (none, the client at SCHED_FIFO), ``N`` (N burners pinned to the
     client's CPU), ``Nn`` (the same at nice 19: light), ``qP`` (the client in a cgroup limited
-    to P% of one core, v1 or v2 cgroupfs)."""
+    to P% of one core, v1 or v2 cgroupfs), ``lN`` (no contention: N streams, overload by load)."""
 
     def __init__(self, level: str, cpu: int) -> None:
         self.level, self.cpu = level, cpu
         self.quota = int(level[1:]) if level.startswith("q") else None
+        self.load = int(level[1:]) if level.startswith("l") else None
         self.realtime = level == "rt"
-        self.burners = 0 if self.realtime or self.quota else int(level.rstrip("n"))
+        self.burners = 0 if self.realtime or self.quota or self.load else int(level.rstrip("n"))
         nice = ["nice", "-n", "19"] if level.endswith("n") else []
         self._procs = [subprocess.Popen([*nice, "taskset", "-c", str(cpu), sys.executable, "-c",
                                          "while True: pass"]) for _ in range(self.burners)]
@@ -106,6 +111,7 @@ def run_level(sim: SimProcess, level: str, *, streams: int, seconds: int, cpu: i
               tmp: Path) -> dict[str, Any]:
     run_id = f"level-{level}"
     contention = Contention(level, cpu)
+    streams = contention.load or streams
     try:
         time.sleep(0.5)
         since = time.perf_counter_ns()
@@ -155,11 +161,13 @@ def verdict(row: dict[str, Any], limits: HealthLimits) -> str:
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--streams", type=int, default=32)
-    p.add_argument("--levels", default="rt,0,1n,2n,1,2,4,8,q50,q20,q10",
-                   help="rt, N burners, Nn burners at nice 19, qP: a P%% cgroup CPU limit")
+    p.add_argument("--levels", default="rt,0,1n,2n,1,2,4,8,q50,q20,q10,l256,l1024,l1536",
+                   help="rt, N burners, Nn burners at nice 19, qP: a P%% cgroup CPU limit, "
+                        "lN: N streams")
     p.add_argument("--seconds", type=int, default=20, help="run time of each level")
     p.add_argument("--smoke", action="store_true", help="two levels (rt and 4 burners), 12 s")
-    p.add_argument("--json", type=Path, help="also write the rows here")
+    p.add_argument("--json", type=Path, help="write the results here (default: "
+                   "bench/results/client_bound.json; --smoke: nowhere)")
     args = p.parse_args()
     cpus = sorted(os.sched_getaffinity(0))
     if len(cpus) < 2:
@@ -184,8 +192,13 @@ def main() -> int:
                   f"{row['itl_p99_ms']!s:>7}  {row['loop_lag_p99_ms']!s:>7} / "
                   f"{row['loop_lag_max_ms']!s:>7}  {row['cpu_percent']:4}  "
                   f"{row['client_bound']!s:7}  {row['verdict']}", flush=True)
-    if args.json:
-        args.json.write_bytes(orjson.dumps(rows, option=orjson.OPT_INDENT_2))
+    out = results.default_out("client_bound", args.smoke, args.json)
+    if out is not None:
+        doc = {**results.header("client_bound", "client_bound.py", args.smoke),
+               "streams": args.streams, "seconds": seconds, "ttft_ms": TTFT_MS, "step_ms": STEP_MS,
+               "tokens": TOKENS, "loop_lag_p99_limit_ms": limits.loop_lag_p99_ms,
+               "cpu_limit": limits.cpu_fraction, "rows": rows}
+        results.write(out, doc)
     return 1 if any(r["verdict"].startswith("WRONG") for r in rows) else 0
 
 

@@ -1,6 +1,6 @@
 """Run every benchmark end to end, then print the side-by-side table and regenerate the docs.
 
-    .venv/bin/python bench/run_all.py            # full runs (about 40 minutes), results committed
+    .venv/bin/python bench/run_all.py            # full runs (about 55 minutes), results committed
     .venv/bin/python bench/run_all.py --smoke    # CI: every script's smoke mode, nothing kept
 
 Full runs write ``bench/results/NAME.json`` and then ``docs/performance.md`` (``report.py``).
@@ -37,7 +37,8 @@ BENCHMARKS: list[tuple[str, list[str], str | None]] = [
 ]
 TABLES = {"hot_path_ab": render.tuning_table, "capacity": render.capacity_table,
           "accuracy": render.accuracy_table,
-          "memory": render.memory_table, "master_scale": render.master_table}
+          "memory": render.memory_table, "master_scale": render.master_table,
+          "client_bound": render.client_bound_table}
 
 
 def run(name: str, extra: list[str], out_flag: str | None, smoke: bool, folder: Path | None) -> float:

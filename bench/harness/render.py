@@ -150,3 +150,23 @@ def tuning_table(doc: dict[str, Any]) -> list[str]:
         lines.append(f"| {labels.get(r['what'], r['what'])} | {fmt.format(r['before'])} | "
                      f"{fmt.format(r['after'])} | {r['ratio']:.2f} |")
     return lines
+
+
+def client_bound_table(doc: dict[str, Any]) -> list[str]:
+    lines = ["| level | streams | contention | timing error p50 / p99 | loop lag p99 | CPU | "
+             "simulator lateness p99 | flagged | verdict |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in doc["rows"]:
+        if r["client_realtime"]:
+            what = "none, client at SCHED_FIFO"
+        elif r["quota_percent"]:
+            what = f"cgroup limit {r['quota_percent']}% of a core"
+        elif r["burners"]:
+            what = f"{r['burners']} busy loop{'s' if r['burners'] > 1 else ''}" + \
+                (" at nice 19" if r["level"].endswith("n") else "")
+        else:
+            what = "none" if r["level"] == "0" else "none: overload by load"
+        lines.append(f"| {r['level']} | {r['streams']:,} | {what} | {_ms(r['error_p50_ms'])} / "
+                     f"{_ms(r['error_p99_ms'])} ms | {_ms(r['loop_lag_p99_ms'])} ms | "
+                     f"{r['cpu_percent']}% | {_ms(r['sim_lateness_p99_ms'])} ms | "
+                     f"{'yes' if r['client_bound'] else 'no'} | {r['verdict']} |")
+    return lines

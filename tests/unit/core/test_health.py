@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
+import random
+import statistics
+import time
+
+import gevent
+
 from llmload.health import HealthLimits, HealthMonitor, is_client_bound
 
 MS = 1_000_000
@@ -22,3 +29,34 @@ def test_limits() -> None:
     assert not is_client_bound({"loop_lag_p99_ms": 4.9, "cpu_percent": 50.0}, limits)
     assert is_client_bound({"loop_lag_p99_ms": 5.1, "cpu_percent": 10.0}, limits)
     assert is_client_bound({"loop_lag_p99_ms": None, "cpu_percent": 81.0}, limits)
+
+
+def test_wake_ups_are_poisson_so_no_period_is_sampled_at_one_phase() -> None:
+    monitor = HealthMonitor(interval_s=0.02, rng=random.Random(7))
+    gaps = list(itertools.islice(monitor.wake_gaps_ns(), 5000))
+    mean = statistics.fmean(gaps)
+    assert 0.95 * 20 * MS < mean < 1.05 * 20 * MS
+    assert 0.9 < statistics.pstdev(gaps) / mean < 1.1  # exponential: the spread equals the mean
+
+
+def test_stalls_in_step_with_the_sampling_mean_are_still_seen() -> None:
+    """The loop stalls 10 ms in every 20 ms, the mean sampling interval: a 20 ms tick would see
+    one phase of that pattern only (bench/client_bound.py met exactly this), Poisson ticks see
+    stalls about half the time, and the lag p99 is about the stall's length."""
+    monitor = HealthMonitor(interval_s=0.02, rng=random.Random(3))
+
+    def stall_every_20_ms() -> None:
+        while True:
+            start = time.perf_counter()
+            while time.perf_counter() - start < 0.010:
+                pass  # the loop is blocked: no greenlet runs
+            gevent.sleep(0.010)
+
+    staller = gevent.spawn(stall_every_20_ms)
+    monitor.start()
+    gevent.sleep(1.5)
+    monitor.stop()
+    staller.kill()
+    snap = monitor.snapshot()
+    assert snap["loop_lag_samples"] > 30
+    assert snap["loop_lag_p99_ms"] >= 4.0
