@@ -182,7 +182,7 @@ lag is now sampled at Poisson times (mean 20 ms), which see time averages whatev
 of the load; `tests/unit/core/test_health.py` stalls the loop 10 ms in every 20 and checks the
 lag p99 sees it. In this run the 20% limit did not throttle the client at all (error p99 1.2
 ms), so the bench itself has not yet shown the fix on that level. (This run measured the
-working tree that became b3e314c, the commit with the Poisson sampling; its header names the
-parent revision it was checked out at.)
+working tree of the commit that added the Poisson sampling, before it was committed: its header
+names that commit's parent, 91a00e8.)
 """,
 }
