@@ -26,11 +26,15 @@ to that floor: llmload spends 1.65 times the CPU per event of a gevent client th
 (`gevent floor`: the same streams, each read counted, nothing parsed) at either load. The
 goal is met by a margin smaller than this machine's run-to-run noise (±10% on absolutes).
 
-What moved it from 39,000: reads wait for the socket to turn readable when the previous read
-drained it (`transport/lean_io.WaitFirst`), where gevent's `recv` tries first and raises a
-`BlockingIOError` on every dry socket (the `naive` floor: 13.9 µs per event against 11.6);
-folding went from 2.9 to 0.43 µs per event; one-whole-event reads skip the SSE decoder's line
-machinery and the chunked framer's loop. With the simulator on the client's CPU instead (it
+Against the previous revision at the same 500 streams the absolute barely moved (39,061 →
+39,653) on a machine that ran slower this time (the naive floor 15.2 → 16.7 µs per event);
+against that floor llmload went from 1.69 to 1.51 times its CPU per event. The goal is met at
+1,000 streams, a load the previous revision was not measured at. What changed: reads wait for
+the socket to turn readable when the previous read drained it (`transport/lean_io.WaitFirst`),
+where gevent's `recv` tries first and raises a `BlockingIOError` on every dry socket (the
+`naive` floor: 13.9 µs per event against 11.6); folding went from 2.9 to 0.43 µs per event;
+one-whole-event reads skip the SSE decoder's line machinery and the chunked framer's loop.
+With the simulator on the client's CPU instead (it
 runs at SCHED_FIFO, so the client reads only when it yields), reads batch ~10 events and the
 worker measures far more: pinning apart is the honest, and slower, regime.
 """,

@@ -62,7 +62,7 @@ def verdict_table(doc: dict[str, Any]) -> list[str]:
 
 
 def capacity_table(doc: dict[str, Any]) -> list[str]:
-    lines = ["| regime | events per CPU-second (median) | goal | events/s offered to it, its CPU |"
+    lines = ["| regime | events per CPU-second (median) | goal | events/s it took, its CPU |"
              " events per read | CPU per event | parse to record / fold record (no sockets) |"
              " gevent floor: wait-first / naive (recv only) | llmload ÷ floor | runs |",
              "|---|---|---|---|---|---|---|---|---|---|"]
