@@ -33,7 +33,7 @@ def test_client_bound_follows_the_timing_error_under_cpu_contention(tmp_path: Pa
                           cwd=REPO, capture_output=True, text=True, timeout=240, check=False)
     print(done.stdout[-3000:], done.stderr[-3000:])
     assert done.returncode == 0, "a verdict was WRONG, or the bench failed"
-    clean, contended = orjson.loads(out.read_bytes())
+    clean, contended = orjson.loads(out.read_bytes())["rows"]
     bound = HealthLimits().loop_lag_p99_ms
     assert clean["level"] == "rt" and contended["burners"] == 4
     assert clean["error_p99_ms"] <= bound / 2, clean
