@@ -161,7 +161,8 @@ CATALOG: tuple[MetricDef, ...] = (
         "Many clients raise or log on error and report latency of the rest only.",
         "error_rate", "llmload_requests_total"),
     MetricDef("loop_lag", "client loop lag", "ms", "stage", "actual - due wake-up of a timer",
-        "How late the worker's event loop runs a periodic timer: time the client was too busy "
+        "How late the worker's event loop runs a timer set at random (Poisson, mean 20 ms) "
+        "times, so that no periodic load is sampled at one phase: time the client was too busy "
         "to stamp reads. p99 above 5 ms flags the stage client-bound.",
         "No peer measures its own lag; vLLM's client added +23 ms TTFT at 100 streams unseen.",
         "client_health.loop_lag_p99_ms", "llmload_client_loop_lag_p99_seconds"),
