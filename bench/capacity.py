@@ -33,7 +33,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from harness import costs, results
+from harness import blaster, costs, results
 from harness.stats import median
 
 from llmload.sim.process import start_sim
@@ -78,17 +78,8 @@ def pair(url: str, streams: int, warmup: float, seconds: float, tokens: int, *, 
 
 def many_per_read(runs: int, warmup: float, seconds: float, pins: results.Pins,
                   ) -> list[dict[str, Any]]:
-    server = subprocess.Popen([sys.executable, str(HERE / "harness" / "blaster.py"), "1000"],
-                              stdout=subprocess.PIPE, text=True)
-    try:
-        assert server.stdout is not None
-        url = f"http://127.0.0.1:{int(server.stdout.readline())}"
-        if pins[0]:
-            subprocess.run([*pins[0], str(server.pid)], check=True, capture_output=True)
+    with blaster.running(1000, pins[0]) as url:
         return [pair(url, 8, warmup, seconds, 1000, prefix=pins[1]) for _ in range(runs)]
-    finally:
-        server.kill()
-        server.wait()
 
 
 def one_per_read(runs: int, warmup: float, seconds: float, pins: results.Pins,

@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from harness import results
+from harness import blaster, results
 from harness.stats import median
 
 from llmload.sim.process import start_sim
@@ -95,19 +95,10 @@ def main() -> None:
         ends: dict[str, dict[str, list[float]]] = {
             k: {"many_per_read": [], "one_per_read": []} for k in trees}
         if not args.smoke:
-            blaster = subprocess.Popen([sys.executable, str(HERE / "harness" / "blaster.py"), "1000"],
-                                       stdout=subprocess.PIPE, text=True)
-            try:
-                assert blaster.stdout is not None
-                url = f"http://127.0.0.1:{int(blaster.stdout.readline())}"
-                if pins[0]:
-                    subprocess.run([*pins[0], str(blaster.pid)], check=True, capture_output=True)
+            with blaster.running(1000, pins[0]) as url:
                 for _ in range(rounds):
                     for name, src in trees.items():
                         ends[name]["many_per_read"].append(worker(src, url, 8, 1000, seconds=6, pin=pins[1]))
-            finally:
-                blaster.kill()
-                blaster.wait()
             with start_sim(["--ttft-ms", "0", "--step-ms", "20", "--realtime"]) as sim:
                 if pins[0]:
                     subprocess.run([*pins[0], str(sim.pid)], check=True, capture_output=True)

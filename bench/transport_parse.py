@@ -38,7 +38,7 @@ def _events(n: int) -> list[bytes]:
     return [_EVENT % (512 + i % 1000, i % 1000) for i in range(1, n + 1)]
 
 
-# -- the server (child process, stdlib only) ------------------------------------------------------
+# -- the server (child process, no gevent) ----------------------------------------------------------
 
 
 def serve() -> None:
@@ -52,14 +52,12 @@ def serve() -> None:
 
 
 def _serve_connection(conn: socket.socket) -> None:
+    # Imported here, in the server process only: the client patches gevent after its imports.
+    from harness.blaster import read_request
+
     buffer = b""
-    while True:
-        while b"\r\n\r\n" not in buffer:
-            data = conn.recv(65536)
-            if not data:
-                return
-            buffer += data
-        head, _, buffer = buffer.partition(b"\r\n\r\n")
+    while (request := read_request(conn, buffer)) is not None:
+        head, buffer = request
         _, shape, count = head.split(b" ", 2)[1].split(b"/")  # GET /many/1000 HTTP/1.1
         chunks = [b"%x\r\n%s\r\n" % (len(e), e) for e in _events(int(count))]
         if shape == b"many":

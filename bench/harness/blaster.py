@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import contextlib
 import socket
+import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 
 from llmload.sim.render import DONE_EVENT, LAST_CHUNK, VOCABULARY_BYTES, ChunkRenderer, frame
 
@@ -41,27 +43,50 @@ def _serve_connection(conn: socket.socket, response: bytes) -> None:
         _serve(conn, response)
 
 
+def read_request(conn: socket.socket, buffer: bytes) -> tuple[bytes, bytes] | None:
+    """The next request's head (its body read and dropped) and what follows it in ``buffer``;
+    None when the client closed. Enough HTTP for a benchmark's stdlib server."""
+    while b"\r\n\r\n" not in buffer:
+        data = conn.recv(65536)
+        if not data:
+            return None
+        buffer += data
+    head, _, buffer = buffer.partition(b"\r\n\r\n")
+    length = 0
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            length = int(value)
+    while len(buffer) < length:
+        data = conn.recv(65536)
+        if not data:
+            return None
+        buffer += data
+    return head, buffer[length:]
+
+
 def _serve(conn: socket.socket, response: bytes) -> None:
     buffer = b""
-    while True:
-        while b"\r\n\r\n" not in buffer:
-            data = conn.recv(65536)
-            if not data:
-                return
-            buffer += data
-        head, _, buffer = buffer.partition(b"\r\n\r\n")
-        length = 0
-        for line in head.split(b"\r\n")[1:]:
-            name, _, value = line.partition(b":")
-            if name.strip().lower() == b"content-length":
-                length = int(value)
-        while len(buffer) < length:
-            data = conn.recv(65536)
-            if not data:
-                return
-            buffer += data
-        buffer = buffer[length:]
+    while (request := read_request(conn, buffer)) is not None:
+        buffer = request[1]
         conn.sendall(response)
+
+
+@contextlib.contextmanager
+def running(events: int, pin: list[str]) -> Iterator[str]:
+    """A blaster process serving ``events``-event responses, as its URL; ``pin`` is a taskset
+    prefix that takes the pid (``results.cpu_pinning``), empty for none."""
+    server = subprocess.Popen([sys.executable, __file__, str(events)], stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert server.stdout is not None
+        url = f"http://127.0.0.1:{int(server.stdout.readline())}"
+        if pin:
+            subprocess.run([*pin, str(server.pid)], check=True, capture_output=True)
+        yield url
+    finally:
+        server.kill()
+        server.wait()
 
 
 def main() -> None:
