@@ -1,7 +1,6 @@
 """Memory with full recording on: bytes per in-flight stream, and the RSS slope under constant load.
 
-    .venv/bin/python bench/memory.py [--streams 1000] [--slope-s 120] [--smoke] [--out PATH]
-    .venv/bin/python bench/memory.py --slope-s 600      # the 10-minute slope run (by hand)
+    .venv/bin/python bench/memory.py [--streams 1000] [--slope-s 600] [--smoke] [--out PATH]
 
 Per stream: llmload's worker (``harness/memory_proc.py``) opens ``--streams`` streams against
 the simulator (``--ttft-ms 0 --step-ms 50``, responses far longer than the measurement, so none
@@ -82,7 +81,7 @@ def rss_slope(seconds: float, pins: results.Pins) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--streams", type=int, default=1000)
-    parser.add_argument("--slope-s", type=float, default=120.0, help="600 for the 10-minute run")
+    parser.add_argument("--slope-s", type=float, default=600.0, help="the constant-load run (s)")
     parser.add_argument("--smoke", action="store_true", help="per-stream (RSS only), a 20 s slope (CI)")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()

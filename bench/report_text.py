@@ -155,8 +155,7 @@ Records waiting to be folded are bounded (at most 256 per process). What grows i
 run's per-second series (`TimeSeries`: token counts and a TTFT histogram per wall-clock second,
 kept for `timeseries.csv`; a distributed worker ships and drops it every report) and Locust's own
 per-second request counts. Records go to `requests.jsonl`, not memory. The smoke mode measures 20
-seconds, where allocator warm-up dominates the slope (it reads several MB/min there); the
-10-minute run is the command above with `--slope-s 600`.
+seconds, where allocator warm-up dominates the slope (it reads several MB/min there).
 """,
     "master": """
 A worker's report holds bounded histograms, not samples, so it grows with the buckets traffic

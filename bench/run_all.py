@@ -1,6 +1,6 @@
 """Run every benchmark end to end, then print the side-by-side table and regenerate the docs.
 
-    .venv/bin/python bench/run_all.py            # full runs (about 55 minutes), results committed
+    .venv/bin/python bench/run_all.py            # full runs (about 65 minutes), results committed
     .venv/bin/python bench/run_all.py --smoke    # CI: every script's smoke mode, nothing kept
 
 Full runs write ``bench/results/NAME.json`` and then ``docs/performance.md`` (``report.py``).

@@ -23,8 +23,8 @@ from typing import Any
 import gevent
 
 from llmload.config import PhaseConfig, RequestConfig, RunConfig, WorkloadConfig
+from llmload.locust.request import send_request
 from llmload.locust.session import Session
-from llmload.locust.user import send_request
 from llmload.record import RequestRecord
 from llmload.recorder import Timeouts
 from llmload.stages import Announcement, StagePhase
@@ -122,6 +122,10 @@ class Worker:
         self._greenlets: list[gevent.Greenlet[Any, None]] = []
 
     def start(self, stagger_s: float = 0.0) -> None:
+        # The loop's clock is stale after building the session (hundreds of ms of imports and
+        # set-up without a loop iteration): timers armed now would count from that stale time,
+        # and the first streams' staggered starts would all fire at once.
+        gevent.get_hub().loop.update_now()
         for i in range(self._streams):
             self._greenlets.append(gevent.spawn_later(stagger_s * i / self._streams, self._user, i))
 

@@ -11,6 +11,7 @@ import dataclasses
 import itertools
 import time
 from collections import Counter, deque
+from collections.abc import Iterator
 from typing import Any
 
 import gevent
@@ -97,6 +98,7 @@ class Session:
         self._in_flight_measured: Counter[int] = Counter()
         self._pending: deque[tuple[RequestRecord, bool]] = deque()  # finished, not yet folded
         self._folder: gevent.Greenlet[Any, None] | None = None
+        self._folding: Iterator[None] = iter(())  # the record the folder is part way through
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -223,24 +225,33 @@ class Session:
 
     def fold_pending(self) -> None:
         """Fold every record still queued: readers of stats, series and records call this."""
+        for _ in self._folding:  # the one the folder greenlet left half done, if any
+            pass
         pending = self._pending
         while pending:
-            self._fold(*pending.popleft())
+            for _ in self._fold(*pending.popleft()):
+                pass
 
     def _fold_when_idle(self) -> None:
         try:
             while self._pending:
                 gevent.idle()  # after every read the loop has ready, one record at a time
                 if self._pending:
-                    self._fold(*self._pending.popleft())
+                    self._folding = self._fold(*self._pending.popleft())
+                    for _ in self._folding:
+                        gevent.idle()  # and between its steps: each is tens of µs when cold
         finally:
             self._folder = None
 
-    def _fold(self, record: RequestRecord, late: bool) -> None:
+    def _fold(self, record: RequestRecord, late: bool) -> Iterator[None]:
+        """Fold one record in steps; the folder greenlet lets arrived reads go in between."""
         self.records.write(record)
+        yield
         self.timeseries.add(record, self._wall_minus_perf_ns)
         if self.config.exporter.port:  # exact buckets cost ~1 µs per event: only when exported
+            yield
             self.classic.setdefault(record.stage, ClassicStats()).add(record)
+        yield
         state = self.stages[record.stage]
         if late:
             state.stats.add_late(record, state.window)

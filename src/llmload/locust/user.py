@@ -4,16 +4,12 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-import gevent
 from locust import User, constant, task
 
 from llmload.config import Endpoint
 from llmload.locust.plugin import session_of
-from llmload.locust.session import Session
-from llmload.metrics.aggregate import Window
-from llmload.record import OK, RequestRecord
+from llmload.locust.request import send_request
 from llmload.transport.base import Transport
-from llmload.workload.prompts import Prompt
 
 
 class SessionUser(User):
@@ -60,40 +56,6 @@ class ChatUser(ConnectionUser):
         send_request(self.environment, self._session, self.endpoint, self._transport, prompt,
                      user_id=self._user_id, index=self._count)
         self._count += 1
-
-
-def send_request(environment: Any, session: Session, endpoint: Endpoint, transport: Transport,
-                 prompt: Prompt, *, user_id: int, index: int,
-                 stage_window: tuple[int, Window] | None = None,
-                 scheduled_ns: int | None = None) -> RequestRecord:
-    """One request of a user, whatever its kind: tag it with the stage it is sent in, run it,
-    write and fold its record (also when the run ends mid-request), report it to Locust."""
-    stage, window = stage_window or session.current()
-    counted = session.request_started(stage, window)
-
-    def unfinished(record: RequestRecord) -> None:
-        session.on_record(record, counted)
-
-    client = session.client(endpoint)
-    record = client.run(transport, prompt, request_id=f"{session.process_tag}-{user_id}-{index}",
-                        user=str(user_id), stage=stage, window=window, scheduled_ns=scheduled_ns,
-                        on_unfinished=unfinished, active=session.active)
-    # Other streams' reads that are ready go first: what follows (bookkeeping, the Locust
-    # event, the next request's body and send) is a few hundred µs on a worker whose CPU idled
-    # between events, and a read waiting behind it is stamped late by as much.
-    gevent.sleep(0)
-    session.on_record(record, counted)
-    report_to_locust(environment, client.path, record)
-    return record
-
-
-def report_to_locust(environment: Any, name: str, r: RequestRecord) -> None:
-    """Exactly one Locust request event per real request; "response_length" carries the output
-    tokens, the only size that matters here. Metrics never travel as fake requests."""
-    e2e_ms = ((r.done_ns or 0) - (r.sent_ns or r.scheduled_ns)) / 1e6
-    error = None if r.outcome == OK else RuntimeError(f"{r.outcome}: {r.error_detail or ''}")
-    environment.events.request.fire(request_type="POST", name=name, response_time=e2e_ms,
-                                    response_length=r.output_tokens, exception=error, context={})
 
 
 class CompletionsUser(ChatUser):

@@ -85,3 +85,19 @@ def test_close_folds_what_is_pending(tmp_path: Path) -> None:
     finish(s, 4)
     s.close()
     assert len(read_records(tmp_path / "run" / "requests.jsonl")) == 4
+
+
+def test_a_record_the_folder_left_half_done_is_finished_by_a_reader(session: Session) -> None:
+    """The folder greenlet folds a record in steps with the loop's reads in between; a reader
+    that comes in between sees it whole, and once."""
+    finish(session, 3)
+    for _ in range(10):  # the folder takes the first record and stops after its first step
+        if session.records.count:
+            break
+        gevent.idle()
+    assert session.records.count == 1 and folded(session) < session.records.count
+    taken = session.take_stats()
+    assert sum(v for k, v in taken[0].counts.items() if k.startswith("records_")) == 3
+    assert session.records.count == 3
+    gevent.sleep(0.05)  # the folder resumes on the step it had left: nothing is added twice
+    assert session.records.count == 3 and folded(session) == 0  # taken: deltas start again

@@ -1,0 +1,58 @@
+"""``send_request``: what every user does per request, from the session's count to Locust's event.
+
+Separate from the user classes so that it imports no locust (importing locust monkey-patches the
+process): the request path is then testable in a plain process, and ``environment`` is anything
+with Locust's ``events.request``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gevent
+
+from llmload.config import Endpoint
+from llmload.locust.session import Session
+from llmload.metrics.aggregate import Window
+from llmload.record import OK, RequestRecord
+from llmload.transport.base import Transport
+from llmload.workload.prompts import Prompt
+
+
+def send_request(environment: Any, session: Session, endpoint: Endpoint, transport: Transport,
+                 prompt: Prompt, *, user_id: int, index: int,
+                 stage_window: tuple[int, Window] | None = None,
+                 scheduled_ns: int | None = None) -> RequestRecord:
+    """One request of a user, whatever its kind: tag it with the stage it is sent in, run it,
+    write and fold its record (also when the run ends mid-request), report it to Locust."""
+    if scheduled_ns is None:
+        # Closed loop: the reads that have arrived go first. A request's end and the next one's
+        # start (record, Locust event, prompt, body, send) take a few hundred µs on a worker
+        # whose CPU idled between events, and a read that waits behind them is stamped late
+        # by as much: ITL error (bench/accuracy.py). ``gevent.idle`` returns once the loop has
+        # nothing ready; ``sleep(0)`` resumes before the loop polls for reads again. An
+        # open-loop request is due at its time: waiting would count as queueing latency.
+        gevent.idle()
+    stage, window = stage_window or session.current()
+    counted = session.request_started(stage, window)
+
+    def unfinished(record: RequestRecord) -> None:
+        session.on_record(record, counted)
+
+    client = session.client(endpoint)
+    record = client.run(transport, prompt, request_id=f"{session.process_tag}-{user_id}-{index}",
+                        user=str(user_id), stage=stage, window=window, scheduled_ns=scheduled_ns,
+                        on_unfinished=unfinished, active=session.active)
+    gevent.idle()  # as above: the bookkeeping waits for the reads that arrived meanwhile
+    session.on_record(record, counted)
+    report_to_locust(environment, client.path, record)
+    return record
+
+
+def report_to_locust(environment: Any, name: str, r: RequestRecord) -> None:
+    """Exactly one Locust request event per real request; "response_length" carries the output
+    tokens, the only size that matters here. Metrics never travel as fake requests."""
+    e2e_ms = ((r.done_ns or 0) - (r.sent_ns or r.scheduled_ns)) / 1e6
+    error = None if r.outcome == OK else RuntimeError(f"{r.outcome}: {r.error_detail or ''}")
+    environment.events.request.fire(request_type="POST", name=name, response_time=e2e_ms,
+                                    response_length=r.output_tokens, exception=error, context={})

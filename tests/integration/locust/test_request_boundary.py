@@ -1,0 +1,143 @@
+"""At a request's end and the next one's start, a closed-loop user lets other streams' reads
+that have arrived go first.
+
+That work (record, Locust event, prompt, body, send) is a few hundred µs on a worker whose CPU
+idled between events, and a read waiting behind it is stamped late by as much: ITL error. Here
+another stream's read is a real socket that turns readable while the request ends or before it
+starts; the order of what ran is the assertion.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import gevent
+import orjson
+import pytest
+from gevent import socket
+
+from llmload.config import PhaseConfig, RequestConfig, RunConfig, WorkloadConfig
+from llmload.locust.request import send_request
+from llmload.locust.session import Session
+from llmload.recorder import Timeouts
+from llmload.stages import Announcement, StagePhase
+from llmload.transport.base import HttpRequest, ResponseSink
+from llmload.transport.factory import TransportConfig
+from llmload.workload.prompts import SyntheticPrompts
+
+CHUNK = orjson.dumps({"id": "r", "object": "chat.completion.chunk", "choices": [
+    {"index": 0, "delta": {"content": "hi"}, "finish_reason": "stop"}]})
+BODY = b"data: " + CHUNK + b"\n\ndata: [DONE]\n\n"
+
+
+@pytest.fixture
+def session(tmp_path: Path) -> Iterator[Session]:
+    url = "http://127.0.0.1:9"
+    s = Session(RunConfig(host=url, request=RequestConfig(model="m"), workload=WorkloadConfig(),
+                          phases=PhaseConfig(), timeouts=Timeouts(), transport=TransportConfig(url),
+                          results_dir=str(tmp_path), run_id="run"))
+    for phase in (StagePhase.WARMUP, StagePhase.MEASURE):
+        s.apply(Announcement(0, phase, time.time(), 1))
+    yield s
+    s.close()
+
+
+class OtherStream:
+    """Another stream's connection: a greenlet blocked reading it, logging when it reads."""
+
+    def __init__(self, log: list[str]) -> None:
+        self._ours, theirs = socket.socketpair()
+        self._theirs = theirs
+        self._reader = gevent.spawn(self._read, log)
+        gevent.sleep(0.01)  # now blocked in recv
+
+    def _read(self, log: list[str]) -> None:
+        self._theirs.recv(16)
+        log.append("other stream's read")
+
+    def arrive(self) -> None:
+        """The server writes to it: readable, but the loop has not polled since."""
+        self._ours.send(b"x")
+
+    def close(self) -> None:
+        self._reader.join(timeout=1)
+        self._ours.close()
+        self._theirs.close()
+
+
+class OneShotTransport:
+    """Answers every request with a one-token stream; ``during`` runs as the stream ends."""
+
+    def __init__(self, log: list[str], during: OtherStream | None = None) -> None:
+        self._log = log
+        self._during = during
+
+    def exchange(self, request: HttpRequest, sink: ResponseSink) -> None:
+        self._log.append("request sent")
+        now = time.perf_counter_ns
+        sink.on_sent(now())
+        sink.on_headers(now(), 200, {"content-type": "text/event-stream"})
+        if self._during is not None:
+            self._during.arrive()
+        sink.on_data(now(), BODY)
+        sink.on_end(now())
+
+    def close(self) -> None:
+        pass
+
+
+class LocustEvents:
+    """What ``send_request`` uses of a Locust environment: ``events.request.fire``."""
+
+    def __init__(self, log: list[str]) -> None:
+        self.events = self
+        self.request = self
+        self._log = log
+
+    def fire(self, **kwargs: object) -> None:
+        self._log.append("Locust event")
+
+
+def one_request(session: Session, transport: OneShotTransport, log: list[str], *,
+                scheduled_ns: int | None = None) -> None:
+    environment = LocustEvents(log)
+    on_record = session.on_record
+
+    def logged(*args: object, **kwargs: object) -> None:
+        log.append("record counted")
+        on_record(*args, **kwargs)  # type: ignore[arg-type]
+
+    session.on_record = logged  # type: ignore[method-assign]
+    prompt = SyntheticPrompts(16, 4).get(0, 0)
+    record = send_request(environment, session, "chat", transport, prompt, user_id=0, index=0,
+                          scheduled_ns=scheduled_ns)
+    assert record.ok and record.output_tokens == 1, record
+
+
+def test_a_read_that_arrives_as_a_request_ends_goes_before_its_bookkeeping(
+        session: Session) -> None:
+    log: list[str] = []
+    other = OtherStream(log)
+    one_request(session, OneShotTransport(log, during=other), log)
+    other.close()
+    assert log == ["request sent", "other stream's read", "record counted", "Locust event"]
+
+
+def test_a_read_that_has_arrived_goes_before_the_next_request_is_sent(session: Session) -> None:
+    log: list[str] = []
+    other = OtherStream(log)
+    other.arrive()
+    one_request(session, OneShotTransport(log), log)
+    other.close()
+    assert log == ["other stream's read", "request sent", "record counted", "Locust event"]
+
+
+def test_an_open_loop_request_is_sent_when_due_without_waiting(session: Session) -> None:
+    log: list[str] = []
+    other = OtherStream(log)
+    other.arrive()
+    one_request(session, OneShotTransport(log), log, scheduled_ns=time.perf_counter_ns())
+    other.close()
+    assert log == ["request sent", "other stream's read", "record counted", "Locust event"]
