@@ -43,9 +43,11 @@ def send_request(environment: Any, session: Session, endpoint: Endpoint, transpo
     record = client.run(transport, prompt, request_id=f"{session.process_tag}-{user_id}-{index}",
                         user=str(user_id), stage=stage, window=window, scheduled_ns=scheduled_ns,
                         on_unfinished=unfinished, active=session.active)
-    gevent.idle()  # as above: the bookkeeping waits for the reads that arrived meanwhile
-    session.on_record(record, counted)
-    report_to_locust(environment, client.path, record)
+    try:
+        gevent.idle()  # as above: the bookkeeping waits for the reads that arrived meanwhile
+    finally:  # also when the run ends the user here: a finished request is never dropped
+        session.on_record(record, counted)
+        report_to_locust(environment, client.path, record)
     return record
 
 

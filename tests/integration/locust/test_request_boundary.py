@@ -141,3 +141,20 @@ def test_an_open_loop_request_is_sent_when_due_without_waiting(session: Session)
     one_request(session, OneShotTransport(log), log, scheduled_ns=time.perf_counter_ns())
     other.close()
     assert log == ["request sent", "other stream's read", "record counted", "Locust event"]
+
+
+class KilledAfterResponse(OneShotTransport):
+    """The run ends the user just after its response: the kill lands on its next switch."""
+
+    def exchange(self, request: HttpRequest, sink: ResponseSink) -> None:
+        super().exchange(request, sink)
+        gevent.spawn(gevent.getcurrent().kill, block=False)
+
+
+def test_a_user_ended_while_it_waits_after_a_response_still_records_it(session: Session) -> None:
+    log: list[str] = []
+    user = gevent.spawn(one_request, session, KilledAfterResponse(log), log)
+    user.join(timeout=5)
+    assert user.dead and isinstance(user.value, gevent.GreenletExit)
+    assert log == ["request sent", "record counted", "Locust event"]
+    assert session.in_flight == 0 and session.completed() == {0: 1}
