@@ -9,34 +9,38 @@ from __future__ import annotations
 
 FINDINGS = {
     "capacity": """
-**Many events per read: about 337,000 events per CPU-second, over the 300,000 goal** (three runs,
-334,000 to 342,000). Framing, SSE, JSON and the record cost 2.4 µs per event; folding the finished
-record now costs 0.16 µs (0.83 µs before: a request's per-read samples go into each histogram
-sorted, a bucket at a time, instead of one `add` per sample, and `TimeSeries` slices its stamps
-per wall-clock second by bisection). One `orjson.loads` of a 260-byte chunk with continuous
-usage is 0.9 µs of the parse, the floor for a client that reads every field the metrics need.
+**Many events per read: about 343,000 events per CPU-second, over the 300,000 goal** (three runs,
+339,000 to 351,000). Framing, SSE, JSON and the record cost 2.4 µs per event; folding the finished
+record costs 0.16 µs (0.83 µs before `LogHistogram.add_all`: a request's per-read samples go into
+each histogram sorted, a bucket at a time, instead of one `add` per sample, and `TimeSeries`
+slices its stamps per wall-clock second by bisection). One `orjson.loads` of a 260-byte chunk
+with continuous usage is 0.9 µs of the parse, the floor for a client that reads every field the
+metrics need.
 
-**One event per read: about 51,700 events per CPU-second at 1,000 streams, just over the 50,000
-goal** (three runs, 50,700 to 52,300), where the worker took 48,600 events/s on 94% of its core
-and reads held 1.13 events on average. Capacity is what a loaded worker sustains: at half the
-load (500 streams, the `half load` row) the same worker measured 39,700, because a worker with
-CPU to spare sleeps between the simulator's steps and pays a wake-up for every few reads (the
-bare client's cost per event moves the same way, 11.6 → 14.2 µs). The stable figure is the ratio
-to that floor: llmload spends 1.65 times the CPU per event of a gevent client that only reads
-(`gevent floor`: the same streams, each read counted, nothing parsed) at either load. The
-goal is met by a margin smaller than this machine's run-to-run noise (±10% on absolutes).
+**One event per read: about 57,700 events per CPU-second at 1,000 streams, over the 50,000 goal**
+(three runs, 56,100 to 59,400), where the worker took 49,500 events/s on 86% of its core and
+reads held 1.04 events on average. Capacity is what a loaded worker sustains: at half the load
+(500 streams, the `half load` row) the same worker measured 43,100, because a worker with CPU to
+spare sleeps between the simulator's steps and pays a wake-up for every few reads (the bare
+client's cost per event moves the same way, 10.7 → 16.1 µs). The figure that travels between
+machines is the ratio to that floor: llmload spends 1.67 times the CPU per event of a gevent
+client that only reads (`gevent floor`: the same streams, each read counted, nothing parsed) at
+1,000 streams, and 1.46 times at 500.
 
-Against the previous revision at the same 500 streams the absolute barely moved (39,061 →
-39,653) on a machine that ran slower this time (the naive floor 15.2 → 16.7 µs per event);
-against that floor llmload went from 1.69 to 1.51 times its CPU per event. The goal is met at
-1,000 streams, a load the previous revision was not measured at. What changed: reads wait for
-the socket to turn readable when the previous read drained it (`transport/lean_io.WaitFirst`),
-where gevent's `recv` tries first and raises a `BlockingIOError` on every dry socket (the
-`naive` floor: 13.9 µs per event against 11.6); folding went from 2.9 to 0.43 µs per event;
-one-whole-event reads skip the SSE decoder's line machinery and the chunked framer's loop.
-With the simulator on the client's CPU instead (it
-runs at SCHED_FIFO, so the client reads only when it yields), reads batch ~10 events and the
-worker measures far more: pinning apart is the honest, and slower, regime.
+Against the previous results (revision 91a00e8, same command) the loaded row moved 51,700 →
+57,700 with its ratio to the floor unchanged (1.66 → 1.67): this machine ran about 8% faster
+(the floor 11.6 → 10.7 µs per event), so most of the move is the machine, and the margin over
+the goal, 15%, is about what two runs of this machine differ by on absolutes. The half-load row
+went from 1.65 to 1.46 times its floor; that revision's users woke for every request boundary in
+more slices (see Accuracy), and its first streams started together (a harness bug, fixed), but
+the change was not taken apart. What made the one-per-read figure: reads wait for the socket to
+turn readable when the previous read drained it (`transport/lean_io.WaitFirst`), where gevent's
+`recv` tries first and raises a `BlockingIOError` on every dry socket (the `naive` floor: 12.4
+µs per event against 10.7); folding a record costs 0.43 µs per event instead of 2.9;
+one-whole-event reads skip the SSE decoder's line machinery and the chunked framer's loop. With
+the simulator on the client's CPU instead (it runs at SCHED_FIFO, so the client reads only when
+it yields), reads batch ~10 events and the worker measures far more: pinning apart is the
+honest, and slower, regime.
 """,
     "tuning": """
 Before is `src/` at 2ec3641 (the parent of the tuning commit 4bab018), after is the working
@@ -78,6 +82,10 @@ Then, in the commits after that tuning (0ce9829, 91a00e8):
   loop and the SSE line machinery.
 - `locust/session.py`, `locust/user.py`: records counted at once and folded when the loop is idle;
   a user yields after its response (timing, not CPU: see Accuracy).
+
+And after those (4780181, 83c336d), for timing rather than CPU: `locust/request.send_request`
+waits for the loop to go idle after a response and before a closed-loop user's next request,
+and the session folds a record in steps with the loop's reads between them (see Accuracy).
 
 Every unit and integration test passes unchanged; `tests/bench/test_hot_path.py` adds property
 tests that any split of a stream with repeated chunk sizes frames the same body as one byte per
@@ -134,23 +142,24 @@ this simulator's (timerfd deadlines, SCHED_FIFO) is under 0.1 ms, so the client'
 1.3 to 1.9 ms, is what remains.
 """,
     "memory": """
-**Per in-flight stream: 18.6 KB of RSS at 1,000 streams, under the 20 KB goal; 13.3 KB of Python
-allocations.** Of the RSS, 8.6 KB is what any gevent client pays for a greenlet blocked in `recv`
+**Per in-flight stream: 19.6 KB of RSS at 1,000 streams, under the 20 KB goal; 13.1 KB of Python
+allocations.** Of the RSS, 9.4 KB is what any gevent client pays for a greenlet blocked in `recv`
 (the floor row), and 1.8 KB is the record's two per-event arrays after ~110 token events (16 B per
 event: `array('q')` stamps and `array('l')` token counts, no Python object per event). The rest is
 the stream's objects: socket, read watcher, transport, parser, SSE decoder, recorder, record,
-request body and prompt, and the user's frames. The previous run (revision 1498d11) read 20.0 KB,
-with the floor at 9.4 KB: between runs of the same code this measurement moves by about as much as
-the floor did, so take the margin under 20 KB as about 1 KB, not 1.4. Before the tuning (see Hot-
-path tuning) the same stream held three more things: orjson's 8 KiB buffer under a 1 KiB request
-body, the last read and its de-chunked copy (up to 2 x 64 KiB each when the client reads late)
-and, during a ramp, ~3 KB per user queued on gevent's resolver threads. A smoke run of this
-benchmark then read 28.5 KB of RSS per stream (31 events each), and tracemalloc 20.7 KB, 8 KB of
-it at the line returning the orjson body. The number grows by 16 B per event received, so a stream
-2,000 tokens long costs about 30 KB.
+request body and prompt, and the user's frames. Three runs of this benchmark on revisions whose
+per-stream objects are the same read 20.0, 18.6 and 19.6 KB, with the floor at 9.4, 8.6 and 9.4
+KB, while tracemalloc read 13.3 and 13.1 KB: the RSS moves with the floor (allocator and page
+granularity), by about 1 KB between runs, and the margin under 20 KB is about that size.
+Before the tuning (see Hot-path tuning) the same stream held three more things: orjson's 8 KiB
+buffer under a 1 KiB request body, the last read and its de-chunked copy (up to 2 x 64 KiB each
+when the client reads late) and, during a ramp, ~3 KB per user queued on gevent's resolver
+threads. A smoke run of this benchmark then read 28.5 KB of RSS per stream (31 events each), and
+tracemalloc 20.7 KB, 8 KB of it at the line returning the orjson body. The number grows by 16 B
+per event received, so a stream 2,000 tokens long costs about 30 KB.
 
-**RSS slope: +0.045 MB/min over 10 minutes** (60.4 → 62.6 MB), 57,600 requests at ~96 requests/s,
-a standard error of 0.0002 MB/min: under the 1 MB/min goal (the previous revision read +0.14).
+**RSS slope: +0.13 MB/min over 10 minutes** (58.5 → 61.2 MB), 57,600 requests at ~96 requests/s,
+a standard error of 0.001 MB/min: under the 1 MB/min goal (earlier runs read +0.14 and +0.045).
 Records waiting to be folded are bounded (at most 256 per process). What grows is by design: a
 run's per-second series (`TimeSeries`: token counts and a TTFT histogram per wall-clock second,
 kept for `timeseries.csv`; a distributed worker ships and drops it every report) and Locust's own
@@ -162,7 +171,7 @@ A worker's report holds bounded histograms, not samples, so it grows with the bu
 fills (5 to 8 KB here), not with requests. The master's cost per report is Locust's
 `Message.unserialize` (msgpack with Locust's object hook: a Python call per map) and
 `Fleet.on_delta` (`StageStats.from_dict` and merge, the exporter's `ClassicStats`, `TimeSeries`):
-0.3 to 0.8 ms. **At the default 1 s report interval one master merges about 650 workers doing
+0.3 to 0.6 ms. **At the default 1 s report interval one master merges about 840 workers doing
 2,000 requests/s each, and about 1,800 doing 100/s, on half a core.** Not included: Locust's
 own per-worker traffic (a heartbeat a second, its stats every 3 s) and ZeroMQ's I/O threads,
 both small beside this; and summaries or exports, which run once per stage, not per report.
@@ -170,12 +179,13 @@ both small beside this; and summaries or exports, which run once per stage, not 
     "client_bound": """
 The bound is the loop-lag limit, 5 ms p99 (`HealthLimits`); the timing error is what enters
 TTFT, ITL and E2E. **No wrong verdict in this run**: every level with an error p99 of 10 ms or
-more (8 busy loops, a 10% CPU limit, 1,024 and 1,536 streams) was flagged, and no level with an
-error p99 of 2.5 ms or less (the clean baseline, nice-19 busy loops, 50% and 20% CPU limits,
-256 streams) was. Between the two the rule may go either way, and does: 2 and 4 busy loops
-(6.5 and 9.7 ms) were flagged, 1 (5.1 ms) was not. Contention is caught by the lag, never by
-the CPU limit (a starved process uses less CPU, 6 to 10% here); overload by load trips both
-(99.6% CPU, lag p99 45 to 52 ms).
+more (4 and 8 busy loops, a 10% CPU limit, 1,024 and 1,536 streams) was flagged, and no level
+with an error p99 of 2.5 ms or less (the clean baselines, nice-19 busy loops, 50% and 20% CPU
+limits) was. Between the two the rule may go either way, and does: 2 busy loops (6.0 ms) were
+flagged, 1 busy loop (4.8 ms) and 256 streams (3.2 ms) were not. Contention is caught by the
+lag, never by the CPU limit (a starved process uses less CPU, 5 to 10% here); overload by load
+trips both (97 to 98% CPU, lag p99 44 to 149 ms). The previous run of the same levels (revision
+91a00e8) had no wrong verdict either.
 
 The first run of this calibration had one wrong verdict: at the 20% CPU limit the events were
 15 ms late at p99 while the loop lag p99 read 1.2 ms, unflagged. The lag was sampled every
@@ -183,9 +193,7 @@ The first run of this calibration had one wrong verdict: at the 20% CPU limit th
 after each burst of events: every tick landed in the same, unthrottled, part of the step. The
 lag is now sampled at Poisson times (mean 20 ms), which see time averages whatever the period
 of the load; `tests/unit/core/test_health.py` stalls the loop 10 ms in every 20 and checks the
-lag p99 sees it. In this run the 20% limit did not throttle the client at all (error p99 1.2
-ms), so the bench itself has not yet shown the fix on that level. (This run measured the
-working tree of the commit that added the Poisson sampling, before it was committed: its header
-names that commit's parent, 91a00e8.)
+lag p99 sees it. In the two runs since, the 20% limit did not throttle the client (error p99
+1.2 and 1.6 ms), so the bench itself has not shown the fix on that level.
 """,
 }
