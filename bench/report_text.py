@@ -98,31 +98,44 @@ Two ways to start the load, both run for every client. **Staggered** (the steady
 lengths, all of them finish and restart together for ever, so the client meets bursts of N
 completions and N new requests every cycle.
 
-**TTFT.** llmload's added TTFT error p50 is 0.16 to 0.34 ms at every level, staggered or in
-lockstep: 0.13 to 0.19 of the vLLM-style client's in the steady state (1.2 to 1.8 ms), and in
-lockstep 0.17 ms against 24 ms at 100 streams and 0.34 ms against 129 ms at 500. The lockstep
-500 level was 11 ms before this revision: 500 requests end within milliseconds of each other,
-and each end cost the loop ~0.5 ms (folding its record, then building and sending the next
-request) while the other streams' first tokens waited. Records are now counted at once and
-folded by a greenlet when the loop is idle, and a user yields after its response so that ready
-reads go first (docs/architecture.md).
+**TTFT.** llmload's added TTFT error p50 is 0.16 to 0.30 ms at every level but lockstep 500
+(0.64 ms): 0.08 to 0.21 of the vLLM-style client's in the steady state (1.35 to 2.2 ms), and in
+lockstep 0.16 ms against 23 ms at 100 streams and 0.64 ms against 123 ms at 500. In lockstep at
+500 the mean is 2.6 ms: 500 first tokens arrive in one 50 ms step and are read one after another.
 
-**ITL.** llmload's ITL error p99 is lower than the vLLM-style client's at 1 stream (0.17 against
-0.20 ms), at 500 staggered streams (1.4 against 6.7 ms) and in lockstep (0.77 against 4.7 ms at
-100, 2.5 against 34 ms at 500). At 10 and 100 staggered streams it is 15% higher by the medians
-(0.60 against 0.52 ms, 0.95 against 0.85 ms), inside the spread of the repeats (10 streams:
-0.44 to 0.62 ms against 0.45 to 0.52; 100 streams: 0.84 to 1.20 against 0.76 to 1.23), so that
-goal is **not shown** there. What is left is the request boundary: the top 2% of ITL errors
-at 10 streams fall within 1.5 ms after another stream's request ended four times more often
-than errors at random. On a worker whose CPU idles between events everything runs three to five
-times slower than in a hot loop (a 10 ms idle makes the same Python three times slower here),
-so the ~50 µs of work at a request's end and the next request's start (prompt, body, send,
-timers) become 200 to 300 µs, in slices separated by yields, during which another stream's read
-waits. The vLLM-style client does less there: it keeps every timestamp in Python lists and
-computes its metrics after the run (unbounded memory, nothing live).
+**ITL.** llmload's ITL error p99 is lower than the vLLM-style client's at every level, by the
+medians of five runs: 0.16 against 0.21 ms at 1 stream, 0.26 against 0.56 at 10, 1.0 against
+2.2 at 100, 0.92 against 7.5 at 500 staggered, 0.71 against 2.9 and 2.1 against 19 ms in
+lockstep. At 100 and 500 streams every llmload run is below every vLLM-style run. At 1 and 10
+streams the runs overlap (1 stream: 0.13 to 0.18 against 0.16 to 0.31 ms; 10 streams: 0.20 to
+0.82 against 0.46 to 0.60), because there the error is mostly how late this VM wakes a process
+for a read, the same for both clients; that is why the benchmark takes five repeats and, at
+one stream, a 20 s window (2,000 gaps behind its p99).
 
-**CPU.** At 10,000 events/s llmload used 31 to 40% of its core where the vLLM-style client used
-64 to 72%.
+The previous results had llmload worse at 10 and 100 staggered streams (0.60 against 0.52 ms,
+0.95 against 0.85). Three things changed, found by reading the per-event lags (the top 2% of ITL
+errors fell within 1.5 ms after some stream's request end 60 to 85% of the time, against 5 to 12%
+for random errors, for both clients) and by timing each greenlet's run between switches:
+
+- At a request boundary the user yielded with `gevent.sleep(0)`, which resumes before the loop
+  polls again: a read that arrived during the boundary work still waited for all of it. The
+  work (record, Locust's event, next prompt, body, send) is 36 µs in a hot loop and 240 µs
+  after a 10 ms idle on this VM. `send_request` now waits for `gevent.idle()` after a response
+  and before a closed-loop user's next request, so reads that have arrived go first.
+- The fold of a finished record ran as one slice of 173 µs (p50, 100 streams) behind
+  `gevent.idle()`; a read arriving during it waited. It now runs in steps with the loop's reads
+  in between (largest step 46 µs).
+- The benchmark's llmload worker started its first streams together: its staggered start timers
+  were armed on a loop clock left stale by the session's set-up, so at 10 streams the first 5
+  started at the same instant and finished together for the whole run. The peers were staggered
+  correctly. The harness now updates the loop's clock first.
+
+Taken apart at 10 streams (three runs each, llmload against the vLLM-style client in the same
+run): with the old boundary and the harness bug 0.58 to 0.73 against 0.50 to 0.73 ms; with the
+new boundary and the bug 0.28 to 0.44 against 0.74 to 0.77 ms; both fixed, one run, 0.33 ms.
+
+**CPU.** At 10,000 events/s llmload used 32 to 36% of its core where the vLLM-style client used
+55 to 77%.
 
 **Locust's `FastHttpUser` with `iter_lines`** is off by about two steps whatever the load: +30 ms
 TTFT at 10 ms steps, +150 ms at 50 ms, ITL error p99 four steps. Its `iter_content(1024)` waits
@@ -135,11 +148,11 @@ alternates between 0 and three steps (FIELD-NOTES: line readers that batch token
 `nvidia-cutlass-dsl[cu13]` and more CUDA wheels: several GB of CUDA torch for a CPU-only client.
 The vLLM-style client ports its benchmark client from that wheel instead. At the study's own
 levels in lockstep (10 ms steps) its mean added TTFT is within ±50% of FIELD-NOTES' `vllm bench
-serve` numbers at 100 and 500 streams (1.09 and 1.46 times), and it reports 500 streams at
-50,000 events/s with all of its core and a 195 ms TTFT error p50. At 1 and 10 streams
-FIELD-NOTES' +6 to +7 ms are most likely the mock server's own lateness (a Python asyncio mock);
-this simulator's (timerfd deadlines, SCHED_FIFO) is under 0.1 ms, so the client's own share,
-1.3 to 1.9 ms, is what remains.
+serve` numbers at 100 and 500 streams (0.96 and 1.23 times; the previous run read 1.09 and 1.46),
+and it reports 500 streams at 50,000 events/s with all of its core and a 166 ms TTFT error p50.
+At 1 and 10 streams FIELD-NOTES' +6 to +7 ms are most likely the mock server's own lateness (a
+Python asyncio mock); this simulator's (timerfd deadlines, SCHED_FIFO) is under 0.1 ms, so the
+client's own share, 1.4 to 1.6 ms, is what remains.
 """,
     "memory": """
 **Per in-flight stream: 19.6 KB of RSS at 1,000 streams, under the 20 KB goal; 13.1 KB of Python
