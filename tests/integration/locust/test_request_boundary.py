@@ -125,22 +125,21 @@ def test_a_read_that_arrives_as_a_request_ends_goes_before_its_bookkeeping(
     assert log == ["request sent", "other stream's read", "record counted", "Locust event"]
 
 
-def test_a_read_that_has_arrived_goes_before_the_next_request_is_sent(session: Session) -> None:
+@pytest.mark.parametrize(("open_loop", "order"), [
+    # closed loop: what has arrived goes before the next request is sent
+    (False, ["other stream's read", "request sent", "record counted", "Locust event"]),
+    # open loop: sent when due (a wait would count as client queueing), then the read
+    (True, ["request sent", "other stream's read", "record counted", "Locust event"]),
+])
+def test_a_read_that_has_arrived_before_a_request_starts(session: Session, open_loop: bool,
+                                                         order: list[str]) -> None:
     log: list[str] = []
     other = OtherStream(log)
     other.arrive()
-    one_request(session, OneShotTransport(log), log)
+    one_request(session, OneShotTransport(log), log,
+                scheduled_ns=time.perf_counter_ns() if open_loop else None)
     other.close()
-    assert log == ["other stream's read", "request sent", "record counted", "Locust event"]
-
-
-def test_an_open_loop_request_is_sent_when_due_without_waiting(session: Session) -> None:
-    log: list[str] = []
-    other = OtherStream(log)
-    other.arrive()
-    one_request(session, OneShotTransport(log), log, scheduled_ns=time.perf_counter_ns())
-    other.close()
-    assert log == ["request sent", "other stream's read", "record counted", "Locust event"]
+    assert log == order
 
 
 class KilledAfterResponse(OneShotTransport):
