@@ -18,14 +18,11 @@ import orjson
 import pytest
 from gevent import socket
 
-from llmload.config import PhaseConfig, RequestConfig, RunConfig, WorkloadConfig
 from llmload.locust.request import send_request
 from llmload.locust.session import Session
-from llmload.recorder import Timeouts
-from llmload.stages import Announcement, StagePhase
 from llmload.transport.base import HttpRequest, ResponseSink
-from llmload.transport.factory import TransportConfig
 from llmload.workload.prompts import SyntheticPrompts
+from tests.support.session import measuring
 
 CHUNK = orjson.dumps({"id": "r", "object": "chat.completion.chunk", "choices": [
     {"index": 0, "delta": {"content": "hi"}, "finish_reason": "stop"}]})
@@ -34,12 +31,7 @@ BODY = b"data: " + CHUNK + b"\n\ndata: [DONE]\n\n"
 
 @pytest.fixture
 def session(tmp_path: Path) -> Iterator[Session]:
-    url = "http://127.0.0.1:9"
-    s = Session(RunConfig(host=url, request=RequestConfig(model="m"), workload=WorkloadConfig(),
-                          phases=PhaseConfig(), timeouts=Timeouts(), transport=TransportConfig(url),
-                          results_dir=str(tmp_path), run_id="run"))
-    for phase in (StagePhase.WARMUP, StagePhase.MEASURE):
-        s.apply(Announcement(0, phase, time.time(), 1))
+    s = measuring(tmp_path, 1)
     yield s
     s.close()
 

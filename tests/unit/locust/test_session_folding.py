@@ -15,28 +15,17 @@ from pathlib import Path
 import gevent
 import pytest
 
-from llmload.config import PhaseConfig, RequestConfig, RunConfig, WorkloadConfig
 from llmload.export.results import read_records
 from llmload.locust import session as session_module
 from llmload.locust.session import Session
-from llmload.recorder import Timeouts
 from llmload.stages import Announcement, StagePhase
-from llmload.transport.factory import TransportConfig
 from tests.support.prometheus import synthetic_records
-
-
-def config(results_dir: Path) -> RunConfig:
-    url = "http://127.0.0.1:9"
-    return RunConfig(host=url, request=RequestConfig(model="m"), workload=WorkloadConfig(),
-                     phases=PhaseConfig(), timeouts=Timeouts(), transport=TransportConfig(url),
-                     results_dir=str(results_dir), run_id="run")
+from tests.support.session import config, measuring
 
 
 @pytest.fixture
 def session(tmp_path: Path) -> Iterator[Session]:
-    s = Session(config(tmp_path))
-    for phase in (StagePhase.WARMUP, StagePhase.MEASURE):
-        s.apply(Announcement(0, phase, time.time(), 4))
+    s = measuring(tmp_path, 4)
     yield s
     s.close()
 

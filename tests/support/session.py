@@ -1,0 +1,34 @@
+"""A worker's ``Session`` outside Locust, for tests of what happens around a request.
+
+Its host is a closed port: nothing here connects (the model is given, so ``start`` is not
+called); transports in the tests stand in for the server.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from llmload.config import PhaseConfig, RequestConfig, RunConfig, WorkloadConfig
+from llmload.locust.session import Session
+from llmload.recorder import Timeouts
+from llmload.stages import Announcement, StagePhase
+from llmload.transport.factory import TransportConfig
+
+URL = "http://127.0.0.1:9"
+
+
+def config(results_dir: Path) -> RunConfig:
+    """Records go to ``results_dir/run``."""
+    return RunConfig(host=URL, request=RequestConfig(model="m"), workload=WorkloadConfig(),
+                     phases=PhaseConfig(), timeouts=Timeouts(), transport=TransportConfig(URL),
+                     results_dir=str(results_dir), run_id="run")
+
+
+def measuring(results_dir: Path, concurrency: int) -> Session:
+    """A session whose stage 0 is past its warm-up, as a worker's is after the conductor's
+    announcements."""
+    session = Session(config(results_dir))
+    for phase in (StagePhase.WARMUP, StagePhase.MEASURE):
+        session.apply(Announcement(0, phase, time.time(), concurrency))
+    return session
