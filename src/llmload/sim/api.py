@@ -122,6 +122,8 @@ class App:
             waiting=engine.waiting_count,
             kv_usage=engine.kv_tokens / self._config.params.kv_budget_tokens,
             speculative=self._config.tokens_per_chunk > 1,
+            engine=self._config.profile.engine,
+            cache=engine.cache_stats,
         )
 
 

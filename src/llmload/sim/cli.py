@@ -43,6 +43,10 @@ def _parser() -> argparse.ArgumentParser:
     model.add_argument("--prefill-per-token-ms", type=float, help="cost per admitted prompt token")
     model.add_argument("--max-running", type=int, help="running sequences cap; more queue")
     model.add_argument("--kv-budget-tokens", type=int, help="KV-cache tokens (preemption)")
+    model.add_argument("--no-prefix-cache", action="store_true",
+                       help="prefill every prompt token, as with prefix caching disabled")
+    model.add_argument("--prefix-cache-tokens", type=int,
+                       help="prefix cache capacity in tokens (default: the KV budget)")
     p.add_argument("--tokens-per-chunk", type=int, help="tokens per event after the first")
     p.add_argument("--emit-timestamps", action="store_true", help="send_ns in every chunk")
     p.add_argument("--request-log", type=Path, help="append per-request ground truth (JSONL)")
@@ -96,7 +100,25 @@ def _params(args: argparse.Namespace, base: ModelParams) -> ModelParams:
             if value < 1:
                 raise ConfigError("--" + flag.replace("_", "-"), value, "must be >= 1")
             changes[flag] = value
+    changes["prefix_cache_tokens"] = _prefix_cache_tokens(args, base, changes)
     return dataclasses.replace(base, **changes)
+
+
+def _prefix_cache_tokens(args: argparse.Namespace, base: ModelParams, changes: dict[str, int]) -> int:
+    """The prefix cache's capacity: off, the flag's, or the KV budget when the profile caches."""
+    if args.no_prefix_cache:
+        if args.prefix_cache_tokens is not None:
+            raise ConfigError("--prefix-cache-tokens", args.prefix_cache_tokens,
+                              "cannot be combined with --no-prefix-cache")  # fmt: skip
+        return 0
+    if args.prefix_cache_tokens is not None:
+        if args.prefix_cache_tokens < 1:
+            raise ConfigError("--prefix-cache-tokens", args.prefix_cache_tokens, "must be >= 1")
+        return int(args.prefix_cache_tokens)
+    if not base.prefix_cache_tokens:
+        return 0
+    # The cache lives in the KV pool, so a resized pool resizes it.
+    return changes.get("kv_budget_tokens", base.prefix_cache_tokens)
 
 
 def _faults(args: argparse.Namespace) -> FaultPolicy:

@@ -162,6 +162,7 @@ class Completions:
             entry=entry,
             conn=conn,
             truth=self._truth,
+            prompt=body.prompt,
         )
 
     def _start(
@@ -239,7 +240,7 @@ def drip_bytes(generation: Generation, stream: bool, keep_alive: bool) -> bytes:
     events = renderer.role(0) if info.chat else b""
     events += renderer.text(tokens, generation.plan.finish_reason, generation.plan.tokens, 0)
     if info.include_usage:
-        events += renderer.usage(generation.plan.tokens, 0)
+        events += renderer.usage(generation.plan.tokens, 0, 0)
     headers = [*info.headers[:1], ("content-type", "text/event-stream; charset=utf-8")]
     head = response_head(200, headers, content_length=None, keep_alive=keep_alive)
     return head + frame(events + DONE_EVENT) + LAST_CHUNK

@@ -6,6 +6,13 @@ waiting ones are admitted (their prefill lengthens the step), and the timer is a
 deadline. Deadlines are absolute, so a late wake-up shortens the next sleep instead of shifting
 every later step: the simulator never drifts, and it reports how late each step started.
 An idle engine starts the next step the moment a request arrives.
+
+With a prefix cache, an admitted sequence prefills only what the cache does not hold; its prompt
+enters the cache when its admission step ends (its prefill has run), so two identical prompts
+admitted into the same step both prefill in full. A preempted sequence looks its prompt up again
+when re-admitted (it usually finds its own blocks) and recomputes its generated tokens, which are
+never cached; that second lookup stays out of the hit counters, as in vLLM. The KV budget still
+counts every sequence's whole prompt: shared blocks are not deduplicated.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from typing import Protocol
 
 from llmload.sim.generation import Generation
 from llmload.sim.model import ModelParams
+from llmload.sim.prefix_cache import PrefixCache, PrefixCacheStats
 from llmload.sim.truth import Truth
 
 
@@ -47,6 +55,9 @@ class Engine(Protocol):
     @property
     def kv_tokens(self) -> int: ...
 
+    @property
+    def cache_stats(self) -> PrefixCacheStats: ...
+
 
 class BatchEngine:
     """Runs generations in a continuously batched loop following ``ModelParams``."""
@@ -64,6 +75,9 @@ class BatchEngine:
         self._timer = timer(self._on_deadline)
         self.running: list[Generation] = []
         self.waiting: deque[Generation] = deque()
+        self.prefix_cache = PrefixCache(params.prefix_cache_tokens) if params.prefix_cache_tokens else None
+        self._cache_stats = PrefixCacheStats() if self.prefix_cache is None else self.prefix_cache.stats
+        self._prefilled: list[Generation] = []  # admitted into the running step: cached at its end
         self._kv_tokens = 0  # KV-cache tokens held by the running sequences
         self._deadline_ns: int | None = None  # None: idle
         self._step_start_ns = 0
@@ -79,6 +93,10 @@ class BatchEngine:
     @property
     def kv_tokens(self) -> int:
         return self._kv_tokens
+
+    @property
+    def cache_stats(self) -> PrefixCacheStats:
+        return self._cache_stats
 
     def submit(self, generation: Generation) -> None:
         """Queue a request; an idle engine starts a step at once."""
@@ -97,6 +115,8 @@ class BatchEngine:
         if now < deadline:  # woke early (a re-armed timer): wait for the real deadline
             self._timer.arm(deadline)
             return
+        if self._prefilled:
+            self._cache_prefilled()
         kept: list[Generation] = []
         kv = 0
         for generation in self.running:
@@ -115,21 +135,28 @@ class BatchEngine:
         if not self.running:
             self._deadline_ns = None
             return
+        if self._prefilled:
+            admitted = sum(g.prompt_tokens + g.generated for g in self._prefilled)
+            self._cache_stats.prefill_batch(admitted - prefill, admitted)
+        else:
+            self._cache_stats.decode_batch()
         duration = self.params.step_ns(len(self.running), prefill)
         self._step_start_ns = start_ns
         self._deadline_ns = start_ns + duration
         self._timer.arm(self._deadline_ns)
 
     def _admit(self) -> int:
-        """Admit waiting sequences that fit; return the prompt tokens they prefill."""
+        """Admit waiting sequences that fit; return the tokens they prefill."""
         params = self.params
         prefill = 0
+        prefilled = self._prefilled
         while self.waiting and len(self.running) < params.max_running:
             generation = self.waiting[0]
             if generation.cancelled:
                 self.waiting.popleft()
                 continue
-            # A preempted sequence recomputes its generated tokens along with its prompt.
+            # A preempted sequence recomputes its generated tokens along with its prompt (less
+            # what the prefix cache holds, see _lookup).
             need = generation.prompt_tokens + generation.generated
             growth = (len(self.running) + 1) * params.tokens_per_chunk
             if self.running and self._kv_tokens + need + growth > params.kv_budget_tokens:
@@ -137,14 +164,32 @@ class BatchEngine:
             self.waiting.popleft()
             self.running.append(generation)
             self._kv_tokens += need
-            prefill += need
+            prefill += need - self._lookup(generation)
+            prefilled.append(generation)
         return prefill
+
+    def _lookup(self, generation: Generation) -> int:
+        """Prompt tokens the cache holds for an admitted sequence; the first admission records it."""
+        first = generation.cached_tokens is None
+        cache = self.prefix_cache
+        cached = 0 if cache is None else cache.lookup(generation.prompt, record=first)
+        if first:
+            generation.cached_tokens = cached
+        return cached
+
+    def _cache_prefilled(self) -> None:
+        cache = self.prefix_cache
+        if cache is not None:
+            for generation in self._prefilled:
+                cache.insert(generation.prompt)
+        self._prefilled.clear()
 
     def _preempt(self) -> None:
         """Requeue the newest sequences while the next step's growth would overflow the budget.
 
-        The recompute policy of vLLM: the sequence keeps what it streamed, loses its cache, and
-        goes back to the front of the queue; its stream simply pauses.
+        The recompute policy of vLLM: the sequence keeps what it streamed, loses its KV blocks
+        (the prefix cache keeps its prompt's), and goes back to the front of the queue; its
+        stream simply pauses.
         """
         budget = self.params.kv_budget_tokens
         growth = len(self.running) * self.params.tokens_per_chunk

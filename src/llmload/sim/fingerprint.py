@@ -57,6 +57,7 @@ def server_info(config: SimConfig, port: int) -> dict[str, Any] | None:
         "max_running_requests": config.params.max_running,
         "max_total_num_tokens": config.params.kv_budget_tokens,
         "disable_cuda_graph": False,
+        "disable_radix_cache": config.timing is not None or config.params.prefix_cache_tokens == 0,
         "version": config.profile.version,
     }
     info.update(dict(config.profile.launch_args))

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from llmload.sim.engine import TimerFactory
 from llmload.sim.generation import Generation
 from llmload.sim.model import FixedTiming
+from llmload.sim.prefix_cache import PrefixCacheStats
 from llmload.sim.truth import Truth
 
 # Deadlines this close together share one wake-up: a wake costs a syscall or two, and writing
@@ -40,6 +41,7 @@ class FixedEngine:
         self._heap: list[tuple[int, int, Generation]] = []
         self._order = itertools.count()  # ties in the heap never compare generations
         self._armed_ns: int | None = None
+        self._cache_stats = PrefixCacheStats()  # fixed timing has no prefill, so no prefix cache
 
     @property
     def running_count(self) -> int:
@@ -52,6 +54,10 @@ class FixedEngine:
     @property
     def kv_tokens(self) -> int:
         return sum(g.prompt_tokens + g.generated for _, _, g in self._heap)
+
+    @property
+    def cache_stats(self) -> PrefixCacheStats:
+        return self._cache_stats
 
     def submit(self, generation: Generation) -> None:
         deadline = generation.start_ns + self.timing.ttft_ns

@@ -10,6 +10,7 @@ write of a chat stream also carries the role-only event, the last also the usage
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import NamedTuple
 
 from llmload.sim.http import HttpConnection
@@ -21,7 +22,7 @@ from llmload.sim.render import (
     completion_body,
     frame,
 )
-from llmload.sim.tokens import OutputPlan, TokenText
+from llmload.sim.tokens import OutputPlan, Token, TokenText
 from llmload.sim.truth import RequestEntry, Truth
 
 
@@ -44,6 +45,7 @@ class Generation:
         "_done_event",
         "_renderer",
         "_text",
+        "cached_tokens",
         "conn",
         "entry",
         "events",
@@ -52,6 +54,7 @@ class Generation:
         "info",
         "k",
         "plan",
+        "prompt",
         "prompt_tokens",
         "start_ns",
         "state",
@@ -70,9 +73,14 @@ class Generation:
         entry: RequestEntry,
         conn: HttpConnection,
         truth: Truth,
+        prompt: Sequence[Token] = (),
     ) -> None:
         self.info = info
         self.prompt_tokens = info.prompt_tokens  # read by the engine at every step
+        self.prompt = prompt  # the tokens the prefill reads, for the prefix cache
+        # Set by the engine at the first admission: prompt tokens the prefix cache held then
+        # (vLLM's num_cached_tokens, reported in usage). None: not admitted yet.
+        self.cached_tokens: int | None = None
         self.plan = plan
         self._text = text
         self.k = tokens_per_chunk
@@ -139,7 +147,7 @@ class Generation:
             payload = renderer.role(sent_ns) + payload
         if last:
             if self.info.include_usage:
-                payload += renderer.usage(total, sent_ns)
+                payload += renderer.usage(total, sent_ns, self.cached_tokens or 0)
             payload += self._done_event
             self.conn.write(frame(payload) + LAST_CHUNK)
         else:
@@ -173,6 +181,7 @@ class Generation:
             finish_reason=self.plan.finish_reason,
             prompt_tokens=info.prompt_tokens,
             completion_tokens=self.generated,
+            cached_tokens=self.cached_tokens or 0,
         )
 
     def write_body(self) -> None:
@@ -198,3 +207,4 @@ class Generation:
     def _sync_entry(self) -> None:
         self.entry.completion_tokens = self.written
         self.entry.events = self.events
+        self.entry.cached_tokens = self.cached_tokens or 0

@@ -5,8 +5,9 @@ The engine (``engine.py``) runs decode steps back to back. One step takes
     step = base + per_seq * running + per_seq2 * running**2 + prefill_per_token * admitted_prompt
 
 where ``running`` counts every sequence in the batch during the step and ``admitted_prompt`` the
-prompt tokens of the sequences admitted into it (a re-admitted, preempted sequence recomputes its
-prompt and its generated tokens). Each step emits one event per running sequence: the first event
+prompt tokens of the sequences admitted into it that the prefix cache (``prefix_cache.py``) does
+not hold (a re-admitted, preempted sequence recomputes its generated tokens and the part of its
+prompt no longer cached). Each step emits one event per running sequence: the first event
 of a sequence carries 1 token (at the end of its admission step: that is its TTFT), each later one
 ``tokens_per_chunk`` tokens, the last the remainder. ``per_seq2`` makes throughput peak at an
 interior concurrency; ``max_running`` and ``kv_budget_tokens`` cap the batch, beyond which
@@ -25,6 +26,10 @@ its next request as soon as the previous one completes, the workload of a concur
 
 Output throughput is then ``running * (N / S) / mean_step``: tokens per second of wall time over
 whole request cycles, prefill included, as a client measures it over a long window.
+
+The analytic side assumes no prompt shares a full first block with an earlier one, so every
+prompt token is prefilled: llmload's default workload, which starts each prompt with a salt word
+unique to the request. Prompts that share a prefix make the engine faster than predicted here.
 """
 
 from __future__ import annotations
@@ -54,6 +59,7 @@ class ModelParams:
     max_running: int = 256
     kv_budget_tokens: int = 1_000_000
     tokens_per_chunk: int = 1
+    prefix_cache_tokens: int = 0  # capacity of the prefix cache; 0: no prefix caching
 
     def __post_init__(self) -> None:
         if min(self.step_base_ns, self.step_per_seq_ns, self.step_per_seq2_ns) < 0:
@@ -62,6 +68,8 @@ class ModelParams:
             raise ValueError("prefill time must be >= 0")
         if self.max_running < 1 or self.kv_budget_tokens < 1 or self.tokens_per_chunk < 1:
             raise ValueError("max_running, kv_budget_tokens and tokens_per_chunk must be >= 1")
+        if self.prefix_cache_tokens < 0:
+            raise ValueError("prefix_cache_tokens must be >= 0")
 
     def step_ns(self, running: int, prefill_tokens: int) -> int:
         """Duration of one step with ``running`` sequences and ``prefill_tokens`` admitted."""

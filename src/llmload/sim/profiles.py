@@ -5,6 +5,9 @@ concurrencies) rather than step times, and solves its step times so that the ana
 throughput of ``model.py`` hits those targets. The mean step time is linear in
 ``(base, per_seq, per_seq2)`` once the batch size is known, and the batch size does not depend on
 the step times, so the solve is one small linear system, exact rather than fitted.
+
+The targets are of prompts that share no prefix (each starts with a unique salt word), so the
+solve charges every prompt token's prefill whether or not the profile has a prefix cache.
 """
 
 from __future__ import annotations
@@ -87,12 +90,16 @@ def solve(
     return replace(fixed, **solved)
 
 
+_KV_BUDGET_TOKENS = 500_000
 _BASE = ModelParams(
     step_base_ns=0,
     step_per_seq_ns=0,
     prefill_per_token_ns=20_000,  # 50k prompt tok/s: an 8B model on one H100-class GPU
     max_running=256,
-    kv_budget_tokens=500_000,
+    kv_budget_tokens=_KV_BUDGET_TOKENS,
+    # On, as in vLLM and SGLang by default. Their cached blocks live in the KV pool itself, so an
+    # idle server can keep a whole pool of them: between two runs, exactly the repeat-run trap.
+    prefix_cache_tokens=_KV_BUDGET_TOKENS,
 )
 _TWO = ("step_base_ns", "step_per_seq_ns")
 

@@ -31,6 +31,21 @@ def usage(prompt_tokens: int, completion_tokens: int) -> dict[str, int]:
     }
 
 
+def final_usage(prompt_tokens: int, completion_tokens: int,
+                cached_tokens: int | None) -> dict[str, Any]:
+    """The usage of a whole response: ``prompt_tokens_details.cached_tokens`` as OpenAI reports.
+
+    vLLM adds the details to the final usage only (with ``--enable-prompt-tokens-details``),
+    never to the per-chunk usage of ``continuous_usage_stats``; so does the simulator. None
+    leaves them out, as a server without a prefix cache does (and the bench harness's fixed
+    payloads, which must be the same bytes for every revision they compare).
+    """
+    out: dict[str, Any] = usage(prompt_tokens, completion_tokens)
+    if cached_tokens is not None:
+        out["prompt_tokens_details"] = {"cached_tokens": cached_tokens}
+    return out
+
+
 class ChunkRenderer:
     """Renders the SSE events of one streamed response."""
 
@@ -103,9 +118,9 @@ class ChunkRenderer:
         delta_close = b'"}' if self._chat else b'"'
         return delta_close + b',"logprobs":null,"finish_reason":%b}]' % reason
 
-    def usage(self, completion_tokens: int, sent_ns: int) -> bytes:
+    def usage(self, completion_tokens: int, sent_ns: int, cached_tokens: int | None = None) -> bytes:
         """The final usage-only event of ``stream_options.include_usage``."""
-        body = orjson.dumps(usage(self._prompt_tokens, completion_tokens))
+        body = orjson.dumps(final_usage(self._prompt_tokens, completion_tokens, cached_tokens))
         tail = b',"llmload_sim":{"sent_ns":%d}}\n\n' % sent_ns if self._stamp else b"}\n\n"
         return self._usage_head + body + tail
 
@@ -125,6 +140,7 @@ def completion_body(
     finish_reason: str,
     prompt_tokens: int,
     completion_tokens: int,
+    cached_tokens: int,
 ) -> bytes:
     """A whole non-streamed response body."""
     choice: dict[str, Any] = {"index": 0, "logprobs": None, "finish_reason": finish_reason}
@@ -139,7 +155,7 @@ def completion_body(
             "created": created,
             "model": model,
             "choices": [choice],
-            "usage": usage(prompt_tokens, completion_tokens),
+            "usage": final_usage(prompt_tokens, completion_tokens, cached_tokens),
         }
     )
 

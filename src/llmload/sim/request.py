@@ -10,7 +10,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from llmload.sim.tokens import chat_prompt_tokens, count_words
+from llmload.sim.tokens import GENERATION_PROMPT, Token, message_open
 
 DEFAULT_MAX_TOKENS = 256
 MAX_MAX_TOKENS = 1_000_000
@@ -41,6 +41,7 @@ class GenRequest(NamedTuple):
     include_usage: bool
     continuous_usage: bool
     prompt_tokens: int
+    prompt: list[Token]  # what the prefill reads (and the prefix cache hashes); never mutated
     seed: int | None
     fault: str | None  # body field "sim_fault"
     stall_ms: int | None  # body field "sim_stall_ms"
@@ -74,42 +75,45 @@ def _bool_field(body: dict[str, Any], name: str) -> bool:
     return value
 
 
-def _content_words(content: object) -> int:
+def _content_words(content: object) -> list[str]:
     """Words of a message content: a string, or a list of parts of which text parts count."""
     if content is None:
-        return 0
+        return []
     if isinstance(content, str):
-        return count_words(content)
+        return content.split()
     if isinstance(content, list):
-        total = 0
+        words: list[str] = []
         for part in content:
             if isinstance(part, dict) and isinstance(part.get("text"), str):
-                total += count_words(part["text"])
-        return total
+                words += part["text"].split()
+        return words
     raise BadRequest("message content must be a string or a list of parts", "messages")
 
 
-def _chat_prompt_tokens(body: dict[str, Any]) -> int:
+def _chat_prompt(body: dict[str, Any]) -> list[Token]:
+    """The chat prompt as the model reads it: template tokens and words (``tokens.py``)."""
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         raise BadRequest("messages must be a non-empty list", "messages")
-    words = 0
+    prompt: list[Token] = []
     for message in messages:
         if not isinstance(message, dict):
             raise BadRequest("each message must be an object", "messages")
-        words += _content_words(message.get("content"))
-    return chat_prompt_tokens(words, len(messages))
+        prompt += message_open(str(message.get("role")))
+        prompt += _content_words(message.get("content"))
+    prompt += GENERATION_PROMPT
+    return prompt
 
 
-def _completion_prompt_tokens(body: dict[str, Any]) -> int:
+def _completion_prompt(body: dict[str, Any]) -> list[Token]:
     prompt = body.get("prompt")
     if isinstance(prompt, str):
-        return count_words(prompt)
+        return list(prompt.split())
     if isinstance(prompt, list) and prompt:
         if all(isinstance(p, str) for p in prompt):
-            return sum(count_words(p) for p in prompt)
+            return [word for p in prompt for word in p.split()]
         if all(isinstance(p, int) and not isinstance(p, bool) for p in prompt):
-            return len(prompt)  # already token ids
+            return list(prompt)  # already token ids
     raise BadRequest("prompt must be a string, a list of strings or a list of token ids", "prompt")
 
 
@@ -130,7 +134,7 @@ def parse_body(raw: bytes, chat: bool) -> GenRequest:
         raise BadRequest(f"body is not valid JSON: {exc}") from None
     if not isinstance(body, dict):
         raise BadRequest("body must be a JSON object")
-    prompt_tokens = _chat_prompt_tokens(body) if chat else _completion_prompt_tokens(body)
+    prompt = _chat_prompt(body) if chat else _completion_prompt(body)
     n = _int_field(body, "n", 1, 1)
     if n != 1:
         raise BadRequest("the simulator serves n=1 only", "n")
@@ -154,7 +158,8 @@ def parse_body(raw: bytes, chat: bool) -> GenRequest:
         ignore_eos=_bool_field(body, "ignore_eos"),
         include_usage=include_usage,
         continuous_usage=continuous,
-        prompt_tokens=prompt_tokens,
+        prompt_tokens=len(prompt),
+        prompt=prompt,
         seed=_seed(body),
         fault=fault if isinstance(fault, str) else None,
         stall_ms=_int_field(body, "sim_stall_ms", None, 0),

@@ -7,7 +7,10 @@ synthetic prompts:
 - prompt tokens = whitespace-separated words over every message content (chat) or over the
   prompt (completions);
 - chat adds a template overhead of ``TOKENS_PER_MESSAGE`` per message plus ``TOKENS_PER_CHAT``,
-  as real chat templates do, so a chat request's received prompt length exceeds the words sent;
+  as real chat templates do, so a chat request's received prompt length exceeds the words sent.
+  The template is ChatML-like and its tokens have a place in the sequence (the prefix cache
+  hashes it): each message opens with ``<|im_start|>``, its role and a newline before its words,
+  and the prompt ends with the same opening for the assistant's reply;
 - output tokens are words, each rendered with a leading space (`` tok``), so the words of a
   response's text equal its ``usage.completion_tokens``.
 """
@@ -20,6 +23,10 @@ from dataclasses import dataclass
 
 TOKENS_PER_MESSAGE = 3
 TOKENS_PER_CHAT = 3
+_OPEN = "<|im_start|>"
+_NEWLINE = "\n"  # a template token: no word of a whitespace-split text can equal it
+
+Token = str | int  # a word, or a token id of a completions prompt sent as a list of ids
 _MASK64 = (1 << 64) - 1
 
 # Short ASCII words: nothing to JSON-escape, so chunks can be rendered by concatenation.
@@ -40,6 +47,15 @@ def chat_prompt_tokens(words: int, messages: int) -> int:
 
 def count_words(text: str) -> int:
     return len(text.split())
+
+
+def message_open(role: str) -> tuple[str, str, str]:
+    """The ``TOKENS_PER_MESSAGE`` template tokens in front of a message's words."""
+    return (_OPEN, role, _NEWLINE)
+
+
+# What follows the last message: the opening of the reply the model is to write.
+GENERATION_PROMPT: tuple[str, str, str] = message_open("assistant")
 
 
 @dataclass(frozen=True, slots=True)

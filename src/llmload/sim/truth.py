@@ -35,6 +35,7 @@ class RequestEntry:
     stream: bool
     arrival_ns: int
     prompt_tokens: int = 0
+    cached_tokens: int = 0  # prompt tokens found in the prefix cache at first admission
     first_token_ns: int | None = None
     done_ns: int | None = None
     completion_tokens: int = 0
@@ -52,6 +53,7 @@ class RequestEntry:
             "first_token_ns": self.first_token_ns,
             "done_ns": self.done_ns,
             "prompt_tokens": self.prompt_tokens,
+            "cached_tokens": self.cached_tokens,
             "completion_tokens": self.completion_tokens,
             "events": self.events,
             "outcome": self.outcome,

@@ -12,6 +12,14 @@ Names are matched tolerantly, because the same quantity has had several names:
 - every label set (``model_name``, ``engine`` of a data-parallel server) is summed; fractions
   (KV-cache usage, accept length) are averaged instead, since summing two 60 % pools is no 120 %.
 
+Prefix cache, in tokens: vLLM V1 counts ``prefix_cache_queries`` (prompt tokens looked up) and
+``prefix_cache_hits`` (found cached), 0.10 also under the deprecated ``gpu_prefix_cache_*``; the
+stage's hit rate is hits / queries over the stage. Servers without the counters export a gauge:
+vLLM V0's ``gpu_prefix_cache_hit_rate`` (cumulative since start, -1 with caching off, so negative
+values are ignored) and SGLang's ``cache_hit_rate`` (the hit ratio of its latest prefill batch,
+set back to 0 by its decode logs); the stage's hit rate is then the gauge's mean over the scrapes,
+a rougher figure.
+
 Speculative decoding, as vLLM defines it (``vllm/v1/spec_decode/metrics.py``): acceptance rate =
 accepted tokens / draft tokens; mean acceptance length = 1 + accepted tokens / drafts (the 1 is the
 token the target model always contributes per step). SGLang exports its accept length as a gauge,
@@ -41,13 +49,17 @@ _COUNTERS: dict[str, tuple[str, ...]] = {
     "spec_drafts": ("spec_decode_num_drafts",),
     "spec_draft_tokens": ("spec_decode_num_draft_tokens",),
     "spec_accepted_tokens": ("spec_decode_num_accepted_tokens",),
+    "prefix_cache_queries": ("prefix_cache_queries", "gpu_prefix_cache_queries"),
+    "prefix_cache_hits": ("prefix_cache_hits", "gpu_prefix_cache_hits"),
 }
-# Gauges also say how label sets combine: counts add up, fractions are averaged.
+# Gauges also say how label sets combine: counts add up, fractions are averaged, and a rate is
+# a fraction whose negative values mean "not measured" (vLLM V0's -1 with prefix caching off).
 _GAUGES: dict[str, tuple[str, tuple[str, ...]]] = {
     "running": ("sum", ("num_requests_running", "num_running_reqs")),
     "waiting": ("sum", ("num_requests_waiting", "num_queue_reqs")),
     "kv_cache_usage": ("mean", ("kv_cache_usage_perc", "gpu_cache_usage_perc", "token_usage")),
     "spec_accept_length": ("mean", ("spec_accept_length",)),
+    "prefix_cache_hit_rate": ("rate", ("cache_hit_rate", "gpu_prefix_cache_hit_rate")),
 }
 _HISTOGRAMS: dict[str, tuple[str, ...]] = {
     "ttft": ("time_to_first_token_seconds",),
@@ -98,8 +110,11 @@ def reduce(samples: Sequence[Sample], t_s: float, bad_lines: int = 0) -> Snapsho
         if found := _first(by_base, names):
             values[key] = sum(found)
     for key, (how, names) in _GAUGES.items():
-        if found := _first(by_base, names):
-            values[key] = sum(found) / (len(found) if how == "mean" else 1)
+        found = _first(by_base, names)
+        if how == "rate":
+            found = [v for v in found if v >= 0]
+        if found:
+            values[key] = sum(found) / (1 if how == "sum" else len(found))
     for key, names in _HISTOGRAMS.items():
         # _sum and _count must come from the same name, or a mean would mix two histograms.
         for name in names:
@@ -241,4 +256,19 @@ def summarize(first: Snapshot, last: Snapshot, samples: Sequence[Snapshot]) -> d
     for key in _HISTOGRAMS:
         out[f"{key}_mean_ms"] = _ratio(delta(key + "_sum"), delta(key + "_count"), 1e3)
     out["spec_decode"] = _spec(first, last, gauges, reset)
+    out.update(_prefix_cache(first, last, gauges, reset))
     return out
+
+
+def _prefix_cache(
+    first: Snapshot, last: Snapshot, samples: Sequence[Snapshot], reset: bool
+) -> dict[str, float | None]:
+    """The stage's prefix-cache hit rate: from the token counters, else the gauge's mean."""
+    queries, hits = (None if reset else _delta(first, last, k)
+                     for k in ("prefix_cache_queries", "prefix_cache_hits"))  # fmt: skip
+    if "prefix_cache_queries" in last.values:
+        rate = _ratio(hits, queries)
+    else:
+        gauge = _stats(samples, "prefix_cache_hit_rate")
+        rate = gauge["mean"] if gauge else None
+    return {"prefix_cache_queries": queries, "prefix_cache_hits": hits, "prefix_cache_hit_rate": rate}

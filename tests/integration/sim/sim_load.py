@@ -1,7 +1,8 @@
 """A closed-loop load: each user sends its next request as soon as the previous one completes.
 
 One thread per user, one keep-alive connection each, streamed chat requests with seeded +-10%
-output-length jitter: the default sweep workload in miniature.
+output-length jitter: the default sweep workload in miniature. Like llmload's prompts, each one
+starts with a word unique to its request, so the simulator's prefix cache never hits.
 """
 
 from __future__ import annotations
@@ -33,11 +34,15 @@ def _read_stream(sock: socket.socket) -> int:
 def _user(port: int, seed: int, output_tokens: int, prompt_words: int, stop_at: float) -> None:
     rng = random.Random(seed)
     spread = max(1, output_tokens // 10)
+    sent = 0
     with connect(port) as sock:
         while time.monotonic() < stop_at:
             n = output_tokens + rng.randint(-spread, spread)
-            sock.sendall(request_bytes("/v1/chat/completions", chat_body(n, words=prompt_words)))
+            text = " ".join([f"salt{seed}x{sent}", *["hello"] * (prompt_words - 1)])
+            body = chat_body(n, messages=[{"role": "user", "content": text}])
+            sock.sendall(request_bytes("/v1/chat/completions", body))
             _read_stream(sock)
+            sent += 1
 
 
 def closed_loop(port: int, users: int, duration_s: float, *, output_tokens: int, prompt_words: int) -> None:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 from llmload.sim.generation import Generation
 from llmload.sim.http import HttpConnection
+from llmload.sim.tokens import Token
 
 
 class ManualClock:
@@ -62,10 +63,18 @@ class FakeConnection:
 
 
 class FakeSequence:
-    """What an engine sees of a generation: prompt, progress, one event per step."""
+    """What an engine sees of a generation: prompt, progress, one event per step.
 
-    def __init__(self, prompt_tokens: int, tokens: int) -> None:
-        self.prompt_tokens = prompt_tokens
+    ``prompt`` defaults to ``prompt_tokens`` tokens no other sequence has, so that nothing hits
+    the prefix cache unless a test says so.
+    """
+
+    def __init__(self, prompt_tokens: int, tokens: int, prompt: Sequence[Token] | None = None) -> None:
+        self.prompt: Sequence[Token] = (
+            [f"{id(self)}-{i}" for i in range(prompt_tokens)] if prompt is None else prompt
+        )
+        self.prompt_tokens = len(self.prompt)
+        self.cached_tokens: int | None = None
         self.tokens = tokens
         self.generated = 0
         self.cancelled = False

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from llmload.errors import ConfigError
@@ -36,6 +38,17 @@ def test_step_flags_override_the_profile() -> None:
     assert config.params.max_running == 8
 
 
+def test_prefix_cache_is_on_by_default_and_sized_by_the_kv_budget() -> None:
+    assert config_from_args([]).params.prefix_cache_tokens == 500_000
+    assert config_from_args(["--no-prefix-cache"]).params.prefix_cache_tokens == 0
+    assert config_from_args(["--prefix-cache-tokens", "4096"]).params.prefix_cache_tokens == 4096
+    resized = config_from_args(["--profile", "sglang", "--kv-budget-tokens", "20000"]).params
+    assert resized.prefix_cache_tokens == resized.kv_budget_tokens == 20_000
+    # The cache changes no solved step time: the targets are of prompts that share nothing.
+    off = config_from_args(["--no-prefix-cache"]).params
+    assert dataclasses.replace(off, prefix_cache_tokens=500_000) == config_from_args([]).params
+
+
 def test_faults_and_tls() -> None:
     config = config_from_args(["--fault", "http_429,reset", "--fault-rate", "0.25", "--seed", "5"])
     assert config.faults.modes == (FaultMode.HTTP_429, FaultMode.RESET)
@@ -56,6 +69,8 @@ def test_faults_and_tls() -> None:
         (["--keyfile", "k.pem"], "--keyfile"),
         (["--startup-delay-s", "-1"], "--startup-delay-s"),
         (["--port", "70000"], "--port"),
+        (["--prefix-cache-tokens", "0"], "--prefix-cache-tokens"),
+        (["--no-prefix-cache", "--prefix-cache-tokens", "64"], "--prefix-cache-tokens"),
     ],
 )
 def test_mistakes_name_their_flag(argv: list[str], flag: str) -> None:

@@ -84,7 +84,12 @@ def test_one_write_per_step_and_vllm_shapes() -> None:
         "created": 1700000000,
         "model": "m",
         "choices": [],
-        "usage": {"prompt_tokens": 9, "completion_tokens": 3, "total_tokens": 12},
+        "usage": {
+            "prompt_tokens": 9,
+            "completion_tokens": 3,
+            "total_tokens": 12,
+            "prompt_tokens_details": {"cached_tokens": 0},
+        },
     }
     assert done == "[DONE]"
     assert conn.writes[-1].endswith(b"0\r\n\r\n")
@@ -121,6 +126,24 @@ def test_continuous_usage_and_timestamps() -> None:
     chunks = [json.loads(e) for w in conn.writes for e in _events(w) if e != "[DONE]"]
     assert [c["usage"]["completion_tokens"] for c in chunks] == [0, 1, 2]
     assert all(c["llmload_sim"]["sent_ns"] > 0 for c in chunks)
+
+
+def test_cached_tokens_are_in_the_final_usage_and_the_ground_truth() -> None:
+    streamed, conn, truth = _generation(3, continuous=True)
+    streamed.cached_tokens = 16  # what an engine sets at admission
+    _run(streamed)
+    chunks = [json.loads(e) for w in conn.writes for e in _events(w) if e != "[DONE]"]
+    # As vLLM: the per-chunk usage of continuous_usage_stats has no details, the final one has.
+    assert all("prompt_tokens_details" not in c["usage"] for c in chunks[:-1])
+    assert chunks[-1]["choices"] == []
+    assert chunks[-1]["usage"]["prompt_tokens_details"] == {"cached_tokens": 16}
+    assert truth.entries[0].cached_tokens == 16 and truth.entries[0].as_json()["cached_tokens"] == 16
+    whole, conn, truth = _generation(2, stream=False)
+    whole.cached_tokens = 8
+    _run(whole)
+    body = json.loads(conn.writes[0].removeprefix(b"200 "))
+    assert body["usage"]["prompt_tokens_details"] == {"cached_tokens": 8}
+    assert truth.entries[0].cached_tokens == 8
 
 
 def test_non_streamed_body_is_written_once_at_the_end() -> None:

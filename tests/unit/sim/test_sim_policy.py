@@ -8,6 +8,7 @@ import pytest
 
 from llmload.sim.faults import FaultMode, FaultPolicy, parse_modes
 from llmload.sim.metrics import render_metrics
+from llmload.sim.prefix_cache import PrefixCacheStats
 from llmload.sim.truth import Truth, summarize
 
 
@@ -42,7 +43,10 @@ def test_metrics_exposition() -> None:
     entry = truth.begin(id="a", client="c", path="/p", stream=True, arrival_ns=0)
     truth.first_token(entry, 30_000_000)
     truth.tokens_written_total = 7
-    text = render_metrics(truth, model='m"x', running=2, waiting=1, kv_usage=0.5, speculative=False)
+    cache = PrefixCacheStats(queries=320, hits=64)
+    text = render_metrics(
+        truth, model='m"x', running=2, waiting=1, kv_usage=0.5, speculative=False, engine="vllm", cache=cache
+    )
     values = _values(text.decode())
     labels = 'engine="0",model_name="m\\"x"'
     assert values[f"vllm:num_requests_running{{{labels}}}"] == 2
@@ -51,9 +55,23 @@ def test_metrics_exposition() -> None:
     assert values[f'vllm:time_to_first_token_seconds_bucket{{{labels},le="0.02"}}'] == 0
     assert values[f'vllm:time_to_first_token_seconds_bucket{{{labels},le="0.04"}}'] == 1
     assert values[f"vllm:time_to_first_token_seconds_sum{{{labels}}}"] == pytest.approx(0.03)
-    assert "spec_decode" not in text.decode()
-    spec = render_metrics(truth, model="m", running=0, waiting=0, kv_usage=0, speculative=True)
+    assert values[f"vllm:prefix_cache_queries_total{{{labels}}}"] == 320
+    assert values[f"vllm:prefix_cache_hits_total{{{labels}}}"] == 64
+    assert "spec_decode" not in text.decode() and "sglang:" not in text.decode()
+    spec = render_metrics(
+        truth, model="m", running=0, waiting=0, kv_usage=0, speculative=True, engine="vllm", cache=cache
+    )
     assert b"vllm:spec_decode_num_accepted_tokens_total" in spec
+
+
+def test_sglang_profiles_export_the_cache_as_sglang_does() -> None:
+    cache = PrefixCacheStats(queries=320, hits=64, batch_hit_rate=0.75)
+    text = render_metrics(
+        Truth(), model="m", running=0, waiting=0, kv_usage=0, speculative=False, engine="sglang", cache=cache
+    ).decode()
+    assert _values(text)['sglang:cache_hit_rate{model_name="m"}'] == 0.75
+    assert "# TYPE sglang:cache_hit_rate gauge" in text
+    assert "prefix_cache_queries" not in text and "vllm:num_requests_running" in text
 
 
 def test_summaries_and_entries() -> None:

@@ -67,3 +67,12 @@ def test_impossible_targets_are_refused() -> None:
         solve(profile)
     with pytest.raises(KeyError):
         get_profile("nope")
+
+
+@pytest.mark.parametrize("profile", all_profiles(), ids=lambda p: p.name)
+def test_every_profile_caches_prefixes_in_its_kv_pool_and_solves_as_without(profile: object) -> None:
+    params = solve(profile)  # type: ignore[arg-type]
+    assert params.prefix_cache_tokens == params.kv_budget_tokens
+    fixed = profile.fixed  # type: ignore[attr-defined]
+    uncached = dataclasses.replace(profile, fixed=dataclasses.replace(fixed, prefix_cache_tokens=0))
+    assert dataclasses.replace(solve(uncached), prefix_cache_tokens=params.prefix_cache_tokens) == params

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from llmload.sim.request import DEFAULT_MAX_TOKENS, BadRequest, parse_body
+from llmload.sim.tokens import chat_prompt_tokens
 
 
 def _chat(**fields: object) -> bytes:
@@ -48,6 +49,21 @@ def test_content_parts_and_many_messages() -> None:
 def test_completion_prompts(prompt: object, tokens: int) -> None:
     body = json.dumps({"prompt": prompt, "max_tokens": 3}).encode()
     assert parse_body(body, chat=False).prompt_tokens == tokens
+
+
+def test_the_prompt_sequence_is_what_the_prefill_is_charged_for() -> None:
+    messages = [{"role": "system", "content": "be kind"}, {"role": "user", "content": "a b c"}]
+    request = parse_body(_chat(messages=messages), chat=True)
+    assert request.prompt == [
+        "<|im_start|>", "system", "\n", "be", "kind",
+        "<|im_start|>", "user", "\n", "a", "b", "c",
+        "<|im_start|>", "assistant", "\n",
+    ]  # fmt: skip
+    assert len(request.prompt) == request.prompt_tokens == chat_prompt_tokens(5, 2)
+    ids = parse_body(json.dumps({"prompt": [7, 8, 9]}).encode(), chat=False)
+    assert ids.prompt == [7, 8, 9]
+    words = parse_body(json.dumps({"prompt": ["a b", "c"]}).encode(), chat=False)
+    assert words.prompt == ["a", "b", "c"]
 
 
 def test_sim_fields() -> None:

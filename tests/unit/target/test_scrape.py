@@ -33,6 +33,8 @@ def test_vllm_v0_names() -> None:
     assert s["kv_cache_usage"] == {"min": 0.0, "mean": pytest.approx(0.01365), "max": 0.0273}
     assert s["running"] == {"min": 0.0, "mean": 2.0, "max": 4.0}
     assert s["spec_decode"] is None and s["counter_reset"] is False
+    # gpu_prefix_cache_hit_rate is -1 with prefix caching off (enable_prefix_caching="False").
+    assert "prefix_cache_hit_rate" not in last.values and s["prefix_cache_hit_rate"] is None
 
 
 def test_vllm_v1_names_two_engines_and_speculative_decoding() -> None:
@@ -53,6 +55,9 @@ def test_vllm_v1_names_two_engines_and_speculative_decoding() -> None:
     assert spec["acceptance_rate"] == pytest.approx(0.6)
     assert spec["mean_acceptance_length"] == pytest.approx(2.8)
     assert spec["accept_length_gauge_mean"] is None
+    # The V1 counters, not also their deprecated gpu_ twins: 5120 queried tokens, not 10240.
+    assert (s["prefix_cache_queries"], s["prefix_cache_hits"]) == (5120, 0)
+    assert s["prefix_cache_hit_rate"] == 0.0
 
 
 def test_sglang_names() -> None:
@@ -67,6 +72,31 @@ def test_sglang_names() -> None:
     spec = s["spec_decode"]
     assert spec["accept_length_gauge_mean"] == pytest.approx(3.28)
     assert spec["acceptance_rate"] is None and spec["mean_acceptance_length"] is None
+    assert s["prefix_cache_hit_rate"] == pytest.approx(0.007507552643049313)  # cache_hit_rate gauge
+    assert s["prefix_cache_queries"] is None
+
+
+def test_prefix_cache_hit_rate_is_hits_over_queries_within_the_stage() -> None:
+    # Synthetic text, not a capture: a stage that found 3 of every 4 queried tokens cached.
+    first = snap('vllm:prefix_cache_queries_total{engine="0"} 1000\n'
+                 'vllm:prefix_cache_hits_total{engine="0"} 900\n', 0.0)  # fmt: skip
+    last = snap('vllm:prefix_cache_queries_total{engine="0"} 5000\n'
+                'vllm:prefix_cache_hits_total{engine="0"} 3900\n', 10.0)  # fmt: skip
+    s = summarize(first, last, [first, last])
+    assert (s["prefix_cache_queries"], s["prefix_cache_hits"]) == (4000, 3000)
+    assert s["prefix_cache_hit_rate"] == 0.75  # not 3900/5000 since the server started
+    idle = summarize(last, last, [last])
+    assert idle["prefix_cache_hit_rate"] is None  # no query, no rate
+    restarted = summarize(last, first, [last, first])
+    assert restarted["counter_reset"] is True and restarted["prefix_cache_hit_rate"] is None
+
+
+def test_a_hit_rate_gauge_is_averaged_over_the_scrapes_and_negatives_mean_unknown() -> None:
+    line = 'sglang:cache_hit_rate{{model_name="m"}} {}\n'
+    gauges = [snap(line.format(v), t) for t, v in enumerate((0.5, 0.0, 1.0))]
+    assert summarize(gauges[0], gauges[-1], gauges)["prefix_cache_hit_rate"] == 0.5
+    v0 = [snap(f"vllm:gpu_prefix_cache_hit_rate {v}\n", t) for t, v in enumerate((-1.0, 0.2, 0.4))]
+    assert summarize(v0[0], v0[-1], v0)["prefix_cache_hit_rate"] == pytest.approx(0.3)
 
 
 def test_tolerant_names_prefer_the_new_one_and_ignore_created() -> None:
