@@ -11,6 +11,7 @@ import sys
 from collections.abc import Sequence
 
 from llmload.errors import LlmloadError
+from llmload.exitcodes import ExitCode
 
 _COMMANDS: dict[str, tuple[str, str]] = {
     "sim": ("llmload.sim.cli", "run a simulated OpenAI-compatible server"),
@@ -46,6 +47,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except LlmloadError as exc:
         print(f"llmload {name}: {exc}", file=sys.stderr)
         return exc.exit_code
+    except KeyboardInterrupt:  # Ctrl+C outside a run (while waiting for the server, say)
+        print(f"llmload {name}: interrupted", file=sys.stderr)
+        return int(ExitCode.INTERRUPTED)
     return code
 
 

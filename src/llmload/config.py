@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from llmload.errors import ConfigError
 from llmload.metrics.slo import SloRule
 from llmload.recorder import Timeouts
+from llmload.redact import redact_url
 from llmload.workload.conversations import ConversationSpec
 from llmload.workload.lengths import Length
 from llmload.workload.prefixes import PrefixSpec
@@ -34,6 +35,7 @@ class RequestConfig:
     extra_body: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     extra_headers: tuple[tuple[str, str], ...] = ()
     api_key: str | None = field(default=None, repr=False)
+    api_key_env: str = "OPENAI_API_KEY"  # where the key came from: named in hints, never its value
 
     @property
     def path(self) -> str:
@@ -49,6 +51,9 @@ class WorkloadConfig:
     output_jitter: float = 0.0
     dataset: str | None = None
     seed: int = 0
+    # Mixed into every prompt's unique salt: a new one per run (unless given), so a second run
+    # never sends the prompts of the first and a server's prefix cache cannot answer it.
+    salt: str = ""
     prefix_cache: bool = False
     # --prompt-tokens / --max-tokens given as a distribution; None: the fixed length above
     prompt_lengths: Length | None = None
@@ -169,8 +174,12 @@ class RunConfig:
 
     def public_dict(self) -> dict[str, Any]:
         """Every setting except secrets, JSON-safe, for summary.json."""
+        transport = asdict(self.transport)
+        for key in ("base_url", "proxy"):
+            if transport.get(key):
+                transport[key] = redact_url(transport[key])
         out: dict[str, Any] = {
-            "host": self.host,
+            "host": redact_url(self.host),
             "scenario": self.scenario,
             "results_dir": self.results_dir,
             "request": {
@@ -181,6 +190,7 @@ class RunConfig:
                 "extra_body": dict(self.request.extra_body),
                 "extra_headers": sorted(name for name, _ in self.request.extra_headers),
                 "api_key_set": self.request.api_key is not None,
+                "api_key_env": self.request.api_key_env,
             },
             "workload": asdict(self.workload),
             "phases": asdict(self.phases),
@@ -192,6 +202,6 @@ class RunConfig:
                        "max_error_rate": self.checks.max_error_rate,
                        "fail_on_client_bound": self.checks.fail_on_client_bound},
             "timeouts": asdict(self.timeouts),
-            "transport": asdict(self.transport),
+            "transport": transport,
         }
         return out

@@ -8,12 +8,13 @@ Everything here is what a user would type: `llmload sim ...` then `locust -f loc
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from llmload.child import run_child
 from llmload.errors import ConfigError
+from llmload.sweep import echo
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -42,5 +43,5 @@ def main(argv: Sequence[str]) -> int:
             "--host", sim.url, "--max-tokens", str(args.max_tokens), "--ignore-eos",
             "--results-dir", args.results_dir, "--only-summary", "--loglevel", "WARNING",
         ]
-        print("llmload demo: " + " ".join(command[2:]), flush=True)
-        return subprocess.run(command, check=False).returncode
+        echo("llmload demo", command)
+        return run_child(command).returncode  # the simulator is stopped after the child

@@ -1,19 +1,20 @@
-"""The exit status of a run, a sweep or a Kubernetes job: one table, used everywhere.
+"""The exit status of a run, a sweep, a wait or a Kubernetes job: one table, used everywhere.
 
-When several conditions hold at once, the exit code is the first of them in ``PRECEDENCE``
-(could not start > incomplete > errors over the limit > SLO missed > client-bound): a run that could not
-measure has no errors worth counting; a run whose requests failed has latencies not worth
+``verdict.judge`` decides a run's code from its summary. When several conditions hold at once,
+the code is the first of them in ``PRECEDENCE``: an interrupted run is reported as interrupted
+whatever it measured; a run that could not measure has no errors worth counting; a run that lost
+a worker has numbers with a hole in them; a run whose requests failed has latencies not worth
 judging; a missed objective matters more than a warning about the load generator. The reasons
 list every condition that held, in that order, so nothing is hidden by the code.
+
+``WAIT_TIMEOUT`` and ``LOG_STALLED`` end a wait for the server (``llmload wait``, and the wait
+``llmload sweep|search`` do first); a run never ends with them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from enum import IntEnum
-from typing import Any
-
-from llmload.metrics.slo import SloRule, evaluate
 
 
 class ExitCode(IntEnum):
@@ -23,88 +24,37 @@ class ExitCode(IntEnum):
     SLO_MISSED = 3
     CLIENT_BOUND = 4
     INCOMPLETE = 5
+    WAIT_TIMEOUT = 6
+    LOG_STALLED = 7
+    # 128 + SIGINT, what a shell reports for a program ended by Ctrl+C: scripts that test for
+    # it keep working, and an interrupted run can never pass for a finished one.
+    INTERRUPTED = 130
 
 
 MEANINGS: Mapping[ExitCode, str] = {
     ExitCode.OK: "the run completed; every check passed",
-    ExitCode.ERRORS_OVER_LIMIT: "a stage's error rate exceeded `--max-error-rate`",
-    ExitCode.COULD_NOT_START: "usage or configuration error, target unreachable or never ready, "
-                              "or nothing was measured",
+    ExitCode.ERRORS_OVER_LIMIT: "a stage's error rate exceeded `--max-error-rate` (default 1%)",
+    ExitCode.COULD_NOT_START: "usage or configuration error; target unreachable, unauthorised or "
+                              "refusing every request (the run stops early); or nothing was "
+                              "measured",
     ExitCode.SLO_MISSED: "a stage missed an objective of `--slo`",
     ExitCode.CLIENT_BOUND: "a stage was client-bound (the load generator, not the server, set the "
                            "numbers) and `--fail-on-client-bound` was given",
     ExitCode.INCOMPLETE: "a worker was lost mid-run: the summary names it and bounds what may be "
                          "missing",
+    ExitCode.WAIT_TIMEOUT: "waiting for the server: it was not ready within `--timeout` (its log, "
+                           "if given, was still moving: slow loading)",
+    ExitCode.LOG_STALLED: "waiting for the server: its `--log` stopped changing for `--log-stall` "
+                          "seconds: likely hung",
+    ExitCode.INTERRUPTED: "stopped by SIGINT or SIGTERM (Ctrl+C): what was measured so far is "
+                          "written, with `complete: false` and the cut stage marked partial",
 }
-PRECEDENCE = (ExitCode.COULD_NOT_START, ExitCode.INCOMPLETE, ExitCode.ERRORS_OVER_LIMIT,
-              ExitCode.SLO_MISSED, ExitCode.CLIENT_BOUND)
-
-
-def _name(stage: Mapping[str, Any]) -> str:
-    level = stage.get("concurrency")
-    return f"stage {stage.get('index', '?')}" + ("" if level is None else f" (C={level})")
-
-
-def _attempted(stage: Mapping[str, Any]) -> int:
-    req = stage.get("requests") or {}
-    return int(req.get("ok", 0)) + int(req.get("failed", 0)) + int(req.get("unfinished", 0))
-
-
-def _error_reasons(stages: Sequence[Mapping[str, Any]], limit: float | None) -> list[str]:
-    if limit is None:
-        return []
-    reasons = []
-    for stage in stages:
-        rate = stage.get("error_rate")
-        if rate is None or rate <= limit:
-            continue
-        kinds = ", ".join(f"{kind} {n}" for kind, n in (stage.get("errors") or {}).items())
-        reasons.append(f"{_name(stage)}: error rate {rate:.2%} > limit {limit:.2%}"
-                       + (f" ({kinds})" if kinds else ""))
-    return reasons
-
-
-def _slo_reasons(stages: Sequence[Mapping[str, Any]], rules: Sequence[SloRule]) -> list[str]:
-    reasons = []
-    for stage in stages:
-        misses = [r.describe() for r in evaluate(rules, stage) if not r.passed]
-        if misses:
-            reasons.append(f"{_name(stage)}: SLO missed: {'; '.join(misses)}")
-    return reasons
-
-
-def _client_bound_reasons(stages: Sequence[Mapping[str, Any]]) -> list[str]:
-    return [f"{_name(s)}: client-bound, the numbers measure the load generator" for s in stages
-            if s.get("client_bound")]
-
-
-def decide(summary: Mapping[str, Any] | None, rules: Sequence[SloRule], max_error_rate: float | None,
-           fail_on_client_bound: bool) -> tuple[ExitCode, list[str]]:
-    """The exit code of a finished run and every reason behind it (empty when OK).
-
-    ``summary`` None means the run never got far enough to write one. Every stage must meet every
-    objective; ``max_error_rate`` None disables the error check.
-    """
-    if summary is None:
-        return ExitCode.COULD_NOT_START, ["the run wrote no summary: it never started measuring"]
-    stages = list(summary.get("stages") or [])
-    if not any(_attempted(s) for s in stages):
-        return ExitCode.COULD_NOT_START, ["nothing was measured: no stage sent a request in its window"]
-    found: dict[ExitCode, list[str]] = {
-        ExitCode.ERRORS_OVER_LIMIT: _error_reasons(stages, max_error_rate),
-        ExitCode.SLO_MISSED: _slo_reasons(stages, rules),
-        ExitCode.CLIENT_BOUND: _client_bound_reasons(stages) if fail_on_client_bound else [],
-        ExitCode.INCOMPLETE: [f"worker {w['worker']} was lost; up to "
-                              f"{w['requests_missing_at_most']} requests may be missing"
-                              for w in (summary.get("run") or {}).get("lost_workers") or []],
-    }
-    reasons = [reason for code in PRECEDENCE for reason in found.get(code, [])]
-    code = next((code for code in PRECEDENCE if found.get(code)), ExitCode.OK)
-    return code, reasons
+PRECEDENCE = (ExitCode.INTERRUPTED, ExitCode.COULD_NOT_START, ExitCode.INCOMPLETE,
+              ExitCode.ERRORS_OVER_LIMIT, ExitCode.SLO_MISSED, ExitCode.CLIENT_BOUND)
 
 
 def markdown_table() -> str:
-    """The documented table, for docs and ``--help`` texts."""
+    """The documented table, for the README, docs/verdicts.md and ``--help`` texts."""
     lines = ["| exit code | name | meaning |", "|---|---|---|"]
     lines += [f"| {code.value} | `{code.name}` | {MEANINGS[code]} |" for code in ExitCode]
     order = " > ".join(f"{code.value} `{code.name}`" for code in PRECEDENCE)

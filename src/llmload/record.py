@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from llmload.redact import redact_text
+
 
 class Phase(StrEnum):
     """Where a request's ``sent`` fell relative to its stage's measured window."""
@@ -63,6 +65,7 @@ class RequestRecord:
     finish_reason: str | None = None
     output_tokens: int = 0
     prompt_tokens: int | None = None
+    cached_tokens: int | None = None  # of prompt_tokens, served by the server's prefix cache
     token_source: TokenSource = TokenSource.ESTIMATED
     events: int = 0
     reads: int = 0
@@ -98,10 +101,11 @@ class RequestRecord:
             "stream": self.stream,
             "outcome": self.outcome,
             "status": self.status,
-            "error": self.error_detail,
+            "error": None if self.error_detail is None else redact_text(self.error_detail),
             "finish_reason": self.finish_reason,
             "output_tokens": self.output_tokens,
             "prompt_tokens": self.prompt_tokens,
+            "cached_tokens": self.cached_tokens,
             "prompt_tokens_requested": self.prompt_tokens_requested,
             "max_tokens": self.max_tokens,
             "token_source": self.token_source.value,

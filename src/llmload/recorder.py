@@ -123,7 +123,7 @@ class ResponseRecorder:
         counts = rec.event_tokens
         add_stamp, add_count = rec.event_ns.append, counts.append
         usage, continuous = self._usage_tokens, self._continuous
-        finish_reason, prompt_tokens = rec.finish_reason, rec.prompt_tokens
+        finish_reason, prompt_tokens, cached_tokens = rec.finish_reason, rec.prompt_tokens, rec.cached_tokens
         token_events, content, stop, seen = len(counts), False, False, 0
         failure: tuple[ErrorKind, str] | None = None
         for seen, data in enumerate(payloads, 1):  # noqa: B007 (read after the loop)
@@ -132,7 +132,7 @@ class ResponseRecorder:
                 rec.done_ns = t_ns
                 break
             try:
-                bearing, has_content, finish, completion, prompt, error = chunk_fields(data)
+                bearing, has_content, finish, completion, prompt, error, cached = chunk_fields(data)
             except BadChunk as exc:
                 failure = (ErrorKind.BAD_PAYLOAD, f"malformed JSON event: {exc}")
                 break
@@ -149,6 +149,8 @@ class ResponseRecorder:
                 finish_reason = finish
             if prompt is not None:
                 prompt_tokens = prompt
+                if cached is not None:
+                    cached_tokens = cached
             if bearing:
                 content = content or has_content
                 add_stamp(t_ns)
@@ -158,7 +160,7 @@ class ResponseRecorder:
                 # those tokens arrived with the last token-bearing event at the latest.
                 counts[-1] += tokens
         rec.events += seen
-        rec.finish_reason, rec.prompt_tokens = finish_reason, prompt_tokens
+        rec.finish_reason, rec.prompt_tokens, rec.cached_tokens = finish_reason, prompt_tokens, cached_tokens
         self._usage_tokens, self._continuous = usage, continuous
         if len(counts) > token_events:
             rec.last_token_ns = t_ns
@@ -185,6 +187,7 @@ class ResponseRecorder:
         rec = self.record
         rec.finish_reason = info.finish_reason
         rec.prompt_tokens = info.prompt_tokens
+        rec.cached_tokens = info.cached_tokens
         self._usage_tokens = info.completion_tokens
 
     def fail(self, t_ns: int, kind: ErrorKind, detail: str) -> None:

@@ -8,7 +8,6 @@ between the highest level that passed and the lowest that failed, with every pro
 from __future__ import annotations
 
 import argparse
-import subprocess
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +15,8 @@ from typing import Any
 
 import orjson
 
-from llmload.errors import ConfigError
+from llmload.child import run_child
+from llmload.errors import ConfigError, TargetError
 from llmload.exitcodes import ExitCode
 from llmload.metrics.slo import parse_slo
 from llmload.sweep import _parser as sweep_parser
@@ -75,8 +75,9 @@ def main(argv: Sequence[str]) -> int:
     probes: list[Probe] = []
     base_id = args.run_id or "search"
     with _target(args) as host:
-        if not wait_for(args, host):
-            return int(ExitCode.COULD_NOT_START)
+        waited = wait_for(args, host)
+        if waited is not ExitCode.OK:
+            return int(waited)
 
         def passes(level: float) -> bool:
             probe = _run_probe(args, host, level, f"{base_id}-{len(probes):02d}", integer)
@@ -103,14 +104,17 @@ def _run_probe(args: argparse.Namespace, host: str, level: float, run_id: str,
         probe_args.levels = str(int(level))
     else:
         probe_args.locust_args = [*args.locust_args, "--rates", f"{level:g}"]
-    proc = subprocess.run(locust_command(probe_args, host), check=False, capture_output=True,
-                          text=True)
+    proc = run_child(locust_command(probe_args, host), quiet=True)
+    if proc.returncode == ExitCode.INTERRUPTED:
+        raise KeyboardInterrupt  # Ctrl+C during a probe ends the search, as anywhere else
     path = Path(args.results_dir) / run_id / "summary.json"
     if not path.is_file():
         raise ConfigError("--host", host, f"a probe wrote no summary (exit {proc.returncode}): "
                           f"{proc.stderr.strip().splitlines()[-1:] or proc.stdout[-500:]}")
     summary: dict[str, Any] = orjson.loads(path.read_bytes())
     exit_ = summary.get("exit") or {}
+    if exit_.get("code") == ExitCode.COULD_NOT_START:  # no level can pass: say why, at once
+        raise TargetError(f"the probe at {level:g} could not measure: {exit_.get('line')}")
     passed = exit_.get("code") == 0
     return Probe(level, passed, str(path), tuple(exit_.get("reasons", [])))
 

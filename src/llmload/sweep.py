@@ -11,13 +11,14 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import subprocess
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from llmload.child import run_child
 from llmload.errors import ConfigError
 from llmload.exitcodes import ExitCode
+from llmload.redact import redact_argv, redact_url
 
 _DEFAULT_LOCUSTFILE = "locustfiles/sweep.py"
 
@@ -44,7 +45,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--log", help="the server's log file, watched while waiting")
     p.add_argument("--log-stall", type=float, help="give up when --log stops moving this long")
     p.add_argument("--slo", help="e.g. 'ttft_p99_ms<=200,tpot_p50_ms<=50'")
-    p.add_argument("--max-error-rate")
+    p.add_argument("--max-error-rate", help="fail when a stage's failed/attempted exceeds this "
+                   "(default 1%%; 1 accepts anything)")
     p.add_argument("--results-dir", default="results")
     p.add_argument("--run-id")
     p.add_argument("--locustfile", default=_DEFAULT_LOCUSTFILE)
@@ -83,18 +85,23 @@ def locust_command(args: argparse.Namespace, host: str) -> list[str]:
     return command + list(args.locust_args)
 
 
-def wait_for(args: argparse.Namespace, host: str) -> bool:
-    """Wait until the server generates (unless --no-wait); False if it never will."""
+def wait_for(args: argparse.Namespace, host: str) -> ExitCode:
+    """Wait until the server generates (unless --no-wait): OK, or the wait's exit code."""
     if args.no_wait:
-        return True
+        return ExitCode.OK
     from llmload.target.wait import WaitCode, wait_ready
 
     waited = wait_ready(host, timeout_s=args.wait_timeout, log_file=args.log,
                         log_stall_s=args.log_stall, api_key=os.environ.get("OPENAI_API_KEY"))
     if waited.code is not WaitCode.READY:
-        print(f"llmload: the server never became ready: {waited.message}", file=sys.stderr)
-        return False
-    return True
+        print(f"llmload: the server at {redact_url(host)} is not ready: {waited.message}",
+              file=sys.stderr)
+    return ExitCode(int(waited.code))
+
+
+def echo(prog: str, command: Sequence[str]) -> None:
+    """Show the Locust command line as a user could type it, secrets masked."""
+    print(f"{prog}: " + " ".join(redact_argv(command[2:])), flush=True)
 
 
 def main(argv: Sequence[str]) -> int:
@@ -102,9 +109,10 @@ def main(argv: Sequence[str]) -> int:
     if not Path(args.locustfile).is_file():
         raise ConfigError("--locustfile", args.locustfile, "not found; run from the repository "
                           "root or pass the path of sweep.py")
-    with _target(args) as host:
-        if not wait_for(args, host):
-            return int(ExitCode.COULD_NOT_START)
+    with _target(args) as host:  # the simulator outlives the child: stopped after it exits
+        waited = wait_for(args, host)
+        if waited is not ExitCode.OK:
+            return int(waited)
         command = locust_command(args, host)
-        print("llmload sweep: " + " ".join(command[2:]), flush=True)
-        return subprocess.run(command, check=False).returncode
+        echo("llmload sweep", command)
+        return run_child(command).returncode

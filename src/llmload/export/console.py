@@ -69,7 +69,8 @@ def render(summary: dict[str, Any], results_path: str | None = None) -> str:
     run = summary["run"]
     out = [
         "",
-        f"llmload · {run['target']} · model {run.get('model') or '?'} · run {run['id']}",
+        f"llmload · {run['target']} · model {run.get('model') or '?'} · run {run['id']}"
+        + ("" if summary.get("complete", True) else " · INCOMPLETE"),
     ]
     out += [render_stage(stage) for stage in summary["stages"]]
     out += [f"warning: {w}" for w in summary.get("warnings", [])]
@@ -77,6 +78,12 @@ def render(summary: dict[str, Any], results_path: str | None = None) -> str:
     if exit_:
         out.append(f"exit {exit_['code']} ({exit_['name']})")
         out += [f"  - {reason}" for reason in exit_["reasons"]]
+        for error in exit_.get("errors") or []:
+            said = f": {error['message']!r}" if error.get("message") else ""
+            status = f" (HTTP {error['status']})" if error.get("status") else ""
+            out.append(f"  error {error['kind']}: {error['count']:,}{status}{said}")
     if results_path:
         out.append(f"results: {results_path} (report.html, summary.json, requests*.jsonl)")
+    if exit_ and exit_.get("line"):
+        out.append(f"llmload: {exit_['line']}")  # the one line that says how the run ended
     return "\n".join(out) + "\n"

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import base64
 import html
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 _CSS = """
 body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:0;color:#1d2330;background:#f6f7f9}
@@ -28,6 +29,8 @@ table.wide th,table.wide td{padding:3px 5px;font-size:12px}table.wide th{white-s
 .warn{background:#fff4e5;border:2px solid #e8590c;border-radius:6px;padding:10px 14px;margin:12px 0}
 .warn h2{border:0;margin:0 0 6px;color:#c2410c}.warn li{margin:2px 0}
 .ok{background:#ebfbee;border:1px solid #2f9e44;border-radius:6px;padding:8px 14px;margin:12px 0}
+.fail{background:#fff0f0;border:3px solid #c92a2a;border-radius:6px;padding:10px 14px;margin:12px 0}
+.fail h2{border:0;margin:0 0 6px;color:#c92a2a}.fail p{font-weight:600;margin:4px 0}
 .note{color:#5b6474;font-size:13px}
 .diff td{background:#fff9db}
 .plots{display:flex;flex-wrap:wrap;gap:12px}.plots figure{margin:0;background:#fff;border:1px solid #dde1e7}
@@ -70,7 +73,7 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[str]], *, left: int = 
 
 def warnings_box(warnings: Sequence[str], *, title: str = "Warnings") -> str:
     if not warnings:
-        return "<div class=\"ok\">No warnings: the server settings and the client looked sound.</div>"
+        return ""
     items = "".join(f"<li>{esc(w)}</li>" for w in warnings)
     return (f"<section class=\"warn\" id=\"warnings\"><h2>⚠ {esc(title)} ({len(warnings)})</h2>"
             f"<ul>{items}</ul></section>")
@@ -100,3 +103,25 @@ def fmt(value: float | int | None, digits: int = 1) -> str:
     if isinstance(value, int):
         return f"{value:,}"
     return f"{value:,.{digits}f}"
+
+
+def _error_item(e: Mapping[str, Any]) -> str:
+    count = int(e.get("count") or 0)
+    status = f" (HTTP {esc(e['status'])})" if e.get("status") else ""
+    said = f": <code>{esc(e['message'])}</code>" if e.get("message") else ""
+    return f"<li><b>{esc(e.get('kind'))}</b>: {count:,} requests{status}{said}</li>"
+
+
+def verdict_banner(exit_: Mapping[str, Any], *, warnings: int = 0) -> str:
+    """The run's verdict, first on the page: green only when it passed with nothing to warn of."""
+    line = str(exit_.get("line") or exit_.get("name") or "")
+    if exit_.get("code") == 0:
+        tail = f" ({warnings} warnings below)" if warnings else \
+            "; the server settings and the client looked sound"
+        return f"<div class=\"ok\" id=\"verdict\">Verdict: {esc(line)}{esc(tail)}.</div>"
+    reasons = "".join(f"<li>{esc(r)}</li>" for r in exit_.get("reasons") or [])
+    errors = "".join(_error_item(e) for e in exit_.get("errors") or [])
+    return (f"<section class=\"fail\" id=\"verdict\"><h2>✗ Run failed: exit "
+            f"{esc(exit_.get('code'))} · {esc(exit_.get('name'))}</h2><p>{esc(line)}</p>"
+            f"<ul>{reasons}</ul>" + (f"<p>Top errors</p><ul>{errors}</ul>" if errors else "")
+            + "</section>")

@@ -54,6 +54,9 @@ GAUGES: dict[str, tuple[str, str]] = {
     "workers": ("llmload_connected_workers", "Connected Locust workers (0 in a local run)."),
     "stage": ("llmload_stage", "Index of the current stage."),
     "concurrency": ("llmload_stage_concurrency", "Concurrency (users) of the current stage."),
+    # The verdict's code (llmload.exitcodes) once the run has ended; absent while it runs, so an
+    # alert on != 0 never fires on a run still in progress. Kept through the linger and push.
+    "exit_code": ("llmload_run_exit_code", "Exit code of the finished run (0: every check passed)."),
 }
 # Health key -> (family name, help, factor to the exported unit).
 HEALTH: dict[str, tuple[str, str, float]] = {

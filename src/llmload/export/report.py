@@ -34,7 +34,9 @@ def write_report(run_dir: Path, out_dir: Path | None = None) -> Path:
         out.mkdir(parents=True, exist_ok=True)
         rows = stage_rows(run.summary)
         write_stages_csv(out / STAGES_CSV, rows)
-        pngs = write_pngs(report_figures(rows, run.timeseries), out)
+        measured = any((r.get("requests_ok") or 0) > 0 for r in rows)
+        # Nothing measured: no plots of nothing (the verdict says why).
+        pngs = write_pngs(report_figures(rows, run.timeseries), out) if measured else {}
         target = out / REPORT_HTML
         tmp = target.with_suffix(".html.tmp")
         tmp.write_text(render_report(run, rows, pngs), encoding="utf-8")

@@ -5,9 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from llmload.config import ChecksConfig
 from llmload.export import html as h
-from llmload.export.rundata import RunData, all_warnings, flatten
+from llmload.export.rundata import RunData, all_warnings, flatten, stage_name
 from llmload.export.tables import Row
+from llmload.metrics.slo import parse_max_error_rate, parse_slo
+from llmload.verdict import judge
+
+_SAMPLE_CHARS = 300  # of a server's error answer in the errors table
 
 CAPTIONS = {
     "throughput": "Aggregate output tok/s against concurrency (bars: spread over repeats)",
@@ -109,15 +114,59 @@ def _key_values(title: str, value: Any, skip: tuple[str, ...] = ()) -> list[str]
     return [h.heading(title), h.table(("key", "value"), pairs, left=2)]
 
 
+def verdict_of(summary: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The verdict the run recorded; for a summary written before verdicts were, judged now
+    from the checks it recorded."""
+    if summary.get("exit"):
+        return dict(summary["exit"])
+    checks = ((summary.get("run") or {}).get("options") or {}).get("checks") or {}
+    config = ChecksConfig(parse_slo(",".join(checks.get("slo") or [])),
+                          parse_max_error_rate(checks.get("max_error_rate")),
+                          bool(checks.get("fail_on_client_bound")))
+    return judge(summary, config).to_json()
+
+
+def _errors(summary: Mapping[str, Any]) -> list[str]:
+    """Failure kinds by stage (every phase), with the HTTP status and one answer per kind."""
+    stages = summary.get("stages") or []
+    by_stage = [(stage_name(s), (s.get("attempts") or {}).get("errors") or s.get("errors") or {})
+                for s in stages]
+    kinds = sorted({kind for _name, errors in by_stage for kind in errors})
+    if not kinds:
+        return []
+    samples: dict[str, Mapping[str, Any]] = {}
+    for stage in stages:
+        for kind, sample in (stage.get("error_samples") or {}).items():
+            samples.setdefault(kind, sample)
+    rows = []
+    for kind in kinds:
+        sample = samples.get(kind) or {}
+        message = str(sample.get("message") or "")
+        if len(message) > _SAMPLE_CHARS:
+            message = message[:_SAMPLE_CHARS] + "..."
+        rows.append([kind, *(h.fmt(errors.get(kind, 0)) for _n, errors in by_stage),
+                     h.fmt(sample.get("status")), message])
+    table = h.table(["kind", *(name for name, _e in by_stage), "HTTP status", "a server answer"],
+                    rows)
+    return [h.heading("Errors"),
+            h.paragraph("Failed requests of every phase (warm-up and drain included) by kind and "
+                        "stage; each kind with the first answer the server gave for it. Every "
+                        "failed request is in requests.jsonl.", "note"),
+            table]
+
+
 def render_report(run: RunData, rows: Sequence[Row], pngs: Mapping[str, bytes]) -> str:
     info: Mapping[str, Any] = run.summary.get("run") or {}
+    warnings = all_warnings(run.summary)
     body = [
         *_header(run),
-        h.warnings_box(all_warnings(run.summary)),
+        h.verdict_banner(verdict_of(run.summary), warnings=len(warnings)),
+        h.warnings_box(warnings),
         *_headline(run.summary),
         *_stages(rows),
+        *_errors(run.summary),
         *_spec_decode(rows),
-        *_plots(pngs),
+        *(_plots(pngs) if pngs else []),
         *_key_values("Server fingerprint", run.server, skip=("warnings",)),
         *_key_values("Run", {k: v for k, v in info.items() if k not in ("reproducibility", "records")}),
         *_key_values("Reproducibility", info.get("reproducibility") or {}),

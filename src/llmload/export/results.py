@@ -44,7 +44,12 @@ class ResultsDir:
         return target
 
     def write_csv(self, name: str, rows: list[dict[str, Any]]) -> Path:
+        """Write ``rows``; with none, remove the file instead: an empty file would look like
+        results and read back as a broken one."""
         target = self.path / name
+        if not rows:
+            target.unlink(missing_ok=True)
+            return target
         tmp = target.with_suffix(target.suffix + ".tmp")
         with tmp.open("w", newline="") as f:
             if rows:
@@ -54,16 +59,19 @@ class ResultsDir:
         os.replace(tmp, target)
         return target
 
-    def open_records(self, name: str = "requests.jsonl") -> RecordLog:
-        return RecordLog(self.path / name)
+    def open_records(self, name: str = "requests.jsonl", *, keep_empty: bool = False) -> RecordLog:
+        return RecordLog(self.path / name, keep_empty=keep_empty)
 
 
 class RecordLog:
     """Appends one JSON line per finished request and flushes it, so a killed run keeps them."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, keep_empty: bool = False) -> None:
         self.path = path
         self.count = 0
+        # A worker's log is listed in the master's summary, so readers open it even when that
+        # worker sent nothing; a single process's empty log is only noise beside its verdict.
+        self._keep_empty = keep_empty
         self._file: IO[bytes] = path.open("ab")
 
     def write(self, record: RequestRecord) -> None:
@@ -73,6 +81,8 @@ class RecordLog:
 
     def close(self) -> None:
         self._file.close()
+        if not self._keep_empty and self.count == 0 and self.path.stat().st_size == 0:
+            self.path.unlink()  # no request finished: no empty file that looks like a log
 
 
 def read_records(path: Path) -> list[dict[str, Any]]:

@@ -95,7 +95,7 @@ def _number(row: Mapping[str, str | None], key: str, where: str) -> float | None
 
 def read_timeseries(path: Path) -> tuple[TimePoint, ...] | None:
     """The per-second series, or None when the run did not write one."""
-    if not path.is_file():
+    if not path.is_file() or path.stat().st_size == 0:
         return None
     points = []
     with path.open(newline="") as f:

@@ -2,12 +2,17 @@
 
 Schema (``schema_version`` 1)::
 
-    {schema_version, complete, run: {id, started_at, target, model, scenario, options,
-     reproducibility: {llmload, git_revision, python, locust, gevent, cores, workers, seed}},
-     server: {...}, stages: [stage, ...], warnings: [...]}
+    {schema_version, complete, run: {id, started_at, target, model, scenario, options, stopped,
+     reproducibility: {llmload, git_revision, python, locust, gevent, cores, workers, seed, salt}},
+     server: {...}, stages: [stage, ...], warnings: [...], exit: {code, name, line, reasons, errors}}
+
+``run.stopped`` is null for a run that ended as planned, ``{"by": "interrupt"}`` or
+``{"by": "fail_fast", ...}`` otherwise; ``exit`` is the verdict (``llmload.verdict``).
 
     stage = {index, concurrency, duration_s, requests: {ok, failed, unfinished, warmup, drain},
-             errors: {kind: n}, finish_reasons: {reason: n}, output_tok_per_s, input_tok_per_s,
+             errors: {kind: n}, error_rate, attempts: {finished, failed, unfinished, errors},
+             error_samples: {kind: {status, message}}, partial, finish_reasons: {reason: n},
+             output_tok_per_s, input_tok_per_s,
              total_tok_per_s, request_per_s, output_tokens, token_source, client_bound,
              client_health, ttft_ms, ttfot_ms, itl_ms, tpot_ms, e2e_ms, e2e_scheduled_ms,
              chunk_gap_ms, connect_ms, queue_ms, tokens_per_event, events_per_read, warnings}
@@ -24,6 +29,7 @@ from typing import Any
 from llmload.metrics.aggregate import StageStats, Window
 from llmload.metrics.histogram import LogHistogram
 from llmload.record import OK, UNFINISHED
+from llmload.redact import redact_text
 
 SCHEMA_VERSION = 1
 QUANTILES = (("p50", 0.5), ("p90", 0.9), ("p95", 0.95), ("p99", 0.99), ("p999", 0.999))
@@ -93,6 +99,11 @@ def stage_summary(
         },
         "errors": failed,
         "error_rate": _ratio(sum(failed.values()), sum(o.values())),
+        # every request of the stage, warm-up and drain included (the verdict's evidence)
+        "attempts": _attempts(stats),
+        "error_samples": {kind: {"status": status, "message": redact_text(message)}
+                          for kind, (status, message) in sorted(stats.error_samples.items())},
+        "partial": False,
         "finish_reasons": dict(sorted(stats.finish_reasons.items())),
         "output_tokens": c["output_tokens"],
         "window_output_tokens": c["window_output_tokens"],
@@ -103,6 +114,9 @@ def stage_summary(
         # requests sent in the window that met every request-level SLO, per second
         "goodput_req_per_s": _round(c["slo_met"] / seconds) if goodput else None,
         "prompt_tokens_requested_mean": _ratio(c["prompt_tokens_requested"], sum(o.values())),
+        # the server's prefix cache as its usage reports it (None: it reports nothing)
+        "cached_prompt_tokens": c["cached_prompt_tokens"],
+        "prompt_cache_hit_rate": _ratio(c["cached_prompt_tokens"], c["prompt_tokens_cache_reported"]),
         "token_source": _token_source(stats),
         "client_bound": client_bound,
         "client_health": client_health,
@@ -117,6 +131,13 @@ def stage_summary(
     stage["ttft_ms_by_label"] = {label: latency_ms(hist)
                                  for label, hist in sorted(stats.ttft_by_label.items())}
     return stage
+
+
+def _attempts(stats: StageStats) -> dict[str, Any]:
+    a = stats.attempts
+    errors = {kind: n for kind, n in sorted(a.items()) if kind not in (OK, UNFINISHED)}
+    return {"finished": sum(a.values()) - a[UNFINISHED], "failed": sum(errors.values()),
+            "unfinished": a[UNFINISHED], "errors": errors}
 
 
 def _round(x: float) -> float | None:

@@ -87,6 +87,12 @@ class Conductor:
         return (f"llmload: stage {plan.index + 1}/{len(c.plans)} · {plan.level}"
                 f" · {c.phase.value} · {elapsed} elapsed, {left} · ~{tok_per_s:,.0f} tok/s")
 
+    def cut_short(self) -> bool:
+        """The test stops while a sweep has stages to go: it was interrupted. (A plain run has
+        no end of its own: Locust's run time or a signal ends it.)"""
+        finite = all(not math.isinf(plan.window_s) for plan in self.controller.plans)
+        return finite and self.controller.phase is not StagePhase.DONE
+
     def stop(self) -> None:
         """The test is stopping: close the open window now (the drain is Locust's stop)."""
         for greenlet in (self._ticker, self._progress_greenlet):

@@ -33,9 +33,12 @@ class SessionSource:
     def gauges(self) -> Mapping[str, float]:
         s = self._session
         state = s.stages.get(s.stage)
-        return {"users": float(self._environment.runner.user_count), "in_flight": float(s.in_flight),
-                "workers": 0.0, "stage": float(max(s.stage, 0)),
-                "concurrency": float(state.concurrency if state else 0)}
+        gauges = {"users": float(self._environment.runner.user_count), "in_flight": float(s.in_flight),
+                  "workers": 0.0, "stage": float(max(s.stage, 0)),
+                  "concurrency": float(state.concurrency if state else 0)}
+        if s.exit_code is not None:
+            gauges["exit_code"] = float(s.exit_code)
+        return gauges
 
     def health(self) -> Mapping[str, Mapping[str, float | None]]:
         return {self._session.process_tag: self._session.health_now()}
@@ -59,10 +62,13 @@ class FleetSource:
         f = self._fleet
         live = [w for w in f.workers.values() if not w.lost and not w.final]
         meta = f.stages.get(f.current_stage)
-        return {"users": float(self._environment.runner.user_count),
-                "in_flight": float(sum(w.in_flight for w in live)), "workers": float(len(live)),
-                "stage": float(max(f.current_stage, 0)),
-                "concurrency": float(meta.concurrency if meta else 0)}
+        gauges = {"users": float(self._environment.runner.user_count),
+                  "in_flight": float(sum(w.in_flight for w in live)), "workers": float(len(live)),
+                  "stage": float(max(f.current_stage, 0)),
+                  "concurrency": float(meta.concurrency if meta else 0)}
+        if f.exit_code is not None:
+            gauges["exit_code"] = float(f.exit_code)
+        return gauges
 
     def health(self) -> Mapping[str, Mapping[str, float | None]]:
         return {w.name: w.health_now for w in self._fleet.workers.values() if w.health_now}

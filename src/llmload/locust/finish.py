@@ -7,11 +7,11 @@ import sys
 from typing import Any
 
 from llmload.config import RunConfig
-from llmload.exitcodes import decide
 from llmload.export import console
 from llmload.export.prometheus import ExporterHandle, ExportSource, start_exporter
 from llmload.export.report import write_report
 from llmload.export.results import ResultsDir
+from llmload.verdict import judge
 
 
 def write_results(results: ResultsDir, summary: dict[str, Any], stats: list[dict[str, Any]],
@@ -31,16 +31,15 @@ def start_exporter_if(config: RunConfig, source: ExportSource) -> ExporterHandle
 
 
 def conclude(environment: Any, config: RunConfig, results: ResultsDir,
-             summary: dict[str, Any]) -> str:
-    """Decide the exit status, record it in the summary, write the report; return the table
-    (printed at Locust's ``quit`` event, after Locust's own tables, so ours is what stays on
-    screen)."""
-    checks = config.checks
-    code, reasons = decide(summary, checks.slo, checks.max_error_rate, checks.fail_on_client_bound)
-    summary["exit"] = {"code": int(code), "name": code.name.lower(), "reasons": reasons}
+             summary: dict[str, Any]) -> tuple[int, str]:
+    """Judge the run, record the verdict in the summary, write the report; return the exit
+    code and the table (printed at Locust's ``quit`` event, after Locust's own tables, so ours
+    is what stays on screen, its verdict line last)."""
+    verdict = judge(summary, config.checks)
+    summary["exit"] = verdict.to_json()
     results.write_json("summary.json", summary)
     write_report(results.path)
-    environment.process_exit_code = int(code)
-    return console.render(summary, str(results.path))
+    environment.process_exit_code = int(verdict.code)
+    return int(verdict.code), console.render(summary, str(results.path))
 
 

@@ -60,6 +60,9 @@ class Fleet:
         self.timeseries = TimeSeries()
         self.classic: dict[int, ClassicStats] = {}
         self.announcements: list[tuple[float, int, str]] = []
+        self.stopped: dict[str, Any] | None = None  # why the run ends early (verdict.py)
+        self.exit_code: int | None = None  # the verdict, once the run has ended
+        self.warnings: list[str] = []  # what the workers' starts found doubtful, once each
 
     # -- announcements --------------------------------------------------------------------------
 
@@ -108,6 +111,11 @@ class Fleet:
         w.users, w.records, w.records_file = data["users"], data["records"], data["records_file"]
         w.tokens_received = data.get("tokens_received", w.tokens_received)
         self.model = self.model or data.get("model")
+        for warning in data.get("warnings", ()):
+            if warning not in self.warnings:
+                self.warnings.append(warning)
+        if data.get("stopped") and self.stopped is None:
+            self.stopped = {**data["stopped"], "process": w.name}
         if data.get("final"):
             w.final = True
 

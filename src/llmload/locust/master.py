@@ -21,6 +21,7 @@ from llmload.locust.conductor import make_conductor, planned_concurrency
 from llmload.locust.export_source import FleetSource
 from llmload.locust.finish import conclude, start_exporter_if, write_results
 from llmload.locust.fleet import Fleet
+from llmload.locust.roles import hurry, stop_run
 from llmload.locust.server_watch import ServerWatch
 from llmload.locust.shipping import DELTA, PHASE
 from llmload.locust.summarize import build_summary
@@ -40,6 +41,7 @@ class MasterRole:
         self.conductor = make_conductor(environment, config, self._announce, self.fleet.progress)
         self.server = ServerWatch(config, planned_concurrency(environment, config))
         self.final_text: str | None = None
+        self.exit_code: int | None = None
         self.exporter: ExporterHandle | None = None
         runner = environment.runner
         runner.register_message(DELTA, self._on_delta)
@@ -56,7 +58,15 @@ class MasterRole:
             self.write(complete=False)
 
     def _on_delta(self, environment: Any, msg: Any) -> None:
+        stopped = self.fleet.stopped
         self.fleet.on_delta(msg.node_id, msg.data)
+        if stopped is None and self.fleet.stopped and self.fleet.stopped["by"] == "fail_fast":
+            stop_run(self._environment)
+
+    def interrupt(self) -> None:
+        if self.exit_code is None and self.fleet.stopped is None:
+            self.fleet.stopped = {"by": "interrupt", "stage": max(self.fleet.current_stage, 0)}
+            hurry(self._environment)
 
     def _on_worker_connect(self, client_id: str, **_kw: Any) -> None:
         self.fleet.join(client_id)
@@ -77,6 +87,8 @@ class MasterRole:
         self.conductor.start_progress(self.fleet.tokens_received)
 
     def test_stopping(self) -> None:
+        if self.conductor.cut_short():
+            self.interrupt()
         self.conductor.stop()
         self._final_flush()
         self.server.stop()
@@ -107,8 +119,9 @@ class MasterRole:
                     runner.server.send_to_client(Message("quit", None, cid))  # type: ignore[no-untyped-call]
 
     def test_stop(self) -> None:
-        self.final_text = conclude(self._environment, self.config, self.results,
-                                   self.write(complete=True))
+        self.exit_code, self.final_text = conclude(self._environment, self.config, self.results,
+                                                   self.write(complete=True))
+        self.fleet.exit_code = self.exit_code
 
     def after_quit(self) -> None:
         if self.exporter is not None:  # the final push, and the linger for the last scrape
@@ -116,13 +129,15 @@ class MasterRole:
 
     def write(self, *, complete: bool) -> dict[str, Any]:
         lost = self.fleet.lost_report(time.time(), self.config.workload.max_tokens)
-        warnings = [f"worker {x['worker']} was lost: up to {x['requests_missing_at_most']} "
-                    "requests may be missing" for x in lost]
+        warnings = [*self.fleet.warnings,
+                    *(f"worker {x['worker']} was lost: up to {x['requests_missing_at_most']} "
+                      "requests may be missing" for x in lost)]
         views = self.fleet.views()
         summary = build_summary(
             self.config, run_id=self.run_id, started_at=self.started_at, model=self.fleet.model,
             views=views, records=self.fleet.record_files(), complete=complete and not lost,
-            workers=len(self.fleet.workers), extra_run={"lost_workers": lost}, warnings=warnings)
+            workers=len(self.fleet.workers), extra_run={"lost_workers": lost}, warnings=warnings,
+            stopped=self.fleet.stopped)
         self.server.attach(summary)
         write_results(self.results, summary, [v.stats.to_dict() for v in views],
                self.fleet.timeseries.rows(self.fleet.announcements))

@@ -43,7 +43,10 @@ _OPTIONS: tuple[tuple[str, type, Any, str], ...] = (
      "distribution like --max-tokens"),
     ("--output-jitter", float, 0.0, "spread max-tokens uniformly by +-this fraction (seeded)"),
     ("--dataset", str, None, "JSONL of chat messages or ShareGPT JSON instead of synthetic prompts"),
-    ("--seed", int, 0, "seed for prompts and lengths"),
+    ("--seed", int, 0, "seed for prompt lengths, offsets, dataset order and arrival times"),
+    ("--salt", str, None, "text mixed into every prompt's unique first word (default: new per "
+     "run, so no run hits the prefix cache the previous one filled; the summary records it: "
+     "give it back to resend a run's prompts exactly)"),
     ("--max-length", int, 32768, "cap of normal and lognormal length draws without their own :MAX"),
     ("--prefix-groups", int, 0, "shared system prompts: groups of users sharing one (0: off)"),
     ("--prefix-tokens", int, 512, "length of each shared system prompt, in words (~tokens)"),
@@ -71,7 +74,8 @@ _OPTIONS: tuple[tuple[str, type, Any, str], ...] = (
     ("--report-interval-s", float, 1.0, "distributed: seconds between a worker's reports"),
     ("--final-wait-s", float, 30.0, "distributed: how long the master waits for final reports"),
     ("--slo", str, None, "objectives every stage must meet, e.g. 'ttft_p99_ms<=200,tpot_p50_ms<=50'"),
-    ("--max-error-rate", str, None, "fail when a stage's failed/attempted exceeds this (0.01 or 1%)"),
+    ("--max-error-rate", str, "1%", "fail (exit 1) when a stage's failed/attempted exceeds this "
+     "(0.01 or 1%; 1 accepts anything and turns off the fail-fast stop)"),
     ("--results-dir", str, "results", "directory under which each run writes its results"),
     ("--run-id", str, None, "name of this run's results subdirectory (default: time-based)"),
     ("--transport", str, "lean", "lean (HTTP/1.1 on gevent sockets) or httpx (HTTP/2, proxies)"),
@@ -157,6 +161,24 @@ def _positive(option: str, value: float | None) -> None:
         raise ConfigError(option, value, "must be greater than 0")
 
 
+def _not_negative(option: str, value: float | None) -> None:
+    if value is not None and value < 0:
+        raise ConfigError(option, value, "must be 0 or more (0: no limit)")
+
+
+def _check_locust_numbers(opts: Any) -> None:
+    """Locust's own numbers that it would take and fail on later, with a traceback."""
+    users = getattr(opts, "num_users", None)
+    if users is not None and users < 1:
+        raise ConfigError("-u/--users", users, "must be at least 1")
+    rate = getattr(opts, "spawn_rate", None)
+    if rate is not None and rate <= 0:
+        raise ConfigError("-r/--spawn-rate", rate, "must be greater than 0")
+    run_time = getattr(opts, "run_time", None)
+    if isinstance(run_time, int | float) and run_time <= 0:
+        raise ConfigError("-t/--run-time", run_time, "must be greater than 0")
+
+
 # TransportConfig names its fields; the user knows them by their flags.
 _TRANSPORT_FLAGS = {
     "base_url": "--host",
@@ -185,6 +207,13 @@ def to_config(opts: Any, scenario: str = "chat", host: str | None = None) -> Run
     host = host or opts.host
     if not host:
         raise ConfigError("--host", host, "give the server's base URL, e.g. http://127.0.0.1:8000")
+    _check_locust_numbers(opts)
+    _positive("--connect-timeout", opts.connect_timeout)
+    for flag, value in (("--first-token-timeout", opts.first_token_timeout),
+                        ("--stall-timeout", opts.stall_timeout),
+                        ("--request-timeout", opts.request_timeout),
+                        ("--think-time-s", opts.think_time_s)):
+        _not_negative(flag, value)
     if not 0 <= opts.output_jitter < 1:
         raise ConfigError("--output-jitter", opts.output_jitter, "must be in [0, 1)")
     if opts.dataset is not None and not os.path.isfile(opts.dataset):
@@ -196,6 +225,7 @@ def to_config(opts: Any, scenario: str = "chat", host: str | None = None) -> Run
         extra_body=_extra_body(opts.extra_body),
         extra_headers=_extra_headers(opts.extra_header),
         api_key=os.environ.get(opts.api_key_env) or None,
+        api_key_env=opts.api_key_env,
     )
     prompt_lengths = parse_length_spec("--prompt-tokens", opts.prompt_tokens, cap=opts.max_length)
     output_lengths = parse_length_spec("--max-tokens", opts.max_tokens, cap=opts.max_length)
@@ -205,6 +235,7 @@ def to_config(opts: Any, scenario: str = "chat", host: str | None = None) -> Run
         output_jitter=opts.output_jitter,
         dataset=opts.dataset,
         seed=opts.seed,
+        salt=opts.salt or "",
         prefix_cache=opts.prefix_cache,
         prompt_lengths=None if isinstance(prompt_lengths, Fixed) else prompt_lengths,
         output_lengths=None if isinstance(output_lengths, Fixed) else output_lengths,

@@ -6,6 +6,7 @@ Locust's runner; every later event is forwarded to it.
 
 from __future__ import annotations
 
+import secrets
 import sys
 from typing import Any
 
@@ -51,6 +52,11 @@ def _fatal(exc: LlmloadError) -> None:
 
 
 def _config(environment: Any) -> Any:
+    opts = environment.parsed_options
+    if not getattr(opts, "salt", None):
+        # One per run, chosen where the run is conducted; workers receive it with the
+        # master's options, so the whole fleet salts alike.
+        opts.salt = secrets.token_hex(4)
     classes = environment.user_classes
     scenario = "+".join(sorted({getattr(u, "scenario", u.__name__) for u in classes}))
     return to_config(environment.parsed_options, scenario=scenario, host=environment.host)
@@ -74,13 +80,26 @@ def _on_init(environment: Any, runner: Any = None, **_kw: Any) -> None:
         return
     setattr(environment, _ROLE, role)
 
-    def on_quit(**_kw: Any) -> None:
+    def on_quitting(**_kw: Any) -> None:
+        # Locust fires ``quitting`` first thing in its shutdown. A run that ends by itself (its
+        # time, its shape, a fail-fast stop) has concluded by then; one that has not is being
+        # interrupted: SIGINT and SIGTERM both lead here, except a SIGINT to a sweep, whose
+        # KeyboardInterrupt Locust catches and ends like a finished shape (Conductor.cut_short).
+        if runner is not None and runner.state not in ("ready", "stopped"):
+            role.interrupt()
+
+    def on_quit(exit_code: int = 0, **_kw: Any) -> None:
         # Locust's ``quit`` comes after its own tables: ours stays the last thing on screen.
         if role.final_text:
             print(role.final_text, flush=True)
         role.after_quit()
+        if role.exit_code is not None and role.exit_code != exit_code:
+            # On SIGTERM Locust picks its exit code before it stops the run we judge.
+            raise SystemExit(role.exit_code)
 
+    environment.events.quitting.add_listener(on_quitting)
     environment.events.quit.add_listener(on_quit)
+
 
 
 def _on_test_start(environment: Any, **_kw: Any) -> None:

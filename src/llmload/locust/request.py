@@ -48,6 +48,8 @@ def send_request(environment: Any, session: Session, endpoint: Endpoint, transpo
     finally:  # also when the run ends the user here: a finished request is never dropped
         session.on_record(record, counted)
         report_to_locust(environment, client.path, record)
+    if scheduled_ns is None and record.outcome != OK:
+        gevent.sleep(session.backoff_s())  # a failing server is not hammered by a tight loop
     return record
 
 

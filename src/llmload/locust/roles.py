@@ -12,6 +12,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import gevent
+
 from llmload.config import RunConfig
 from llmload.export.prometheus import ExporterHandle
 from llmload.export.pushgateway import finish as finish_exporter
@@ -38,7 +40,9 @@ class LocalRole:
         self._environment = environment
         self.server = ServerWatch(config, planned_concurrency(environment, config))
         self.final_text: str | None = None
+        self.exit_code: int | None = None
         self.exporter: ExporterHandle | None = None
+        self.session.on_stop = lambda _why: stop_run(environment)
 
     def _announce(self, a: Announcement) -> None:
         finished = self.session.stage
@@ -57,15 +61,24 @@ class LocalRole:
         self.conductor.start_progress(self.session.tokens_received)
 
     def test_stopping(self) -> None:
+        if self.conductor.cut_short():
+            self.interrupt()
         self.conductor.stop()
+
+    def interrupt(self) -> None:
+        """SIGINT or SIGTERM: Locust's shutdown began before the run ended by itself."""
+        if self.exit_code is None:
+            self.session.stop({"by": "interrupt", "stage": max(self.session.stage, 0)})
+            hurry(self._environment)
 
     def test_stop(self) -> None:
         self.session.finish_stages()
         self.server.stop()
         summary = self.write(complete=True)
         self.session.close()
-        self.final_text = conclude(self._environment, self.session.config, self.session.results,
-                                   summary)
+        self.exit_code, self.final_text = conclude(self._environment, self.session.config,
+                                                   self.session.results, summary)
+        self.session.exit_code = self.exit_code
 
     def after_quit(self) -> None:
         if self.exporter is not None:  # the final push, and the linger for the last scrape
@@ -74,7 +87,8 @@ class LocalRole:
     def write(self, *, complete: bool) -> dict[str, Any]:
         s = self.session
         summary = build_summary(s.config, run_id=s.run_id, started_at=s.started_at, model=s.model,
-                                views=s.views(), records=[s.describe()], complete=complete)
+                                views=s.views(), records=[s.describe()], complete=complete,
+                                warnings=list(s.warnings), stopped=s.stopped)
         self.server.attach(summary)
         write_results(s.results, summary, [v.stats.to_dict() for v in s.views()],
                s.timeseries.rows(s.announcements))
@@ -88,6 +102,7 @@ class WorkerRole:
         self._shipper: Shipper | None = None
         self._pending: list[tuple[Announcement, float]] = []
         self.final_text: str | None = None
+        self.exit_code: int | None = None  # the master's verdict is the run's
         environment.runner.register_message(PHASE, self._on_phase)
 
     def _on_phase(self, environment: Any, msg: Any) -> None:
@@ -109,7 +124,15 @@ class WorkerRole:
         self._pending.clear()
         self._shipper = Shipper(session, runner.send_message, lambda: runner.user_count,
                                 config.fleet.report_interval_s)
+        shipper = self._shipper
+        # The master stops the fleet: tell it now, not at the next report.
+        session.on_stop = lambda _why: shipper.ship(final=False)
         self._shipper.start()
+
+    def interrupt(self) -> None:
+        if self.session is not None:
+            self.session.stop({"by": "interrupt", "stage": max(self.session.stage, 0)})
+            hurry(self._environment)
 
     def after_quit(self) -> None:
         pass  # workers serve no metrics: the master exports the merged fleet
@@ -125,3 +148,16 @@ class WorkerRole:
         # Locust's worker sleeps stop_timeout after a stop before it reads the master's next
         # message; our users have stopped already, so let it hear the master's quit now.
         self._environment.stop_timeout = 0
+
+
+def stop_run(environment: Any) -> None:
+    """End the run from inside it (the first requests all failed): as when its time is up."""
+    runner = environment.runner
+    headless = environment.parsed_options is None or environment.parsed_options.headless
+    gevent.spawn(runner.quit if headless else runner.stop)
+
+
+def hurry(environment: Any) -> None:
+    """An interrupted run stops now: its in-flight requests are recorded as unfinished instead
+    of being given the drain's minutes to finish."""
+    environment.stop_timeout = 0

@@ -14,6 +14,8 @@ from typing import Any
 import gevent
 
 from llmload.config import RunConfig
+from llmload.locust.summarize import cache_warning
+from llmload.redact import redact_url
 from llmload.stages import Announcement, StagePhase
 from llmload.target.fingerprint import fingerprint, warnings
 from llmload.target.scrape import Scraper, Snapshot, summarize
@@ -33,6 +35,9 @@ class ServerWatch:
 
     def start(self) -> None:
         host, key = self._config.host, self._config.request.api_key
+        # Until the first look answers, the server has not answered: a run whose time runs out
+        # while a hung server keeps the look waiting says so.
+        self.info = {"url": redact_url(host), "reachable": False}
         self.info = fingerprint(host, api_key=key)
         self.info["warnings"] = warnings(self.info, self._planned)
         for warning in self.info["warnings"]:
@@ -78,4 +83,8 @@ class ServerWatch:
             server = self.stage(stage["index"])
             if server is not None:
                 stage["server"] = server
+                warning = cache_warning(server.get("prefix_cache_hit_rate"), self._config.workload,
+                                        "server /metrics")
+                if warning:
+                    stage["warnings"] = [*stage.get("warnings", []), warning]
         summary["warnings"] = [*self.info.get("warnings", []), *summary.get("warnings", [])]

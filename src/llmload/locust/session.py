@@ -11,7 +11,7 @@ import dataclasses
 import itertools
 import time
 from collections import Counter, deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import gevent
@@ -19,6 +19,7 @@ import gevent
 from llmload.client import ChatClient
 from llmload.config import Endpoint, RunConfig
 from llmload.export.results import ResultsDir, new_run_id
+from llmload.failfast import FailFast
 from llmload.health import HealthMonitor
 from llmload.locust.summarize import StageView
 from llmload.metrics import derive
@@ -26,9 +27,9 @@ from llmload.metrics.aggregate import StageStats, Window
 from llmload.metrics.classic import ClassicStats
 from llmload.metrics.slo import request_meets
 from llmload.metrics.timeseries import TimeSeries
-from llmload.record import Phase, RequestRecord
+from llmload.record import OK, UNFINISHED, Phase, RequestRecord
 from llmload.stages import Announcement, Progress, StagePhase
-from llmload.target.models import first_model
+from llmload.target.models import check_model, first_model
 from llmload.transport.factory import TransportFactory
 from llmload.workload.prompts import PromptSource
 from llmload.workload.sources import prompt_source
@@ -40,6 +41,12 @@ _MAX_ALIGNMENT_S = 60.0
 # Records waiting to be folded, at most: a worker whose loop is never idle folds on the
 # request path as before rather than queue without end.
 _MAX_PENDING = 256
+# A closed-loop user whose request failed waits before its next one, longer the longer the
+# process has seen nothing but failures (reset by one success): a server that fails every
+# request in microseconds would otherwise get tens of thousands a second from a loop at 100%
+# CPU. The first retry waits 20 ms, the seventh and later 1 s.
+_BACKOFF_FIRST_S = 0.02
+_BACKOFF_MAX_S = 1.0
 
 
 def make_prompts(config: RunConfig) -> PromptSource:
@@ -73,8 +80,9 @@ class Session:
         self.process_tag = process_tag
         self.run_id = config.run_id or new_run_id()
         self.results = ResultsDir(config.results_dir, self.run_id)
+        local = process_tag == "local"
         self.records = self.results.open_records(
-            "requests.jsonl" if process_tag == "local" else f"requests-{process_tag}.jsonl")
+            "requests.jsonl" if local else f"requests-{process_tag}.jsonl", keep_empty=not local)
         self.transports = TransportFactory(config.transport)
         self.prompts = make_prompts(config)
         self.health = HealthMonitor()
@@ -99,14 +107,25 @@ class Session:
         self._pending: deque[tuple[RequestRecord, bool]] = deque()  # finished, not yet folded
         self._folder: gevent.Greenlet[Any, None] | None = None
         self._folding: Iterator[None] = iter(())  # the record the folder is part way through
+        self.warnings: list[str] = []  # for the summary: what start found doubtful
+        self._fail_fast = FailFast()
+        self.stopped: dict[str, Any] | None = None  # why the run ends early, once it must
+        self.exit_code: int | None = None  # the verdict, once the run has ended (the exporter)
+        self.on_stop: Callable[[dict[str, Any]], None] | None = None  # the role stops the run
+        self._failures_in_a_row = 0
 
     # -- lifecycle ----------------------------------------------------------------------------
 
     def start(self) -> None:
+        verify: bool | str = self.config.transport.ca_file or self.config.transport.verify
         if self.model is None:
-            verify: bool | str = self.config.transport.ca_file or self.config.transport.verify
             self.model = first_model(self.config.host, api_key=self.config.request.api_key,
                                      verify=verify)
+        else:
+            warning = check_model(self.config.host, self.model, api_key=self.config.request.api_key,
+                                  verify=verify)
+            if warning:
+                self.warnings.append(warning)
         self.health.start()
         self._sampler = gevent.spawn(self._sample_in_flight)
 
@@ -215,6 +234,7 @@ class Session:
         if counted_in_flight:
             self._in_flight_measured[record.stage] -= 1
         self._completed[record.stage] += 1
+        self._judge(record)
         # Whether the drain had ended is decided now, not when folded.
         late = self.stages[record.stage].closed and record.phase is Phase.MEASURE
         self._pending.append((record, late))
@@ -222,6 +242,27 @@ class Session:
             self.fold_pending()
         elif self._folder is None:
             self._folder = gevent.spawn(self._fold_when_idle)
+
+    def _judge(self, record: RequestRecord) -> None:
+        if record.outcome == OK:
+            self._failures_in_a_row = 0
+        elif record.outcome != UNFINISHED:
+            self._failures_in_a_row += 1
+        stop = self._fail_fast.observe(record)
+        if stop is not None and self.stopped is None:
+            self.stopped = stop
+            if self.on_stop is not None:
+                self.on_stop(stop)
+
+    def stop(self, why: dict[str, Any]) -> None:
+        """The run ends early (interrupted, or another process failed fast): say why."""
+        if self.stopped is None:
+            self.stopped = why
+
+    def backoff_s(self) -> float:
+        """How long a closed-loop user waits after a failed request (0 after a success)."""
+        n = self._failures_in_a_row
+        return 0.0 if n == 0 else min(_BACKOFF_MAX_S, _BACKOFF_FIRST_S * 2 ** (n - 1))
 
     def fold_pending(self) -> None:
         """Fold every record still queued: readers of stats, series and records call this."""

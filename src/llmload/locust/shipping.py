@@ -2,9 +2,13 @@
 
 Message ``llmload_delta`` (worker → master), bounded in size whatever the request count::
 
-    {seq, name, final, stages: {stage: StageStats dict}, completed: {stage: n},
-     in_flight_measured: {stage: n}, health: {stage: snapshot}, lateness: {stage: {phase: s}},
-     users, records, records_file}
+    {seq, name, model, final, stages: {stage: StageStats dict}, timeseries, classic, in_flight,
+     health_now, completed: {stage: n}, in_flight_measured: {stage: n},
+     health: {stage: snapshot}, lateness: {stage: {phase: s}}, users, tokens_received, records,
+     records_file, warnings: [...], stopped: null | {by, ...}}
+
+``stopped`` is set once the worker's run must end early: its first requests all failed the
+same way (``failfast.py``: the master stops the fleet) or it was interrupted.
 
 ``seq`` increases by one per message so a duplicate is never merged twice.
 """
@@ -63,6 +67,8 @@ class Shipper:
             "tokens_received": s.tokens_received(),
             "records": s.records.count,
             "records_file": s.records.path.name,
+            "warnings": s.warnings,
+            "stopped": s.stopped,
         }
         self._seq += 1
         self._send(DELTA, payload)

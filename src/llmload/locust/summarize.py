@@ -10,11 +10,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from llmload.config import ChecksConfig, RunConfig
+from llmload.config import ChecksConfig, RunConfig, WorkloadConfig
 from llmload.export.summary import headline, reproducibility, run_summary, stage_summary
 from llmload.health import HealthLimits, is_client_bound
 from llmload.metrics.aggregate import StageStats, Window
 from llmload.metrics.slo import evaluate
+from llmload.redact import redact_text, redact_url
 
 
 @dataclass(slots=True)
@@ -30,8 +31,26 @@ class StageView:
     rate: float | None = None  # open-loop stages: requests per second
 
 
-def summarize_stage(view: StageView, limits: HealthLimits, checks: ChecksConfig) -> dict[str, Any]:
+# Above this share of prompt tokens served from the server's cache, prompts meant to be unique
+# are not: a chat template's shared head is a few percent of a prompt, never half.
+CACHE_HIT_LIMIT = 0.5
+
+
+def cache_warning(hit_rate: float | None, workload: WorkloadConfig, source: str) -> str | None:
+    """Prompts meant to be unique that a prefix cache answers: TTFT measures cache hits."""
+    intends_unique = not workload.prefix_cache and not workload.prefix.groups and workload.dataset is None
+    if hit_rate is None or hit_rate <= CACHE_HIT_LIMIT or not intends_unique:
+        return None
+    return (f"{source}: the prefix cache served {hit_rate:.0%} of the prompt tokens of prompts "
+            "meant to be unique, so TTFT measures cache hits (a --salt reused from an earlier run?)")
+
+
+def summarize_stage(view: StageView, limits: HealthLimits, checks: ChecksConfig,
+                    partial: bool = False, workload: WorkloadConfig | None = None) -> dict[str, Any]:
     warnings: list[str] = []
+    if partial:
+        warnings.append("the run was interrupted during this stage: its window is shorter than "
+                        "planned")
     if not view.measured:
         warnings.append("the warm-up never completed, so nothing was measured: run longer "
                         "or lower --warmup-requests")
@@ -56,6 +75,11 @@ def summarize_stage(view: StageView, limits: HealthLimits, checks: ChecksConfig)
         stage["slo"] = [{"rule": r.rule.text, "observed": r.observed, "met": r.passed}
                         for r in evaluate(checks.slo, stage, view.stats.hist)]
     stage["announcement_lateness_s"] = view.lateness_s
+    stage["partial"] = partial
+    if workload is not None:
+        warning = cache_warning(stage["prompt_cache_hit_rate"], workload, "usage")
+        if warning:
+            stage["warnings"].append(warning)
     return stage
 
 
@@ -71,19 +95,29 @@ def build_summary(
     workers: int = 1,
     extra_run: dict[str, Any] | None = None,
     warnings: list[str] | None = None,
+    stopped: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
+    """``stopped``: why the run ended early (``verdict.py``), None when it ran as planned; an
+    interrupt names the stage it cut short (``stage``)."""
     limits = HealthLimits()
-    stages = [summarize_stage(view, limits, config.checks) for view in views]
+    cut = stopped.get("stage") if stopped and stopped.get("by") == "interrupt" else None
+    stages = [summarize_stage(view, limits, config.checks, partial=view.index == cut,
+                              workload=config.workload) for view in views]
+    if stopped is not None and "message" in stopped:
+        stopped = {**stopped, "message": redact_text(stopped["message"])}
     run = {
         "id": run_id,
         "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(started_at)),
-        "target": config.host,
+        "target": redact_url(config.host),
         "model": model,
         "scenario": config.scenario,
         "options": config.public_dict(),
         "records": records,
-        "reproducibility": reproducibility(config.workload.seed, workers=workers),
+        "reproducibility": {**reproducibility(config.workload.seed, workers=workers),
+                            "salt": config.workload.salt},
+        "stopped": stopped,
         **(extra_run or {}),
     }
-    return run_summary(run=run, stages=stages, complete=complete, headline=headline(stages),
+    return run_summary(run=run, stages=stages, complete=complete and stopped is None,
+                       headline=headline(stages),
                        warnings=warnings)

@@ -57,9 +57,17 @@ class StageStats:
     token_sources: Counter[str] = field(default_factory=Counter)
     # TTFT per workload label ("group=2", "turn=3"): prefix-cache groups, conversation turns
     ttft_by_label: dict[str, LogHistogram] = field(default_factory=dict)
+    # Outcomes of every request of the stage, warm-up and drain included: a run whose window
+    # never opened can still say why (every request failed, none finished).
+    attempts: Counter[str] = field(default_factory=Counter)
+    # The first (HTTP status, server answer) seen per failure kind: the verdict quotes it.
+    error_samples: dict[str, tuple[int | None, str]] = field(default_factory=dict)
 
     def add(self, r: RequestRecord, window: Window) -> None:
         c = self.counts
+        self.attempts[r.outcome] += 1
+        if r.outcome not in (OK, UNFINISHED) and r.outcome not in self.error_samples:
+            self.error_samples[r.outcome] = (r.status, r.error_detail or "")
         c[f"records_{r.phase.value}"] += 1
         c["window_output_tokens"] += self._tokens_in_window(r, window)
         if window.contains(r.done_ns) and r.outcome != UNFINISHED:
@@ -73,6 +81,9 @@ class StageStats:
             c["window_prompt_tokens"] += r.prompt_tokens
         if r.prompt_tokens_requested is not None:
             c["prompt_tokens_requested"] += r.prompt_tokens_requested
+        if r.cached_tokens is not None and r.prompt_tokens is not None:
+            c["cached_prompt_tokens"] += r.cached_tokens
+            c["prompt_tokens_cache_reported"] += r.prompt_tokens
         if r.outcome != OK:
             return
         self.token_sources[r.token_source.value] += 1
@@ -87,6 +98,7 @@ class StageStats:
         self.counts["records_measure"] += 1
         self.counts["window_output_tokens"] += self._tokens_in_window(r, window)
         self.outcomes[UNFINISHED] += 1
+        self.attempts[UNFINISHED] += 1
 
     @staticmethod
     def _tokens_in_window(r: RequestRecord, window: Window) -> int:
@@ -132,6 +144,9 @@ class StageStats:
         self.token_sources.update(other.token_sources)
         for label, h in other.ttft_by_label.items():
             self.ttft_by_label.setdefault(label, LogHistogram()).merge(h)
+        self.attempts.update(other.attempts)
+        for kind, sample in other.error_samples.items():
+            self.error_samples.setdefault(kind, sample)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -141,6 +156,8 @@ class StageStats:
             "finish_reasons": dict(self.finish_reasons),
             "token_sources": dict(self.token_sources),
             "ttft_by_label": {label: h.to_dict() for label, h in self.ttft_by_label.items()},
+            "attempts": dict(self.attempts),
+            "error_samples": {kind: list(sample) for kind, sample in self.error_samples.items()},
         }
 
     @classmethod
@@ -154,4 +171,7 @@ class StageStats:
         stats.token_sources.update(d["token_sources"])
         stats.ttft_by_label = {k: LogHistogram.from_dict(h)
                                for k, h in d.get("ttft_by_label", {}).items()}
+        stats.attempts.update(d.get("attempts", {}))
+        stats.error_samples = {kind: (status, message)
+                               for kind, (status, message) in d.get("error_samples", {}).items()}
         return stats

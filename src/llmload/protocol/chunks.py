@@ -29,12 +29,15 @@ class ChunkInfo(NamedTuple):
     completion_tokens: int | None  # from ``usage``: cumulative under continuous usage stats
     prompt_tokens: int | None
     error: str | None  # the message of an error object in the payload
+    # ``usage.prompt_tokens_details.cached_tokens``: prompt tokens the server's prefix cache
+    # served (vLLM, SGLang, llama.cpp and OpenAI report it on the final usage)
+    cached_tokens: int | None = None
 
 
 _new_info = tuple.__new__  # skips the NamedTuple's Python-level __new__ on the hot path
 
 # ``ChunkInfo``'s fields as a plain tuple, in the same order.
-ChunkFields = tuple[bool, bool, str | None, int | None, int | None, str | None]
+ChunkFields = tuple[bool, bool, str | None, int | None, int | None, str | None, int | None]
 
 
 def parse_chunk(data: bytes) -> ChunkInfo:
@@ -62,7 +65,7 @@ def chunk_fields(data: bytes, part: str = "delta") -> ChunkFields:
     if type(obj) is not dict:
         raise BadChunk(f"expected a JSON object, got {type(obj).__name__}")
     token_bearing = has_content = False
-    finish = completion = prompt = error = None
+    finish = completion = prompt = error = cached = None
     try:
         for choice in obj.get("choices") or ():
             delta = choice.get(part)
@@ -84,6 +87,9 @@ def chunk_fields(data: bytes, part: str = "delta") -> ChunkFields:
         if usage:
             completion = usage.get("completion_tokens")
             prompt = usage.get("prompt_tokens")
+            details = usage.get("prompt_tokens_details")
+            if details:
+                cached = details.get("cached_tokens")
         # Error objects carry no tokens: skipping the check for token-bearing events keeps
         # two lookups off the common path.
         if not token_bearing and ("error" in obj or obj.get("object") == "error"):
@@ -96,9 +102,10 @@ def chunk_fields(data: bytes, part: str = "delta") -> ChunkFields:
         (finish is not None and type(finish) is not str)
         or (completion is not None and type(completion) is not int)
         or (prompt is not None and type(prompt) is not int)
+        or (cached is not None and type(cached) is not int)
     ):
         raise BadChunk(f"unexpected types: finish_reason={finish!r} usage={usage!r}")
-    return token_bearing, has_content, finish, completion, prompt, error
+    return token_bearing, has_content, finish, completion, prompt, error, cached
 
 
 def _error(obj: dict[str, Any]) -> str | None:

@@ -161,7 +161,10 @@ def start_sim(args: Sequence[str] = (), *, timeout_s: float = 15) -> SimProcess:
     """Start ``python -m llmload.sim --port 0 ARGS`` and return once it listens."""
     stderr = tempfile.TemporaryFile()  # noqa: SIM115 (owned by the SimProcess, closed by stop)
     command = [sys.executable, "-m", "llmload.sim", "--port", "0", *args]
-    popen = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=stderr, stdin=subprocess.DEVNULL)
+    # A session of its own: a Ctrl+C at the terminal must not reach the simulator, which is
+    # stopped only after the client that measures it (llmload.child).
+    popen = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=stderr, stdin=subprocess.DEVNULL,
+                             start_new_session=True)
     try:
         line = _read_first_line(popen, timeout_s)
         if not line.startswith(ANNOUNCE_PREFIX):

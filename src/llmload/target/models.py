@@ -5,28 +5,59 @@ from __future__ import annotations
 import httpx
 
 from llmload.errors import TargetError
+from llmload.redact import redact_url
+
+KEY_HINT = ("export OPENAI_API_KEY=... (or name another variable with --api-key-env); "
+            "it is never a flag, so it never lands in shell history")
+
+
+def refused(status: int, api_key: str | None) -> str | None:
+    """What a 401 or 403 means for the user; None for any other status."""
+    if status not in (401, 403):
+        return None
+    if api_key:
+        return f"HTTP {status}: the server rejected the API key: check the variable --api-key-env names"
+    return f"HTTP {status}: the server wants an API key: {KEY_HINT}"
 
 
 def list_models(base_url: str, *, api_key: str | None, verify: bool | str = True,
                 timeout_s: float = 10.0) -> list[str]:
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     url = f"{base_url.rstrip('/')}/v1/models"
+    shown = redact_url(url)
     try:
         response = httpx.get(url, headers=headers, verify=verify, timeout=timeout_s)
     except httpx.HTTPError as exc:
-        raise TargetError(f"cannot list models at {url}: {exc}; is the server up? "
-                          "(`llmload wait --host URL` waits for it)") from None
+        raise TargetError(f"cannot list models at {shown}: {type(exc).__name__}; is the server "
+                          "up? (`llmload wait --host URL` waits for it)") from None
+    why = refused(response.status_code, api_key)
+    if why:
+        raise TargetError(f"{shown}: {why}")
     if response.status_code != 200:
-        raise TargetError(f"{url} answered HTTP {response.status_code}; pass --model NAME")
+        raise TargetError(f"{shown} answered HTTP {response.status_code}; pass --model NAME")
     try:
         data = response.json()["data"]
         return [str(item["id"]) for item in data]
     except (ValueError, KeyError, TypeError):
-        raise TargetError(f"{url} did not return an OpenAI model list; pass --model NAME") from None
+        raise TargetError(f"{shown} did not return an OpenAI model list; pass --model NAME") from None
 
 
 def first_model(base_url: str, *, api_key: str | None, verify: bool | str = True) -> str:
     models = list_models(base_url, api_key=api_key, verify=verify)
     if not models:
-        raise TargetError(f"{base_url}/v1/models lists no model; pass --model NAME")
+        raise TargetError(f"{redact_url(base_url)}/v1/models lists no model; pass --model NAME")
     return models[0]
+
+
+def check_model(base_url: str, model: str, *, api_key: str | None,
+                verify: bool | str = True) -> str | None:
+    """A warning when the server lists models and ``model`` is not one of them; None when it
+    is, or when the server cannot say (some gateways list nothing): the requests will tell."""
+    try:
+        listed = list_models(base_url, api_key=api_key, verify=verify)
+    except TargetError:
+        return None
+    if not listed or model in listed:
+        return None
+    return (f"--model {model!r} is not among the models {redact_url(base_url)} lists "
+            f"({', '.join(listed[:10])}): requests may fail or go to another model")

@@ -21,21 +21,26 @@ from typing import TextIO
 import httpx
 
 from llmload.errors import ConfigError
+from llmload.exitcodes import ExitCode
+from llmload.redact import redact_text
 from llmload.target.fingerprint import auth_headers, base_url
+from llmload.target.models import refused
 
 PROGRESS_EVERY_S = 10.0  # an unchanged state is repeated this often, so a long wait shows life
 _CONNECT_S = 3.0
 _ANSWER_S = 30.0  # the first generation after loading may be slow (warm-up, compilation)
 _TAIL_BYTES = 4096
+UNAUTHORIZED = "unauthorized"  # the one state that ends the wait at once: a key will not appear
 
 
 class WaitCode(IntEnum):
-    """Exit codes of ``llmload wait``."""
+    """Exit codes of ``llmload wait``: rows of the one table in ``llmload.exitcodes``."""
 
-    READY = 0
-    USAGE_ERROR = 2
-    TIMEOUT_WHILE_LOG_MOVING = 3  # slow loading; also the timeout code when there is no log
-    LOG_STALLED = 4  # likely hung
+    READY = ExitCode.OK
+    USAGE_ERROR = ExitCode.COULD_NOT_START
+    REFUSED = ExitCode.COULD_NOT_START  # 401/403: no key or a wrong one; waiting cannot help
+    TIMEOUT_WHILE_LOG_MOVING = ExitCode.WAIT_TIMEOUT  # slow loading; also without a log
+    LOG_STALLED = ExitCode.LOG_STALLED  # likely hung
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,17 +66,20 @@ def _why(response: httpx.Response) -> str:
         message = response.json()["error"]["message"]
     except (ValueError, KeyError, TypeError):
         message = None
-    return str(message or response.text[:80] or response.reason_phrase).strip()
+    return redact_text(str(message or response.text[:80] or response.reason_phrase).strip())
 
 
 def _transport(exc: httpx.HTTPError, timeout_s: float) -> _Seen:
     if isinstance(exc, httpx.TimeoutException) and not isinstance(exc, httpx.ConnectTimeout):
         return _Seen("no_answer", f"connected, no answer within {timeout_s:.1f} s")
-    return _Seen("refused", f"{type(exc).__name__}: {exc}")  # refused, unreachable, reset
+    return _Seen("refused", f"{type(exc).__name__}: {redact_text(str(exc))}")  # refused, reset
 
 
-def _models(response: httpx.Response) -> tuple[_Seen, list[str]]:
+def _models(response: httpx.Response, api_key: str | None) -> tuple[_Seen, list[str]]:
     """What ``GET /v1/models`` says, and the model ids it lists."""
+    why = refused(response.status_code, api_key)
+    if why:
+        return _Seen(UNAUTHORIZED, f"GET /v1/models: {why}"), []
     if response.status_code != 200:
         return _Seen(f"http_{response.status_code}", f"GET /v1/models: {_why(response)}"), []
     try:
@@ -89,11 +97,12 @@ def probe(client: httpx.Client, url: str, model: str | None, api_key: str | None
     timeout = httpx.Timeout(timeout_s, connect=min(_CONNECT_S, timeout_s))
     headers = auth_headers(api_key)
     try:
-        before, listed = _models(client.get(url + "/v1/models", headers=headers, timeout=timeout))
+        before, listed = _models(client.get(url + "/v1/models", headers=headers, timeout=timeout),
+                                 api_key)
     except httpx.HTTPError as exc:
         return _transport(exc, timeout_s)
     name = model or (listed[0] if listed else None)
-    if name is None:
+    if name is None or before.state == UNAUTHORIZED:
         return before
     body = {"model": name, "messages": [{"role": "user", "content": "Say OK."}],
             "max_tokens": 1, "stream": False}
@@ -106,6 +115,9 @@ def probe(client: httpx.Client, url: str, model: str | None, api_key: str | None
         generated = False
     if generated:
         return _Seen("ready", f"{name} generated a token")
+    why = refused(answer.status_code, api_key)
+    if why:
+        return _Seen(UNAUTHORIZED, f"generation: {why}")
     return _Seen(before.state, f"{before.detail}; generation: HTTP {answer.status_code} {_why(answer)}")
 
 
@@ -191,6 +203,8 @@ class _Session:
             self.show(now, seen)
             if seen.state == "ready":
                 return self.result(WaitCode.READY, now, seen, f"ready after {now:.1f} s ({seen.detail})")
+            if seen.state == UNAUTHORIZED:
+                return self.result(WaitCode.REFUSED, now, seen, f"the server refused: {seen.detail}")
             if log is not None and log.age(now) >= stall:
                 why = f"the log has not changed for {log.age(now):.0f} s while the server is {seen.state}"
                 return self.result(WaitCode.LOG_STALLED, now, seen,
@@ -226,13 +240,14 @@ def wait_ready(
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="llmload wait", description="Wait until a server can "
-                                "generate (exit 0), for at most --timeout (then exit 3), or until "
-                                "--log stops changing for --log-stall seconds (exit 4). Usage "
-                                "errors exit 2. The API key comes from OPENAI_API_KEY.")
+                                "generate (exit 0), for at most --timeout (then exit 6), or until "
+                                "--log stops changing for --log-stall seconds (exit 7). Usage "
+                                "errors, and a server that refuses the key (HTTP 401/403), exit 2 "
+                                "at once. The API key comes from OPENAI_API_KEY.")
     p.add_argument("--host", required=True, help="server URL, e.g. http://gpu-box:8000")
     p.add_argument("--timeout", type=float, default=900.0, help="seconds (default 900)")
     p.add_argument("--log", help="the server's log file: show its newest line and its age")
-    p.add_argument("--log-stall", type=float, help="exit 4 once --log is unchanged this long")
+    p.add_argument("--log-stall", type=float, help="exit 7 once --log is unchanged this long")
     p.add_argument("--model", help="model to generate with (default: the first listed)")
     return p
 

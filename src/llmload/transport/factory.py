@@ -9,6 +9,7 @@ from importlib.util import find_spec
 from typing import Any, Literal
 
 from llmload.errors import ConfigError
+from llmload.redact import redact_url
 from llmload.transport.base import Transport
 from llmload.transport.origin import Origin, parse_origin
 
@@ -32,7 +33,7 @@ class TransportConfig:
         try:
             parse_origin(self.base_url)
         except ValueError as exc:
-            raise ConfigError("base_url", self.base_url, str(exc)) from None
+            raise ConfigError("base_url", redact_url(self.base_url), str(exc)) from None
         if self.kind not in ("lean", "httpx"):
             raise ConfigError("kind", self.kind, "must be 'lean' or 'httpx'")
         timeout = self.connect_timeout_s

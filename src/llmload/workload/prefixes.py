@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from llmload.errors import ConfigError
 from llmload.workload.prompts import OFFSETS, Prompt, PromptSource
-from llmload.workload.words import WordSequence, draw, salt, seed_key, unit
+from llmload.workload.words import WordSequence, draw, salt, salted, seed_key, unit
 
 # Labels are bounded by design (each one becomes a TTFT histogram in every stage); a thousand
 # groups is already more than any prefix-cache experiment can tell apart.
@@ -54,16 +54,20 @@ class SharedPrefixes:
     only slices and concatenates.
     """
 
-    __slots__ = ("_groups", "_inner", "_key", "_labels", "_spec", "_words")
+    __slots__ = ("_groups", "_inner", "_key", "_labels", "_salt_key", "_spec", "_words")
 
-    def __init__(self, inner: PromptSource, spec: PrefixSpec, seed: int = 0) -> None:
+    def __init__(self, inner: PromptSource, spec: PrefixSpec, seed: int = 0,
+                 run_salt: str = "") -> None:
         if spec.groups < 1:
             raise ValueError("SharedPrefixes needs at least one group")  # PrefixSpec(0) is off
         self._inner = inner
         self._spec = spec
         self._key = seed_key(seed, _PREFIX_STREAM)
+        self._salt_key = salted(self._key, run_salt)
         self._words = WordSequence(self._key, spec.tokens + OFFSETS)
-        group_key = seed_key(seed, _PREFIX_STREAM + 1)  # group salts never equal request salts
+        # Group salts never equal request salts, and change with the run salt: a group's prompt
+        # is shared within a run, never with the run before.
+        group_key = salted(seed_key(seed, _PREFIX_STREAM + 1), run_salt)
         self._groups = tuple(
             self._text(salt(group_key, group, 0), group % OFFSETS) for group in range(spec.groups)
         )
@@ -75,7 +79,7 @@ class SharedPrefixes:
         if unit(value) < self._spec.share:
             group = user_index % self._spec.groups
             return self._groups[group], self._labels[group]
-        own = salt(self._key, user_index, request_index)
+        own = salt(self._salt_key, user_index, request_index)
         return self._text(own, value & (OFFSETS - 1)), _UNSHARED
 
     def get(self, user_index: int, request_index: int) -> Prompt:

@@ -27,7 +27,7 @@ from llmload.workload.lengths import (
     require_length,
     require_optional_length,
 )
-from llmload.workload.words import WordSequence, draw, salt, seed_key, substream, unit
+from llmload.workload.words import WordSequence, draw, salt, salted, seed_key, substream, unit
 
 # Distinct starting words of the body, so that prompts differ beyond their salt. A power of
 # two at most 2**11: the offset takes the draw's low bits, the output length its top 53.
@@ -65,8 +65,9 @@ class SyntheticPrompts:
     (``lengths.parse_length_spec``); a fixed ``max_tokens`` is spread uniformly over
     ±``output_jitter`` per request (0.1 is ±10%), a distribution takes no jitter.
 
-    Unless ``prefix_cache`` is set, the first word is a salt unique to (user, request), so a
-    server's prefix cache cannot turn TTFT into a cache-hit measurement, and the rest starts at
+    Unless ``prefix_cache`` is set, the first word is a salt unique to (user, request) and to
+    the run (``run_salt``), so a server's prefix cache cannot turn TTFT into a cache-hit
+    measurement, not even on the second of two identical runs, and the rest starts at
     a per-request offset into a word sequence built once here. With ``prefix_cache`` every
     request sends the start of the same text (the same text when the length is fixed), to
     measure the cache-hit case on purpose.
@@ -74,7 +75,7 @@ class SyntheticPrompts:
     Build one per process and share it between users: ``get`` only slices prebuilt text.
     """
 
-    __slots__ = ("_key", "_output", "_prefix_cache", "_prompt", "_words")
+    __slots__ = ("_key", "_output", "_prefix_cache", "_prompt", "_salt_key", "_words")
 
     def __init__(
         self,
@@ -83,6 +84,8 @@ class SyntheticPrompts:
         output_jitter: float = 0.0,
         seed: int = 0,
         prefix_cache: bool = False,
+        *,
+        run_salt: str = "",
     ) -> None:
         require_fraction("--output-jitter", output_jitter)
         self._prompt = _length("--prompt-tokens", prompt_tokens)
@@ -97,6 +100,7 @@ class SyntheticPrompts:
         else:
             self._output = max_tokens
         self._key = seed_key(seed)
+        self._salt_key = salted(self._key, run_salt)
         self._words = WordSequence(self._key, self._prompt.upper + OFFSETS)
         self._prefix_cache = prefix_cache
 
@@ -107,7 +111,7 @@ class SyntheticPrompts:
             text = self._words.slice(0, words)
         else:
             body = self._words.slice(value & (OFFSETS - 1), words - 1)
-            head = salt(self._key, user_index, request_index)
+            head = salt(self._salt_key, user_index, request_index)
             text = f"{head} {body}" if body else head
         return Prompt(
             messages=({"role": "user", "content": text},),

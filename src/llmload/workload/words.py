@@ -11,6 +11,7 @@ word, and the common English words used here are one token each in common BPE vo
 
 from __future__ import annotations
 
+import hashlib
 import random
 from array import array
 from itertools import accumulate
@@ -41,6 +42,14 @@ def seed_key(seed: int, stream: int = 0) -> int:
     """A 64-bit key for one use of the seed; ``stream`` separates uses (prompts, prefixes)."""
     # The golden-ratio offset keeps seed 0 from keying 0, whose draws would be weaker.
     return mix64((seed + _GOLDEN * (stream + 1)) & MASK64)
+
+
+def salted(key: int, run_salt: str) -> int:
+    """``key`` for the salts of one run: a different run salt gives different salt words while
+    every length, offset and order drawn from the seed stays the same. "" leaves it as it is."""
+    if not run_salt:
+        return key
+    return mix64(key ^ int.from_bytes(hashlib.blake2b(run_salt.encode(), digest_size=8).digest()))
 
 
 def draw(key: int, user_index: int, request_index: int) -> int:

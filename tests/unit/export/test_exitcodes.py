@@ -7,9 +7,17 @@ from typing import Any
 
 import orjson
 
+from llmload.config import ChecksConfig
 from llmload.errors import ConfigError, ResultsError, TargetError
-from llmload.exitcodes import PRECEDENCE, ExitCode, decide, markdown_table
-from llmload.metrics.slo import parse_slo
+from llmload.exitcodes import PRECEDENCE, ExitCode, markdown_table
+from llmload.metrics.slo import SloRule, parse_slo
+from llmload.verdict import judge
+
+
+def decide(s: dict[str, Any] | None, rules: tuple[SloRule, ...], limit: float | None,
+           client_bound: bool) -> tuple[ExitCode, list[str]]:
+    verdict = judge(s, ChecksConfig(rules, limit, client_bound))
+    return verdict.code, list(verdict.reasons)
 
 
 def summary(path: Path) -> dict[str, Any]:
@@ -20,9 +28,9 @@ def summary(path: Path) -> dict[str, Any]:
 def test_the_documented_codes() -> None:
     assert [(c.name, c.value) for c in ExitCode] == [
         ("OK", 0), ("ERRORS_OVER_LIMIT", 1), ("COULD_NOT_START", 2), ("SLO_MISSED", 3), ("CLIENT_BOUND", 4),
-        ("INCOMPLETE", 5)]
-    assert PRECEDENCE == (ExitCode.COULD_NOT_START, ExitCode.INCOMPLETE, ExitCode.ERRORS_OVER_LIMIT,
-                          ExitCode.SLO_MISSED, ExitCode.CLIENT_BOUND)
+        ("INCOMPLETE", 5), ("WAIT_TIMEOUT", 6), ("LOG_STALLED", 7), ("INTERRUPTED", 130)]
+    assert PRECEDENCE == (ExitCode.INTERRUPTED, ExitCode.COULD_NOT_START, ExitCode.INCOMPLETE,
+                          ExitCode.ERRORS_OVER_LIMIT, ExitCode.SLO_MISSED, ExitCode.CLIENT_BOUND)
 
 
 def test_user_errors_exit_with_could_not_start() -> None:
@@ -75,7 +83,7 @@ def test_nothing_measured_could_not_start(runs: dict[str, Path]) -> None:
         stage["requests"] = {"ok": 0, "failed": 0, "unfinished": 0, "warmup": 3, "drain": 0}
     code, reasons = decide(s, parse_slo("ttft_p99_ms<=1"), 0.0, True)
     assert code is ExitCode.COULD_NOT_START
-    assert reasons == ["nothing was measured: no stage sent a request in its window"]
+    assert reasons == ["nothing measured: no request was sent: check -u (users) and -t (run time)"]
     assert decide({"stages": []}, (), None, False)[0] is ExitCode.COULD_NOT_START
 
 
@@ -83,6 +91,15 @@ def test_markdown_table_lists_every_code_in_order() -> None:
     table = markdown_table()
     lines = table.splitlines()
     assert lines[0] == "| exit code | name | meaning |"
-    assert [line.split("|")[1].strip() for line in lines[2:8]] == ["0", "1", "2", "3", "4", "5"]
-    assert ("2 `COULD_NOT_START` > 5 `INCOMPLETE` > 1 `ERRORS_OVER_LIMIT` > 3 `SLO_MISSED` > "
-            "4 `CLIENT_BOUND`") in table
+    assert [line.split("|")[1].strip() for line in lines[2:11]] == [
+        "0", "1", "2", "3", "4", "5", "6", "7", "130"]
+    assert ("130 `INTERRUPTED` > 2 `COULD_NOT_START` > 5 `INCOMPLETE` > 1 `ERRORS_OVER_LIMIT` > "
+            "3 `SLO_MISSED` > 4 `CLIENT_BOUND`") in table
+
+
+def test_the_documents_show_the_one_table() -> None:
+    root = Path(__file__).resolve().parents[3]
+    for doc in ("README.md", "docs/verdicts.md", "docs/kubernetes.md"):
+        text = (root / doc).read_text(encoding="utf-8")
+        rows = [line for line in markdown_table().splitlines() if line.startswith("| ")]
+        assert all(row in text for row in rows), f"{doc}: regenerate with python -m llmload.exitcodes"

@@ -21,9 +21,11 @@ def chunk(
     completion_tokens: int | None = None,
     prompt_tokens: int | None = None,
     error: str | None = None,
+    cached_tokens: int | None = None,
 ) -> ChunkInfo:
     return ChunkInfo(
-        token_bearing, has_content, finish_reason, completion_tokens, prompt_tokens, error
+        token_bearing, has_content, finish_reason, completion_tokens, prompt_tokens, error,
+        cached_tokens,
     )
 
 
@@ -115,7 +117,7 @@ OPENAI = [
         b'{%s,"choices":[],"usage":{"prompt_tokens":80,"completion_tokens":17,"total_tokens":97,'
         b'"prompt_tokens_details":{"cached_tokens":0,"audio_tokens":0},'
         b'"completion_tokens_details":{"reasoning_tokens":0}}}' % _OA,
-        chunk(completion_tokens=17, prompt_tokens=80),
+        chunk(completion_tokens=17, prompt_tokens=80, cached_tokens=0),
     ),
 ]
 
@@ -267,3 +269,11 @@ def test_any_json_is_read_or_bad_chunk(value: Any) -> None:
 def test_any_bytes_are_read_or_bad_chunk(data: bytes) -> None:
     with contextlib.suppress(BadChunk):
         parse_chunk(data)
+
+
+def test_cached_prompt_tokens_are_read_from_usage() -> None:
+    body = (b'{"choices":[],"usage":{"prompt_tokens":2006,"completion_tokens":4,'
+            b'"prompt_tokens_details":{"cached_tokens":2000}}}')
+    assert parse_chunk(body).cached_tokens == 2000
+    with pytest.raises(BadChunk):
+        parse_chunk(b'{"choices":[],"usage":{"prompt_tokens":3,"prompt_tokens_details":{"cached_tokens":"x"}}}')

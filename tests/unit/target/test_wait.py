@@ -151,3 +151,18 @@ def test_cli_usage_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert "--host" in capsys.readouterr().err
     assert cli.main(["wait", "--host", "http://b:1", "--log-stall", "5"]) == 2
     assert cli.main(["wait", "--host", "http://b:1", "--timeout", "0"]) == 2
+
+
+@pytest.mark.parametrize(("status", "key", "said"), [
+    (401, None, "the server wants an API key: export OPENAI_API_KEY="),
+    (403, "sk-wrong-key-123456", "the server rejected the API key"),
+])
+def test_a_refused_key_ends_the_wait_at_once(status: int, key: str | None, said: str) -> None:
+    # 401/403 is no loading state: waiting --timeout for a key that will not appear helps nobody.
+    clock = Clock()
+    result, out = run(lambda _r: httpx.Response(status, json={"error": {"message": "no"}}), clock,
+                      timeout_s=900, api_key=key)
+    assert result.code == WaitCode.REFUSED == 2
+    assert clock.t - 1000.0 < 1
+    assert said in result.message
+    assert "sk-wrong" not in out

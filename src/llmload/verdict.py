@@ -1,0 +1,258 @@
+"""The verdict of a run: its exit code, one line that says why, and the evidence behind it.
+
+Computed once, here, from the summary alone, so every reader agrees: the process's exit code,
+the console, ``summary.json``'s ``exit``, the report's banner, the Prometheus exit gauge and
+``llmload compare``. ``llmload report`` rebuilds the same verdict from an old summary.
+
+What the summary must say for it (written by the run engine):
+
+- ``run.stopped``: how the run ended early, if it did: ``{"by": "interrupt"}`` (SIGINT or
+  SIGTERM), or ``{"by": "fail_fast", kind, status, message, requests}`` when the first requests
+  all failed the same way (``failfast.py``);
+- per stage: ``requests`` (outcomes of the requests sent in the window), ``attempts`` (every
+  request of the stage, warm-up and drain included), ``errors`` and ``error_samples`` (one
+  server answer per kind), ``error_rate``, ``client_bound``, ``partial``;
+- ``run.lost_workers`` of a distributed run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from llmload.config import ChecksConfig
+from llmload.exitcodes import PRECEDENCE, ExitCode
+from llmload.metrics.slo import evaluate
+
+_MESSAGE_CHARS = 120  # of a server's answer, in the one line and the banner
+_TOP_KINDS = 3
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorSample:
+    """One kind of failure over the run, with one answer the server gave for it."""
+
+    kind: str
+    count: int
+    status: int | None
+    message: str  # the server's own words, shortened; "" when it said nothing
+
+    def describe(self) -> str:
+        said = f"HTTP {self.status}" if self.status and self.status != 200 else self.kind
+        return f"{said} \"{self.message}\"" if self.message else said
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    code: ExitCode
+    line: str  # what the console prints last, and the report's banner
+    reasons: tuple[str, ...]  # every condition that held, in PRECEDENCE order
+    errors: tuple[ErrorSample, ...]  # the most frequent failure kinds, most frequent first
+
+    @property
+    def ok(self) -> bool:
+        return self.code is ExitCode.OK
+
+    def to_json(self) -> dict[str, Any]:
+        return {"code": int(self.code), "name": self.code.name.lower(), "line": self.line,
+                "reasons": list(self.reasons),
+                "errors": [{"kind": e.kind, "count": e.count, "status": e.status,
+                            "message": e.message} for e in self.errors]}
+
+
+def server_message(detail: str | None) -> str:
+    """The server's own words in an error answer: OpenAI's ``error.message`` where it used
+    that shape, the text otherwise; one line, shortened."""
+    text = (detail or "").strip()
+    if text.startswith("{"):
+        try:
+            body = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            body = None
+        if isinstance(body, dict):
+            inner = body.get("error", body)
+            found = inner.get("message") if isinstance(inner, dict) else inner
+            text = str(found if found is not None else body.get("detail", text))
+    if text[:1] == "<":
+        return "an HTML page, not an OpenAI answer"
+    text = " ".join(text.split())
+    return text if len(text) <= _MESSAGE_CHARS else text[:_MESSAGE_CHARS - 3] + "..."
+
+
+def hint(kind: str, status: int | None, run: Mapping[str, Any]) -> str:
+    """What the user can do about a failure of this kind."""
+    request = (run.get("options") or {}).get("request") or {}
+    key_env = request.get("api_key_env") or "OPENAI_API_KEY"
+    if status in (401, 403):
+        if request.get("api_key_set"):
+            return f"the server rejected the API key in ${key_env}: check it"
+        return (f"the server wants an API key: export {key_env}=... (or name another variable "
+                "with --api-key-env)")
+    if status == 404:
+        return "check --host (the server's base URL, without /v1) and --model"
+    if status == 429:
+        return "the server is rate-limiting: lower the load or raise its limit"
+    if status is not None and 400 <= status < 500:
+        return "check --extra-body, --model and the prompt and output lengths"
+    if status is not None and status >= 500:
+        return "the server failed: see its log"
+    return {
+        "connect_error": f"nothing accepted a connection at {run.get('target')}: is the server "
+                         "up and --host right? (`llmload wait --host URL` waits for it)",
+        "connect_timeout": f"{run.get('target')} did not accept a connection in time: is "
+                           "--host reachable from here?",
+        "first_token_timeout": "the server accepted the requests but sent no token within "
+                               "--first-token-timeout",
+        "stream_broken": "the answer was no OpenAI event stream: is --host the API's base URL? "
+                         "(--no-stream for a server that cannot stream)",
+        "bad_payload": "the answer was not OpenAI-compatible: is --host the API's base URL?",
+        "error_event": "the server reported an error inside the stream",
+    }.get(kind, "see requests.jsonl for every failed request")
+
+
+def _stages(summary: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    return list(summary.get("stages") or [])
+
+
+def _name(stage: Mapping[str, Any]) -> str:
+    level = stage.get("concurrency")
+    return f"stage {stage.get('index', '?')}" + ("" if level is None else f" (C={level})")
+
+
+def _attempted(stage: Mapping[str, Any]) -> int:
+    req = stage.get("requests") or {}
+    return int(req.get("ok", 0)) + int(req.get("failed", 0)) + int(req.get("unfinished", 0))
+
+
+def top_errors(stages: Sequence[Mapping[str, Any]]) -> tuple[ErrorSample, ...]:
+    """Failure kinds over every stage and phase, most frequent first, one sample each."""
+    counts: dict[str, int] = {}
+    samples: dict[str, Mapping[str, Any]] = {}
+    for stage in stages:
+        kinds = (stage.get("attempts") or {}).get("errors") or stage.get("errors") or {}
+        for kind, n in kinds.items():
+            counts[kind] = counts.get(kind, 0) + int(n)
+        for kind, sample in (stage.get("error_samples") or {}).items():
+            samples.setdefault(kind, sample)
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:_TOP_KINDS]
+    return tuple(ErrorSample(kind, n, (samples.get(kind) or {}).get("status"),
+                             server_message((samples.get(kind) or {}).get("message")))
+                 for kind, n in ranked)
+
+
+def _nothing_measured(stages: Sequence[Mapping[str, Any]], run: Mapping[str, Any],
+                      server: Mapping[str, Any]) -> str:
+    """Why no stage has a request in its window, in the user's terms."""
+    attempts = [stage.get("attempts") or {} for stage in stages]
+    finished = sum(int(a.get("finished", 0)) for a in attempts)
+    failed = sum(int(a.get("failed", 0)) for a in attempts)
+    unfinished = sum(int(a.get("unfinished", 0)) for a in attempts)
+    if finished + unfinished == 0 and server.get("reachable") is False:
+        return (f"no request was sent: {run.get('target')} gave no HTTP answer to llmload's "
+                "first look at it, and the run time ran out meanwhile: is the server up? "
+                "(`llmload wait --host URL` waits for it)")
+    if finished + unfinished == 0:
+        return "no request was sent: check -u (users) and -t (run time)"
+    if finished == 0:
+        return (f"{unfinished} requests were sent and none finished before the run ended: the "
+                f"server at {run.get('target')} never answered them")
+    if failed == finished:
+        worst = top_errors(stages)[0]
+        return (f"every one of the {finished} requests failed: {worst.describe()}: "
+                f"{hint(worst.kind, worst.status, run)}")
+    return (f"the warm-up never completed ({finished} requests finished): run longer or "
+            "lower --warmup-requests")
+
+
+def _error_reasons(stages: Sequence[Mapping[str, Any]], limit: float | None) -> list[str]:
+    if limit is None:
+        return []
+    reasons = []
+    for stage in stages:
+        rate = stage.get("error_rate")
+        if rate is None or rate <= limit:
+            continue
+        kinds = ", ".join(f"{kind} {n}" for kind, n in (stage.get("errors") or {}).items())
+        reasons.append(f"{_name(stage)}: error rate {rate:.2%} > limit {limit:.2%}"
+                       + (f" ({kinds})" if kinds else ""))
+    return reasons
+
+
+def _slo_reasons(stages: Sequence[Mapping[str, Any]], checks: ChecksConfig) -> list[str]:
+    reasons = []
+    for stage in stages:
+        misses = [r.describe() for r in evaluate(checks.slo, stage) if not r.passed]
+        if misses:
+            reasons.append(f"{_name(stage)}: SLO missed: {'; '.join(misses)}")
+    return reasons
+
+
+def _interrupted(summary: Mapping[str, Any]) -> list[str]:
+    stopped = (summary.get("run") or {}).get("stopped") or {}
+    if stopped.get("by") != "interrupt":
+        return []
+    partial = [_name(s) for s in _stages(summary) if s.get("partial")]
+    cut = f"; {', '.join(partial)} cut short" if partial else ""
+    return [f"interrupted (SIGINT or SIGTERM): the results hold what was measured until then{cut}"]
+
+
+def _could_not_start(summary: Mapping[str, Any]) -> list[str]:
+    run = summary.get("run") or {}
+    stopped = run.get("stopped") or {}
+    if stopped.get("by") == "fail_fast":
+        said = ErrorSample(stopped.get("kind", "?"), int(stopped.get("requests", 0)),
+                           stopped.get("status"), server_message(stopped.get("message")))
+        return [f"every request failed: {said.describe()} — "
+                f"{hint(said.kind, said.status, run)} (stopped after the first "
+                f"{said.count} requests)"]
+    stages = _stages(summary)
+    if any(_attempted(s) for s in stages):
+        return []
+    return [f"nothing measured: {_nothing_measured(stages, run, summary.get('server') or {})}"]
+
+
+def judge(summary: Mapping[str, Any] | None, checks: ChecksConfig) -> Verdict:
+    """The verdict of a run from its summary (None: the run never got far enough to write one).
+
+    Every stage must meet every objective; ``checks.max_error_rate`` None disables the error
+    check.
+    """
+    if summary is None:
+        return Verdict(ExitCode.COULD_NOT_START, "nothing measured: the run wrote no summary",
+                       ("the run wrote no summary: it never started measuring",), ())
+    stages = _stages(summary)
+    run = summary.get("run") or {}
+    found: dict[ExitCode, list[str]] = {
+        ExitCode.INTERRUPTED: _interrupted(summary),
+        ExitCode.COULD_NOT_START: _could_not_start(summary),
+        ExitCode.INCOMPLETE: [f"worker {w['worker']} was lost; up to "
+                              f"{w['requests_missing_at_most']} requests may be missing"
+                              for w in run.get("lost_workers") or []],
+        ExitCode.ERRORS_OVER_LIMIT: _error_reasons(stages, checks.max_error_rate),
+        ExitCode.SLO_MISSED: _slo_reasons(stages, checks),
+        ExitCode.CLIENT_BOUND: [f"{_name(s)}: client-bound, the numbers measure the load generator"
+                                for s in stages if s.get("client_bound")]
+                               if checks.fail_on_client_bound else [],
+    }
+    if found[ExitCode.COULD_NOT_START]:  # nothing measured: no error rate or SLO to speak of
+        found[ExitCode.ERRORS_OVER_LIMIT] = found[ExitCode.SLO_MISSED] = []
+    reasons = tuple(reason for code in PRECEDENCE for reason in found[code])
+    code = next((code for code in PRECEDENCE if found[code]), ExitCode.OK)
+    errors = top_errors(stages)
+    return Verdict(code, _line(code, reasons, errors, stages), reasons, errors)
+
+
+def _line(code: ExitCode, reasons: Sequence[str], errors: Sequence[ErrorSample],
+          stages: Sequence[Mapping[str, Any]]) -> str:
+    if code is ExitCode.OK:
+        requests = sum(_attempted(s) for s in stages)
+        return f"ok: every check passed ({len(stages)} stages, {requests:,} measured requests)"
+    first = reasons[0]
+    if code is ExitCode.ERRORS_OVER_LIMIT and errors:
+        first += f"; {errors[0].describe()}"
+    if code is ExitCode.COULD_NOT_START or first.startswith("interrupted"):
+        return first
+    return f"{code.name.lower().replace('_', ' ')}: {first}"
