@@ -196,6 +196,9 @@ def _interrupted(summary: Mapping[str, Any]) -> list[str]:
         return []
     partial = [_name(s) for s in _stages(summary) if s.get("partial")]
     cut = f"; {', '.join(partial)} cut short" if partial else ""
+    if stopped.get("process"):  # a worker, not the run: the others went on without it
+        return [f"interrupted: {stopped['process']} was stopped by SIGINT or SIGTERM and the run "
+                f"went on without its users{cut}"]
     return [f"interrupted (SIGINT or SIGTERM): the results hold what was measured until then{cut}"]
 
 

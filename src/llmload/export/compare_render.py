@@ -7,11 +7,13 @@ columns divide each run by A. Server differences sit right under the headline ro
 from __future__ import annotations
 
 import string
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from llmload.export import html as h
 from llmload.export.compare import NOISE, CompareRow, Comparison
 from llmload.export.plots import render
+from llmload.export.rundata import verdict_of
 from llmload.export.series import FigureSpec, level_series, throughput_figure
 
 _FOOTNOTE = (f"{NOISE} marks a ratio within the repeat spread of both runs (their min-max ranges "
@@ -22,9 +24,16 @@ def _letters(n: int) -> list[str]:
     return list(string.ascii_uppercase[:n]) if n <= 26 else [f"R{i + 1}" for i in range(n)]
 
 
-def _legend(c: Comparison) -> list[tuple[str, str, str]]:
-    return [(letter, run.label, str((run.summary.get("run") or {}).get("target") or "-"))
+def _legend(c: Comparison) -> list[tuple[str, str, str, str]]:
+    """Each run: letter, id, target, and its verdict (a failed run's numbers are no baseline)."""
+    return [(letter, run.label, str((run.summary.get("run") or {}).get("target") or "-"),
+             _verdict(run.summary))
             for letter, run in zip(_letters(len(c.runs)), c.runs, strict=True)]
+
+
+def _verdict(summary: Mapping[str, Any]) -> str:
+    v = verdict_of(summary)
+    return "ok" if v.get("code") == 0 else f"exit {v.get('code')} {v.get('name')}: {v.get('line')}"
 
 
 def _value_cells(row: CompareRow) -> list[str]:
@@ -61,7 +70,7 @@ def _text_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[s
 
 def console(c: Comparison) -> str:
     out = ["llmload compare", ""]
-    out += [f"  {x}  {label}  ·  {target}" for x, label, target in _legend(c)]
+    out += [f"  {x}  {label}  ·  {target}  ·  {verdict}" for x, label, target, verdict in _legend(c)]
     out += ["", *_text_table(_headers(c, "", "letter"), _rows(c.headline))]
     if c.server_diffs:
         out += ["", "server differences:", *_text_table(["", *_letters(len(c.runs))],
@@ -84,7 +93,7 @@ def _md_table(headers: Sequence[str], rows: Sequence[Sequence[str]], left: int =
 
 def markdown(c: Comparison) -> str:
     out = ["## llmload compare", ""]
-    out += _md_table(["run", "id (engine)", "target"], [list(x) for x in _legend(c)], left=3)
+    out += _md_table(["run", "id (engine)", "target", "verdict"], [list(x) for x in _legend(c)], left=4)
     out += ["", *_md_table(_headers(c, "", "full"), _rows(c.headline))]
     if c.server_diffs:
         out += ["", "**Server differences**", "",
@@ -111,7 +120,7 @@ def html_page(c: Comparison) -> str:
     headers = _headers(c, "", "short")
     body = [
         "<h1>llmload compare</h1>",
-        h.table(("run", "id (engine)", "target"), _legend(c), left=3),
+        h.table(("run", "id (engine)", "target", "verdict"), _legend(c), left=4),
         h.warnings_box([f"{label}: {w}" for label, w in c.warnings]),
         h.heading("Headline"),
         h.table(headers, _rows(c.headline), css="big"),

@@ -5,12 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from llmload.config import ChecksConfig
 from llmload.export import html as h
-from llmload.export.rundata import RunData, all_warnings, flatten, stage_name
+from llmload.export.rundata import RunData, all_warnings, flatten, stage_name, verdict_of
 from llmload.export.tables import Row
-from llmload.metrics.slo import parse_max_error_rate, parse_slo
-from llmload.verdict import judge
 
 _SAMPLE_CHARS = 300  # of a server's error answer in the errors table
 
@@ -112,18 +109,6 @@ def _key_values(title: str, value: Any, skip: tuple[str, ...] = ()) -> list[str]
     if not pairs:
         return [h.heading(title), h.paragraph("Nothing recorded.", "note")]
     return [h.heading(title), h.table(("key", "value"), pairs, left=2)]
-
-
-def verdict_of(summary: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The verdict the run recorded; for a summary written before verdicts were, judged now
-    from the checks it recorded."""
-    if summary.get("exit"):
-        return dict(summary["exit"])
-    checks = ((summary.get("run") or {}).get("options") or {}).get("checks") or {}
-    config = ChecksConfig(parse_slo(",".join(checks.get("slo") or [])),
-                          parse_max_error_rate(checks.get("max_error_rate")),
-                          bool(checks.get("fail_on_client_bound")))
-    return judge(summary, config).to_json()
 
 
 def _errors(summary: Mapping[str, Any]) -> list[str]:

@@ -16,7 +16,10 @@ from typing import Any
 
 import orjson
 
+from llmload.config import ChecksConfig
 from llmload.errors import ResultsError
+from llmload.metrics.slo import parse_max_error_rate, parse_slo
+from llmload.verdict import judge
 
 SUMMARY = "summary.json"
 TIMESERIES = "timeseries.csv"
@@ -188,3 +191,15 @@ def _text(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
+
+
+def verdict_of(summary: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The verdict the run recorded; for a summary written before verdicts were, judged now
+    from the checks it recorded."""
+    if summary.get("exit"):
+        return dict(summary["exit"])
+    checks = ((summary.get("run") or {}).get("options") or {}).get("checks") or {}
+    config = ChecksConfig(parse_slo(",".join(checks.get("slo") or [])),
+                          parse_max_error_rate(checks.get("max_error_rate")),
+                          bool(checks.get("fail_on_client_bound")))
+    return judge(summary, config).to_json()

@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 from llmload.config import RunConfig
+from llmload.exitcodes import ExitCode
 from llmload.export import console
 from llmload.export.prometheus import ExporterHandle, ExportSource, start_exporter
 from llmload.export.report import write_report
@@ -39,7 +40,11 @@ def conclude(environment: Any, config: RunConfig, results: ResultsDir,
     summary["exit"] = verdict.to_json()
     results.write_json("summary.json", summary)
     write_report(results.path)
-    environment.process_exit_code = int(verdict.code)
-    return int(verdict.code), console.render(summary, str(results.path))
+    code = int(verdict.code)
+    if verdict.code is ExitCode.ERRORS_OVER_LIMIT:
+        # Locust's own convention for "requests failed" (its default is ours, 1).
+        code = int(getattr(environment.parsed_options, "exit_code_on_error", code))
+    environment.process_exit_code = code
+    return code, console.render(summary, str(results.path))
 
 

@@ -133,6 +133,10 @@ class WorkerRole:
         if self.session is not None:
             self.session.stop({"by": "interrupt", "stage": max(self.session.stage, 0)})
             hurry(self._environment)
+            # Stop now, so the final delta leaves before Locust's own "quit" to the master
+            # (our quitting listener runs first: Locust fires quitting in reverse order), which
+            # would have the master count this worker as lost with its final still unsent.
+            self._environment.runner.stop()
 
     def after_quit(self) -> None:
         pass  # workers serve no metrics: the master exports the merged fleet

@@ -62,4 +62,6 @@ def test_single_stream_first_token_is_one_prefill_step() -> None:
     assert stats["step_duration"]["p50_ns"] == params.step_ns(1, 0)
     assert median >= expected_ns, "never early"
     message = f"TTFT median {median / MS:.2f} ms, model {expected_ns / MS:.2f} ms"
-    tail_bound(median < expected_ns + MS // 2, bool(stats["realtime"]), message)
+    # 1 ms of slack: the loop's timer wakes ~0.45 ms late on this 2-core machine even at
+    # SCHED_FIFO (measured, at the parent revision too), while a second step would add >= 5 ms.
+    tail_bound(median < expected_ns + MS, bool(stats["realtime"]), message)

@@ -126,3 +126,10 @@ def test_every_kind_has_a_hint() -> None:
         assert hint(kind, None, run)
     assert "nothing accepted a connection at http://h:1" in hint("connect_error", None, run)
     assert "rate-limiting" in hint("http_429", 429, run)
+
+
+def test_an_interrupted_worker_is_named() -> None:
+    stopped = {"by": "interrupt", "stage": 0, "process": "worker-1"}
+    verdict = judge(summary(stage(ok=30, partial=True), stopped=stopped), CHECKS)
+    assert verdict.code is ExitCode.INTERRUPTED
+    assert verdict.line.startswith("interrupted: worker-1 was stopped by SIGINT or SIGTERM")

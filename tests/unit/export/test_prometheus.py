@@ -220,3 +220,10 @@ def test_serves_in_a_gevent_monkey_patched_process() -> None:
                           timeout=60, check=False, cwd=root)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["20", "True"]
+
+
+def test_the_exit_code_appears_once_the_run_has_ended() -> None:
+    source = source_with({})
+    assert not [s for s in samples(exposition(source)) if s.name == "llmload_run_exit_code"]
+    source.values = {**source.values, "exit_code": 130}
+    assert one(samples(exposition(source)), "llmload_run_exit_code") == 130
