@@ -16,7 +16,7 @@ Levels: 1, 10 and 100 streams at a 10 ms step (100 events/s each), 500 at a 50 m
 events/s in all), closed loop, streams started staggered over one request's duration; then
 100 and 500 streams again in lockstep (all at once, as in vLLM's study), and the study's own
 500-stream level (10 ms step, 50k events/s) for the vLLM-style client, to check it against
-FIELD-NOTES.md. Clients run at ``nice -10`` where permitted (all three alike) so neighbours on a
+docs/pitfalls.md. Clients run at ``nice -10`` where permitted (all three alike) so neighbours on a
 shared machine take less of their CPU. Added TTFT error and ITL error come from
 ``harness/truth.py``; the tables report medians over the repeats, and the claims as ratios.
 

@@ -21,7 +21,7 @@ own send stamp: exactly the error that enters TTFT, ITL and E2E. The simulator's
 median from its own log; its step lateness p99 is reported beside (it is the truth's own error).
 
 For each level it prints the error p50/p99, the client's loop-lag p99 and CPU, whether the stage
-was flagged ``client_bound``, and the rule's verdict (METRICS.md, client health): with the bound
+was flagged ``client_bound``, and the rule's verdict (docs/metrics.md, client health): with the bound
 taken as ``HealthLimits.loop_lag_p99_ms``, the flag must be raised when the error p99 is at least
 twice the bound and must not be raised when it is at most half of it.
 """

@@ -19,7 +19,7 @@ from llmload.protocol.chunks import parse_chunk
 from llmload.protocol.sse import DONE, SSEDecoder
 
 # A vLLM-style chunk under ``continuous_usage_stats``, 250 bytes on the wire at 3-digit counts
-# (the typical size FIELD-NOTES measured; longer ids and model names make real ones larger).
+# (the typical size docs/pitfalls.md gives; longer ids and model names make real ones larger).
 _EVENT = (
     b'data: {"id":"chatcmpl-6f1c2d","object":"chat.completion.chunk","created":1764445000,'
     b'"model":"Qwen3-8B","choices":[{"index":0,"delta":{"content":" the"},'

@@ -140,17 +140,18 @@ new boundary and the bug 0.28 to 0.44 against 0.74 to 0.77 ms; both fixed, one r
 **Locust's `FastHttpUser` with `iter_lines`** is off by about two steps whatever the load: +30 ms
 TTFT at 10 ms steps, +150 ms at 50 ms, ITL error p99 four steps. Its `iter_content(1024)` waits
 for 1 KiB (about three events), so the first token is seen with the third event and ITL
-alternates between 0 and three steps (FIELD-NOTES: line readers that batch tokens).
+alternates between 0 and three steps ([pitfalls.md](pitfalls.md): readers that batch tokens).
 
-**The reference against FIELD-NOTES.** `pip install vllm` cannot be used here: `pip download
+**The reference against pitfalls.md.** `pip install vllm` cannot be used here: `pip download
 --no-deps vllm` fetched vllm 0.33.0 (336 MB) whose `Requires-Dist` include `torch==2.14.0`,
 `torchaudio`, `torchvision`, `flashinfer-python`, `nvidia-cudnn-frontend`,
 `nvidia-cutlass-dsl[cu13]` and more CUDA wheels: several GB of CUDA torch for a CPU-only client.
 The vLLM-style client ports its benchmark client from that wheel instead. At the study's own
-levels in lockstep (10 ms steps) its mean added TTFT is within ±50% of FIELD-NOTES' `vllm bench
-serve` numbers at 100 and 500 streams (0.96 and 1.23 times; the previous run read 1.09 and 1.46),
-and it reports 500 streams at 50,000 events/s with all of its core and a 166 ms TTFT error p50.
-At 1 and 10 streams FIELD-NOTES' +6 to +7 ms are most likely the mock server's own lateness (a
+levels in lockstep (10 ms steps) its mean added TTFT is within ±50% of the `vllm bench serve`
+numbers of [pitfalls.md](pitfalls.md) at 100 and 500 streams (0.96 and 1.23 times; the
+previous run read 1.09 and 1.46), and it reports 500 streams at 50,000 events/s with all of its
+core and a 166 ms TTFT error p50.
+At 1 and 10 streams pitfalls.md's +6 to +7 ms are most likely the mock server's own lateness (a
 Python asyncio mock); this simulator's (timerfd deadlines, SCHED_FIFO) is under 0.1 ms, so the
 client's own share, 1.4 to 1.6 ms, is what remains.
 """,

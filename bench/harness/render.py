@@ -111,14 +111,14 @@ def master_table(doc: dict[str, Any]) -> list[str]:
     return lines
 
 
-# vLLM bench serve on a 2-core machine (FIELD-NOTES.md): mean added TTFT, mock TTFT 50 ms, 10 ms ITL.
+# vLLM bench serve on a 2-core machine (docs/pitfalls.md): mean added TTFT, mock TTFT 50 ms, 10 ms ITL.
 FIELD_NOTES_VLLM_MS = {1: 6.8, 10: 6.1, 100: 22.9, 500: 141.8}
 
 
 def reproduction_table(doc: dict[str, Any]) -> list[str]:
-    """The vLLM-style client against FIELD-NOTES' vLLM numbers, at the study's own levels (10 ms
+    """The vLLM-style client against the vLLM numbers of docs/pitfalls.md, at the study's own levels (10 ms
     steps; all streams at once where the level was run that way): within ±50% or not."""
-    lines = ["| streams (10 ms step) | start | FIELD-NOTES: vllm bench serve, mean added TTFT | "
+    lines = ["| streams (10 ms step) | start | pitfalls.md: vllm bench serve, mean added TTFT | "
              "vLLM-style here: mean added TTFT (vs the 50 ms set) | ratio | within ±50% |",
              "|---|---|---|---|---|---|"]
     best: dict[int, dict[str, Any]] = {}

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 
 def pct(values: Sequence[float], q: float) -> float | None:
-    """Nearest-rank percentile (the lower sample at a tie), as METRICS.md defines it."""
+    """Nearest-rank percentile (the lower sample at a tie), as docs/metrics.md defines it."""
     if not values:
         return None
     ordered = sorted(values)

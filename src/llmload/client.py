@@ -122,6 +122,6 @@ class ChatClient:
                 on_unfinished(done)
             raise
         done = recorder.finish(self._clock())
-        # Latency belongs to the window the request was *sent* in (METRICS.md).
+        # Latency belongs to the window the request was *sent* in (docs/metrics.md).
         done.phase = window.phase_at(done.sent_ns or done.scheduled_ns)
         return done

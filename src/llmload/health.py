@@ -6,7 +6,7 @@ and a 20 ms tick sampled the same phase of every step, and a client throttled ri
 burst of events read a lag p99 of 1.2 ms while its events were 15 ms late at p99;
 bench/client_bound.py, level q20), where Poisson samples see the time average. CPU comes from
 ``process_time``. A stage is ``client-bound`` when either crosses its limit, because then the
-stamps taken at socket reads include time the client spent elsewhere (METRICS.md, client health).
+stamps taken at socket reads include time the client spent elsewhere (docs/metrics.md, client health).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from llmload.metrics.histogram import LogHistogram
 
 @dataclass(frozen=True, slots=True)
 class HealthLimits:
-    """Provisional limits from METRICS.md; bench/ calibrates them."""
+    """Provisional limits (docs/metrics.md); bench/ calibrates them."""
 
     loop_lag_p99_ms: float = 5.0
     cpu_fraction: float = 0.8

@@ -1,4 +1,4 @@
-"""One request, start to finish: every timestamp METRICS.md names, in ``perf_counter_ns``.
+"""One request, start to finish: every timestamp docs/metrics.md names, in ``perf_counter_ns``.
 
 A record is filled in by the recorder while its response streams, then frozen in meaning (not in
 Python) once ``outcome`` is set. Per token-bearing event it keeps two compact arrays rather than

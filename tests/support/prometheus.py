@@ -142,7 +142,7 @@ def record_from_json(d: Mapping[str, Any]) -> RequestRecord:
 
 
 def _samples(r: RequestRecord, source: str) -> list[tuple[float, int]]:
-    """``(value, times)`` of one sample stream of one ok record, as METRICS.md defines it."""
+    """``(value, times)`` of one sample stream of one ok record, as docs/metrics.md defines it."""
     tpot = derive.tpot_ns(r)
     single: dict[str, float | int | None] = {
         "ttft": derive.ttft_ns(r), "ttfot": derive.ttfot_ns(r), "e2e": derive.e2e_ns(r),

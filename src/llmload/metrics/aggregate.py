@@ -2,7 +2,7 @@
 
 A ``StageStats`` folds finished records into log-bucket histograms and counters, so its size is
 bounded whatever the request count, and two of them merge exactly (workers ship deltas; the
-master merges). Which requests count where follows METRICS.md:
+master merges). Which requests count where follows docs/metrics.md:
 
 - latency histograms and request outcomes: requests *sent* inside the measured window;
 - output throughput: tokens whose *read* fell inside the window, from every request, warm-up and

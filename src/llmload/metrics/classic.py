@@ -18,7 +18,7 @@ Which bounds (docs/grafana.md explains the choice):
 ``ClassicStats`` is one stage's state: bounded (a few hundred ints), mergeable exactly, and
 shipped from workers to the master as plain lists of ints. It counts every finished record, of
 every phase, so its counters agree with ``requests.jsonl``; latency histograms count only ``ok``
-records (a failed request never enters a latency histogram, METRICS.md); token counters count
+records (a failed request never enters a latency histogram, docs/metrics.md); token counters count
 every record. Durations are int ns (TPOT rounded to the ns, as ``aggregate`` does).
 """
 

@@ -1,6 +1,6 @@
 """What one OpenAI-style chunk (or non-streamed response) says, reduced to what metrics need.
 
-The single definition of a *token-bearing* event (METRICS.md) lives here: a choice whose delta
+The single definition of a *token-bearing* event (docs/metrics.md) lives here: a choice whose delta
 carries non-empty ``content``, ``reasoning_content`` / ``reasoning`` (vLLM and SGLang name the
 reasoning field differently across versions), a tool-call fragment (``tool_calls``, or the
 legacy ``function_call``), or, for ``/v1/completions``, non-empty ``text``. Role-only first

@@ -64,7 +64,7 @@ class TransportFactory:
 
     The transport modules are imported here, when a factory is built, not when this module is:
     option parsing imports ``TransportConfig`` before Locust monkey-patches, and ``ssl``, gevent
-    or httpx imported before the patching deadlocked or recursed (FIELD-NOTES.md).
+    or httpx imported before the patching deadlocked or recursed (docs/pitfalls.md).
     """
 
     def __init__(self, config: TransportConfig) -> None:

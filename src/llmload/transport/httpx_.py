@@ -2,7 +2,7 @@
 
 One ``httpx.Client`` serves every user of a process: building one costs ~20 ms of CPU (CA
 bundle), and its pool must be sized to the users or 128 streams meet ``PoolTimeout``
-(FIELD-NOTES.md). Each user gets an ``HttpxTransport`` over that shared client.
+(docs/pitfalls.md). Each user gets an ``HttpxTransport`` over that shared client.
 
 What httpx does not let us see, and what we do instead:
 

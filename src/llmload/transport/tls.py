@@ -1,7 +1,7 @@
 """The client TLS context: built once per run and shared by every user.
 
 Building a context loads a CA bundle (~20 ms of CPU); one per user blocked the gevent hub for
-seconds at 512 users (FIELD-NOTES.md). Verification is on unless the user turns it off.
+seconds at 512 users (docs/pitfalls.md). Verification is on unless the user turns it off.
 """
 
 from __future__ import annotations

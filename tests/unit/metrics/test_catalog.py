@@ -15,7 +15,7 @@ from llmload.metrics.catalog import CATALOG, MetricDef, Scope, Unit, by_key, ren
 ROOT = Path(__file__).resolve().parents[3]
 DOC = ROOT / "docs" / "metrics.md"
 
-# Every metric METRICS.md defines, by catalog key, and the histograms the aggregation keeps.
+# Every metric docs/metrics.md defines, by catalog key, and the histograms the aggregation keeps.
 REQUIRED = {
     "ttft", "ttfot", "connect", "queue", "e2e", "e2e_scheduled", "output_tokens",
     "prompt_tokens", "tpot", "decode_speed", "itl", "chunk_gap", "tokens_per_event",
