@@ -252,7 +252,8 @@ def _line(code: ExitCode, reasons: Sequence[str], errors: Sequence[ErrorSample],
           stages: Sequence[Mapping[str, Any]]) -> str:
     if code is ExitCode.OK:
         requests = sum(_attempted(s) for s in stages)
-        return f"ok: every check passed ({len(stages)} stages, {requests:,} measured requests)"
+        plural = "" if len(stages) == 1 else "s"
+        return f"ok: every check passed ({len(stages)} stage{plural}, {requests:,} measured requests)"
     first = reasons[0]
     if code is ExitCode.ERRORS_OVER_LIMIT and errors:
         first += f"; {errors[0].describe()}"

@@ -252,7 +252,10 @@ def test_two_identical_runs_do_not_turn_into_cache_hits(run_locust: RunLocust) -
         first, second = (run_locust(sim.url, *args, users=1, run_time="6s") for _ in range(2))
         cached, hits = (run_locust(sim.url, *args, "--prefix-cache", users=1, run_time="6s")
                         for _ in range(2))
-    ttft = [run.summary["stages"][0]["ttft_ms"]["p50"] for run in (first, second, cached, hits)]
+        # The trap itself: a run repeated exactly, its salt given back.
+        salt = first.summary["run"]["reproducibility"]["salt"]
+        repeat = run_locust(sim.url, *args, "--salt", salt, users=1, run_time="6s")
+    ttft = [run.summary["stages"][0]["ttft_ms"]["p50"] for run in (first, second, cached, hits, repeat)]
     assert ttft[1] == pytest.approx(ttft[0], rel=0.10), ttft
     assert first.summary["run"]["reproducibility"]["salt"] != second.summary["run"]["reproducibility"]["salt"]
     # On purpose: the same prompt every time, served from the cache after the first request.
@@ -260,6 +263,10 @@ def test_two_identical_runs_do_not_turn_into_cache_hits(run_locust: RunLocust) -
     server = hits.summary["stages"][0].get("server") or {}
     assert server.get("prefix_cache_hit_rate", 0) > 0.5, server
     assert (first.summary["stages"][0].get("server") or {}).get("prefix_cache_hit_rate", 0) < 0.1
+    # The exact repeat measures cache hits, and says so.
+    assert ttft[4] < 0.5 * ttft[0], ttft
+    warnings = " ".join(repeat.summary["stages"][0]["warnings"])
+    assert "prefix cache served" in warnings and "meant to be unique" in warnings, warnings
 
 
 def test_a_distributed_run_fails_fast_too(run_locust: RunLocust) -> None:

@@ -36,7 +36,7 @@ def summary(*stages: dict[str, Any], stopped: dict[str, Any] | None = None,
 def test_a_clean_run_is_ok_in_one_line() -> None:
     verdict = judge(summary(stage(ok=120)), CHECKS)
     assert verdict.code is ExitCode.OK and verdict.ok
-    assert verdict.line == "ok: every check passed (1 stages, 120 measured requests)"
+    assert verdict.line == "ok: every check passed (1 stage, 120 measured requests)"
     assert verdict.to_json()["errors"] == []
 
 
