@@ -9,10 +9,13 @@ The master's side is ``master.MasterRole``.
 
 from __future__ import annotations
 
+import signal
 import time
+from types import FrameType
 from typing import Any
 
 import gevent
+import greenlet
 
 from llmload.config import RunConfig
 from llmload.export.prometheus import ExporterHandle
@@ -104,6 +107,7 @@ class WorkerRole:
         self.final_text: str | None = None
         self.exit_code: int | None = None  # the master's verdict is the run's
         environment.runner.register_message(PHASE, self._on_phase)
+        _sigint_to_main()
 
     def _on_phase(self, environment: Any, msg: Any) -> None:
         a, received = _announcement(msg.data), time.time()
@@ -165,3 +169,21 @@ def hurry(environment: Any) -> None:
     """An interrupted run stops now: its in-flight requests are recorded as unfinished instead
     of being given the drain's minutes to finish."""
     environment.stop_timeout = 0
+
+
+def _sigint_to_main() -> None:
+    """A worker's Ctrl+C raises KeyboardInterrupt in its main greenlet only.
+
+    A terminal signals every process of a ``--processes`` run at once; Python raises the
+    KeyboardInterrupt in whichever greenlet runs at that moment, often a user's, and gevent
+    prints that user's traceback before passing the interrupt on to the main greenlet. Raised
+    there directly, Locust's own shutdown follows as before, without the traceback.
+    """
+    main = gevent.get_hub().parent
+
+    def on_sigint(_signum: int, _frame: FrameType | None) -> None:
+        if greenlet.getcurrent() is main:
+            raise KeyboardInterrupt
+        main.throw(KeyboardInterrupt)
+
+    signal.signal(signal.SIGINT, on_sigint)

@@ -344,9 +344,11 @@ def test_connect_timeout(kind: str) -> None:
 
 
 def test_read_deadline_is_stall_timeout(kind: str) -> None:
-    sink = RecordingSink(deadline_s=0.5)
     script: list[Action] = [Send(chunked_head() + chunk(EV1)), Sleep(3.0), Send(LAST_CHUNK)]
     with RawServer(script) as server, transport_for(server.url, kind) as transport:
+        # The deadline counts from the sink's creation: create it where the clock starts, not
+        # before the server and the transport (their set-up took 0.1-0.2 s on a slow day).
+        sink = RecordingSink(deadline_s=0.5)
         started = perf_counter()
         with pytest.raises(TransportFailure) as info:
             transport.exchange(REQUEST, sink)
