@@ -25,20 +25,12 @@ Contract every transport keeps, so that every metric means the same whatever car
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Protocol
 
 from llmload.errors import ErrorKind
+from llmload.protocol.http1 import HttpRequest
 
-
-@dataclass(frozen=True, slots=True)
-class HttpRequest:
-    """One HTTP request, ready to be written. ``headers`` excludes Host and Content-Length."""
-
-    method: str
-    path: str
-    headers: tuple[tuple[str, str], ...]
-    body: bytes
+__all__ = ["HttpRequest", "ResponseSink", "Transport", "TransportFailure"]
 
 
 class TransportFailure(Exception):
