@@ -30,7 +30,7 @@ from typing import Protocol
 from llmload.errors import ErrorKind
 from llmload.protocol.http1 import HttpRequest
 
-__all__ = ["HttpRequest", "ResponseSink", "Transport", "TransportFailure"]
+__all__ = ["HttpRequest", "ResponseSink", "StaleConnection", "Transport", "TransportFailure"]
 
 
 class TransportFailure(Exception):
@@ -40,6 +40,11 @@ class TransportFailure(Exception):
         self.kind = kind
         self.detail = detail
         super().__init__(f"{kind.value}: {detail}")
+
+
+class StaleConnection(Exception):
+    """A reused connection failed before any response byte: the server had closed it idle, so
+    the request never reached it and a transport replays it once on a new connection."""
 
 
 class ResponseSink(Protocol):
