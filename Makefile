@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test check lint typecheck docs clean
+.PHONY: demo test test-unit check lint typecheck docs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +25,12 @@ test: $(VENV)/.test
 	$(BIN)/ruff check src tests bench locustfiles
 	$(BIN)/mypy src
 	$(BIN)/python -m pytest -q --durations=15
+
+# The edit-test loop: lint, types and the unit tier (no sockets), in seconds.
+test-unit: $(VENV)/.test
+	$(BIN)/ruff check src tests bench locustfiles
+	$(BIN)/mypy src
+	$(BIN)/python -m pytest -q tests/unit
 
 check: test
 

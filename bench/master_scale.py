@@ -27,9 +27,9 @@ from harness import results
 from harness.llmload_client import make_session
 from locust.rpc.protocol import Message
 
-from llmload.locust.fleet import Fleet
-from llmload.locust.shipping import DELTA, Shipper
 from llmload.record import Phase, RequestRecord, TokenSource
+from llmload.run.fleet import Fleet
+from llmload.run.shipping import DELTA, Shipper
 
 INTERVAL_S = 1.0  # FleetConfig.report_interval_s default
 CORE_SHARE = 0.5

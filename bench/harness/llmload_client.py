@@ -23,7 +23,11 @@ from typing import Any
 import gevent
 
 from llmload.config import PhaseConfig, RequestConfig, RunConfig, WorkloadConfig
-from llmload.locust.session import Session
+
+try:
+    from llmload.run.session import Session
+except ImportError:  # src/ before the run engine left the adapter (hot_path_ab.py measures it)
+    from llmload.locust.session import Session  # type: ignore[no-redef]
 from llmload.record import RequestRecord
 from llmload.recorder import Timeouts
 from llmload.stages import Announcement, StagePhase
@@ -31,9 +35,12 @@ from llmload.transport.base import HttpRequest, ResponseSink, Transport
 from llmload.transport.factory import TransportConfig
 
 try:
-    from llmload.locust.request import send_request
-except ImportError:  # src/ before it moved there (hot_path_ab.py measures older revisions)
-    from llmload.locust.user import send_request  # type: ignore[attr-defined,no-redef]
+    from llmload.run.request import send_request
+except ImportError:  # older src/ (hot_path_ab.py measures older revisions)
+    try:
+        from llmload.locust.request import send_request  # type: ignore[no-redef]
+    except ImportError:
+        from llmload.locust.user import send_request  # type: ignore[attr-defined,no-redef]
 
 MODEL = "sim-llama-3-8b"
 

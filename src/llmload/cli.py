@@ -21,7 +21,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("llmload.demo", "run the main job against an embedded simulator and print the result"),
     "wait": ("llmload.target.wait", "wait until a server can generate (or says it never will)"),
     "report": ("llmload.export.report", "rebuild a run's stages.csv, plots and report.html from its results"),
-    "compare": ("llmload.export.compare", "compare runs side by side, with ratios to the first"),
+    "compare": ("llmload.export.compare_cli", "compare runs side by side, with ratios to the first"),
 }
 
 

@@ -12,11 +12,11 @@ from collections.abc import Callable
 
 from greenlet import GreenletExit
 
-from llmload.config import RequestConfig
+from llmload.config import RequestConfig, Timeouts
 from llmload.metrics.aggregate import Window
 from llmload.protocol.payloads import chat_body, completions_body
 from llmload.record import RequestRecord
-from llmload.recorder import ResponseRecorder, Timeouts
+from llmload.recorder import ResponseRecorder
 from llmload.transport.base import HttpRequest, Transport, TransportFailure
 from llmload.workload.prompts import Prompt
 

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from llmload.errors import ConfigError
 from llmload.metrics.slo import SloRule
-from llmload.recorder import Timeouts
 from llmload.redact import redact_url
 from llmload.workload.conversations import ConversationSpec
 from llmload.workload.lengths import Length
@@ -24,6 +23,15 @@ if TYPE_CHECKING:
     from llmload.transport.factory import TransportConfig
 
 Endpoint = Literal["chat", "completions"]
+
+
+@dataclass(frozen=True, slots=True)
+class Timeouts:
+    """Per-request limits in seconds; None means no limit (the recorder enforces them)."""
+
+    first_token_s: float | None = 300.0
+    stall_s: float | None = 120.0
+    total_s: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

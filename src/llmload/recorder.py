@@ -8,8 +8,7 @@ under Locust as in a unit test.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from llmload.config import Timeouts
 from llmload.errors import ErrorKind
 from llmload.protocol.chunks import BadChunk, chunk_fields, parse_response
 from llmload.protocol.sse import DONE, SSEDecoder, SSEError
@@ -20,13 +19,7 @@ _EVIDENCE_BYTES = 4096
 _MAX_BODY_BYTES = 64 * 1024 * 1024
 
 
-@dataclass(frozen=True, slots=True)
-class Timeouts:
-    """Per-request limits in seconds; None means no limit."""
-
-    first_token_s: float | None = 300.0
-    stall_s: float | None = 120.0
-    total_s: float | None = None
+__all__ = ["ResponseRecorder", "Timeouts"]
 
 
 class ResponseRecorder:

@@ -10,8 +10,8 @@ import time
 from pathlib import Path
 
 from llmload.config import PhaseConfig, RequestConfig, RunConfig, WorkloadConfig
-from llmload.locust.session import Session
 from llmload.recorder import Timeouts
+from llmload.run.session import Session
 from llmload.stages import Announcement, StagePhase
 from llmload.transport.factory import TransportConfig
 

@@ -9,14 +9,11 @@ launch flags) come right under the headline, next to the numbers they explain.
 
 from __future__ import annotations
 
-import argparse
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
-from llmload.errors import ConfigError, ResultsError
-from llmload.export.rundata import RunData, all_warnings, flatten, load_run
+from llmload.errors import ConfigError
+from llmload.export.rundata import RunData, all_warnings, flatten
 from llmload.export.series import LevelStat, by_level
 from llmload.export.tables import Row, stage_rows
 
@@ -144,47 +141,3 @@ def compare(runs: Sequence[RunData], stages: Sequence[int] | None = None) -> Com
     warnings = tuple((run.label, w) for run in runs for w in all_warnings(run.summary))
     return Comparison(tuple(runs), headline, server_differences(runs), warnings, tuple(latency),
                       tuple(per_stage), levels, all_rows)
-
-
-def _parse_levels(text: str | None) -> list[int] | None:
-    if not text:
-        return None
-    try:
-        levels = [int(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise ConfigError("--stages", text, "expected concurrency levels such as 1,32,128") from None
-    if not levels or min(levels) < 1:
-        raise ConfigError("--stages", text, "levels must be integers >= 1")
-    return levels
-
-
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="llmload compare",
-                                description="Compare runs side by side, with ratios to the first.")
-    p.add_argument("runs", nargs="+", type=Path, metavar="RUN_DIR", help="two or more results directories")
-    p.add_argument("--format", choices=("console", "markdown", "html"), default="console")
-    p.add_argument("--out", type=Path, help="write to this file instead of stdout")
-    p.add_argument("--stages", help="concurrency levels for the latency rows, e.g. 1,32,128 "
-                                    "(default: the lowest, a middle and the highest common level)")
-    return p
-
-
-def main(argv: Sequence[str]) -> int:
-    # Imported here: the renderers import this module's types, and only the CLI needs them.
-    from llmload.export import compare_render
-
-    args = _parser().parse_args(list(argv))
-    if len(args.runs) < 2:
-        raise ConfigError("RUN_DIR", " ".join(map(str, args.runs)), "give at least two runs to compare")
-    comparison = compare([load_run(path) for path in args.runs], _parse_levels(args.stages))
-    text = {"console": compare_render.console, "markdown": compare_render.markdown,
-            "html": compare_render.html_page}[args.format](comparison)
-    if args.out is None:
-        sys.stdout.write(text)
-        return 0
-    try:
-        args.out.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise ResultsError(f"cannot write {args.out}: {exc}") from None
-    print(f"comparison: {args.out}")
-    return 0

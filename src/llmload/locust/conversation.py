@@ -18,9 +18,9 @@ from typing import Any, ClassVar
 
 from locust import task
 
-from llmload.locust.request import send_request
 from llmload.locust.user import ConnectionUser
 from llmload.record import RequestRecord
+from llmload.run.request import send_request
 from llmload.workload.conversations import Conversation
 from llmload.workload.prompts import Prompt
 

@@ -17,14 +17,14 @@ from llmload.config import RunConfig
 from llmload.export.prometheus import ExporterHandle
 from llmload.export.pushgateway import finish as finish_exporter
 from llmload.export.results import ResultsDir, new_run_id
-from llmload.locust.conductor import make_conductor, planned_concurrency
-from llmload.locust.export_source import FleetSource
-from llmload.locust.finish import conclude, start_exporter_if, write_results
-from llmload.locust.fleet import Fleet
-from llmload.locust.roles import hurry, stop_run
-from llmload.locust.server_watch import ServerWatch
-from llmload.locust.shipping import DELTA, PHASE
-from llmload.locust.summarize import build_summary
+from llmload.locust.plans import make_conductor, planned_concurrency
+from llmload.locust.roles import exit_code_on_error, hurry, running_users, stop_run
+from llmload.run.export_source import FleetSource
+from llmload.run.finish import conclude, start_exporter_if, write_results
+from llmload.run.fleet import Fleet
+from llmload.run.server_watch import ServerWatch
+from llmload.run.shipping import DELTA, PHASE
+from llmload.run.summarize import build_summary
 from llmload.stages import Announcement
 
 
@@ -79,9 +79,9 @@ class MasterRole:
 
     def test_start(self) -> None:
         self.server.start()
-        self.exporter = start_exporter_if(
-            self.config, FleetSource(self.fleet, self._environment, self.run_id, self.config.host,
-                                     self.config.scenario))
+        source = FleetSource(self.fleet, running_users(self._environment), self.run_id,
+                             self.config.host, self.config.scenario)
+        self.exporter = start_exporter_if(self.config, source)
         if self._environment.shape_class is None:
             self.conductor.start_ticking()
         self.conductor.start_progress(self.fleet.tokens_received)
@@ -119,9 +119,9 @@ class MasterRole:
                     runner.server.send_to_client(Message("quit", None, cid))  # type: ignore[no-untyped-call]
 
     def test_stop(self) -> None:
-        self.exit_code, self.final_text = conclude(self._environment, self.config, self.results,
-                                                   self.write(complete=True))
-        self.fleet.exit_code = self.exit_code
+        self.exit_code, self.final_text = conclude(self.config, self.results, self.write(complete=True),
+                                                   exit_code_on_error=exit_code_on_error(self._environment))
+        self._environment.process_exit_code = self.fleet.exit_code = self.exit_code
 
     def after_quit(self) -> None:
         if self.exporter is not None:  # the final push, and the linger for the last scrape

@@ -18,9 +18,9 @@ from gevent.pool import Pool
 from locust import task
 from locust.runners import STATE_CLEANUP, STATE_STOPPED, STATE_STOPPING
 
-from llmload.locust.request import send_request
-from llmload.locust.session import StageState
 from llmload.locust.user import SessionUser
+from llmload.run.request import send_request
+from llmload.run.session import StageState
 from llmload.transport.base import Transport
 from llmload.workload.arrivals import ArrivalKind, Arrivals
 

@@ -23,11 +23,11 @@ from llmload.config import (
     RequestConfig,
     RunConfig,
     SweepConfig,
+    Timeouts,
     WorkloadConfig,
 )
 from llmload.errors import ConfigError
 from llmload.metrics.slo import parse_max_error_rate, parse_slo
-from llmload.recorder import Timeouts
 from llmload.transport.factory import TransportConfig
 from llmload.workload.arrivals import KINDS
 from llmload.workload.conversations import ConversationSpec

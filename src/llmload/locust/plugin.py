@@ -13,11 +13,11 @@ from typing import Any
 from locust.runners import MasterRunner, WorkerRunner
 
 from llmload.errors import LlmloadError
-from llmload.locust.conductor import Conductor
 from llmload.locust.master import MasterRole
 from llmload.locust.options import add_options, to_config
 from llmload.locust.roles import LocalRole, WorkerRole
-from llmload.locust.session import Session
+from llmload.run.conductor import Conductor
+from llmload.run.session import Session
 
 _ROLE = "llmload_role"
 Role = LocalRole | MasterRole | WorkerRole

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import signal
 import time
+from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
@@ -20,13 +21,13 @@ import greenlet
 from llmload.config import RunConfig
 from llmload.export.prometheus import ExporterHandle
 from llmload.export.pushgateway import finish as finish_exporter
-from llmload.locust.conductor import make_conductor, planned_concurrency
-from llmload.locust.export_source import SessionSource
-from llmload.locust.finish import conclude, start_exporter_if, write_results
-from llmload.locust.server_watch import ServerWatch
-from llmload.locust.session import Session
-from llmload.locust.shipping import PHASE, Shipper
-from llmload.locust.summarize import build_summary
+from llmload.locust.plans import make_conductor, planned_concurrency
+from llmload.run.export_source import SessionSource
+from llmload.run.finish import conclude, start_exporter_if, write_results
+from llmload.run.server_watch import ServerWatch
+from llmload.run.session import Session
+from llmload.run.shipping import PHASE, Shipper
+from llmload.run.summarize import build_summary
 from llmload.stages import Announcement, StagePhase
 
 
@@ -57,8 +58,8 @@ class LocalRole:
     def test_start(self) -> None:
         self.server.start()
         self.session.start()
-        self.exporter = start_exporter_if(self.session.config,
-                                          SessionSource(self.session, self._environment))
+        users = running_users(self._environment)
+        self.exporter = start_exporter_if(self.session.config, SessionSource(self.session, users))
         if self._environment.shape_class is None:
             self.conductor.start_ticking()
         self.conductor.start_progress(self.session.tokens_received)
@@ -79,9 +80,10 @@ class LocalRole:
         self.server.stop()
         summary = self.write(complete=True)
         self.session.close()
-        self.exit_code, self.final_text = conclude(self._environment, self.session.config,
-                                                   self.session.results, summary)
-        self.session.exit_code = self.exit_code
+        self.exit_code, self.final_text = conclude(
+            self.session.config, self.session.results, summary,
+            exit_code_on_error=exit_code_on_error(self._environment))
+        self._environment.process_exit_code = self.session.exit_code = self.exit_code
 
     def after_quit(self) -> None:
         if self.exporter is not None:  # the final push, and the linger for the last scrape
@@ -187,3 +189,13 @@ def _sigint_to_main() -> None:
         main.throw(KeyboardInterrupt)
 
     signal.signal(signal.SIGINT, on_sigint)
+
+
+def exit_code_on_error(environment: Any) -> int:
+    """Locust's own code for "requests failed" (``--exit-code-on-error``; its default is ours)."""
+    return int(getattr(environment.parsed_options, "exit_code_on_error", 1))
+
+
+def running_users(environment: Any) -> Callable[[], int]:
+    """The users Locust runs now (the exporter's ``llmload_users``)."""
+    return lambda: int(environment.runner.user_count)

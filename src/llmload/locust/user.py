@@ -8,7 +8,7 @@ from locust import User, constant, task
 
 from llmload.config import Endpoint
 from llmload.locust.plugin import session_of
-from llmload.locust.request import send_request
+from llmload.run.request import send_request
 from llmload.transport.base import Transport
 
 

@@ -12,13 +12,28 @@ to ``ErrorKind.BAD_PAYLOAD``.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Final, NamedTuple
-
-from llmload.transport.base import HttpRequest
 
 MAX_HEAD_BYTES: Final = 64 * 1024
 MAX_CHUNK_LINE_BYTES: Final = 8 * 1024  # a size line with extensions; real ones are < 100 B
 MAX_TRAILER_BYTES: Final = 64 * 1024
+
+
+
+@dataclass(frozen=True, slots=True)
+class HttpRequest:
+    """One HTTP request, ready to be written. ``headers`` excludes Host and Content-Length.
+
+    Defined with the framing that renders it; transports take it from here (``transport.base``
+    re-exports it), so the protocol never imports a transport.
+    """
+
+    method: str
+    path: str
+    headers: tuple[tuple[str, str], ...]
+    body: bytes
+
 
 _HEX: Final = b"0123456789abcdefABCDEF"
 _BODY_METHODS: Final = frozenset({"POST", "PUT", "PATCH"})

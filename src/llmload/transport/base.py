@@ -25,20 +25,12 @@ Contract every transport keeps, so that every metric means the same whatever car
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Protocol
 
 from llmload.errors import ErrorKind
+from llmload.protocol.http1 import HttpRequest
 
-
-@dataclass(frozen=True, slots=True)
-class HttpRequest:
-    """One HTTP request, ready to be written. ``headers`` excludes Host and Content-Length."""
-
-    method: str
-    path: str
-    headers: tuple[tuple[str, str], ...]
-    body: bytes
+__all__ = ["HttpRequest", "ResponseSink", "StaleConnection", "Transport", "TransportFailure"]
 
 
 class TransportFailure(Exception):
@@ -48,6 +40,11 @@ class TransportFailure(Exception):
         self.kind = kind
         self.detail = detail
         super().__init__(f"{kind.value}: {detail}")
+
+
+class StaleConnection(Exception):
+    """A reused connection failed before any response byte: the server had closed it idle, so
+    the request never reached it and a transport replays it once on a new connection."""
 
 
 class ResponseSink(Protocol):

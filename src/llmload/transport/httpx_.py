@@ -28,7 +28,7 @@ from typing import Any
 import httpx
 
 from llmload.errors import ErrorKind
-from llmload.transport.base import HttpRequest, ResponseSink, TransportFailure
+from llmload.transport.base import HttpRequest, ResponseSink, StaleConnection, TransportFailure
 from llmload.transport.origin import Origin
 
 _IDENTITY = ("Accept-Encoding", "identity")  # iter_raw hands over the body still encoded
@@ -71,7 +71,7 @@ class HttpxTransport:
             headers.append(_IDENTITY)
         try:
             self._attempt(request, headers, sink, replay_if_stale=True)
-        except _StaleConnection:
+        except StaleConnection:
             # Not a request retry: httpcore drops idle connections the server closed, but not one
             # whose close was still in flight when it was reused; the request never reached the
             # server. Replayed once, as the lean transport does (see its exchange).
@@ -101,7 +101,7 @@ class HttpxTransport:
                 _stream_body(response, sink)
         except httpx.TransportError as exc:
             if replay_if_stale and _stale(exc, trace):
-                raise _StaleConnection(str(exc)) from exc
+                raise StaleConnection(str(exc)) from exc
             kind = _kind(exc)
             if kind is None:
                 raise  # our own misuse of httpx (bad URL, local protocol error): a bug
@@ -138,10 +138,6 @@ def _stream_body(response: httpx.Response, sink: ResponseSink) -> None:
         if deadline_ns is not None and t_ns > deadline_ns:
             raise TransportFailure(ErrorKind.STALL_TIMEOUT, "a read came after its deadline")
     sink.on_end(perf_counter_ns())
-
-
-class _StaleConnection(Exception):
-    """A reused connection failed before any response byte: the server had closed it idle."""
 
 
 class _Trace:

@@ -18,7 +18,7 @@ import gevent
 
 from llmload.errors import ErrorKind
 from llmload.protocol.http1 import HttpFramingError, ResponseParser, render_request
-from llmload.transport.base import HttpRequest, ResponseSink, TransportFailure
+from llmload.transport.base import HttpRequest, ResponseSink, StaleConnection, TransportFailure
 from llmload.transport.lean_io import (
     READ_SIZE,
     ReadDeadline,
@@ -33,10 +33,6 @@ from llmload.transport.origin import Origin
 # usually in the same read or a few microseconds behind it. Waiting this long for them keeps the
 # connection reusable; a server slower than that costs us a new connection, not a stall.
 TAIL_GRACE_NS: Final = 100_000_000
-
-
-class _StaleConnection(Exception):
-    """A reused connection failed before any response byte: the server had closed it idle."""
 
 
 class LeanTransport:
@@ -62,7 +58,7 @@ class LeanTransport:
             try:
                 self._attempt(sock, request, sink, reused=True)
                 return
-            except _StaleConnection:
+            except StaleConnection:
                 # Not a request retry: the server closed this idle connection (its keep-alive
                 # timeout) before reading our request, so the request never reached it. Every
                 # HTTP client replays on a fresh connection here; the sink hears on_connect and
@@ -105,7 +101,7 @@ class LeanTransport:
             raise TransportFailure(ErrorKind.STALL_TIMEOUT, "request write timed out") from exc
         except OSError as exc:  # reset, broken pipe, TLS alert
             if reused:
-                raise _StaleConnection(str(exc)) from exc
+                raise StaleConnection(str(exc)) from exc
             raise TransportFailure(ErrorKind.CONNECT_ERROR, f"request not sent: {exc}") from exc
 
     def _receive(
@@ -131,7 +127,7 @@ class LeanTransport:
                     continue
                 except OSError as exc:  # reset, TLS error mid-stream
                     if reused and not parser.started:
-                        raise _StaleConnection(str(exc)) from exc
+                        raise StaleConnection(str(exc)) from exc
                     raise TransportFailure(ErrorKind.STREAM_BROKEN, f"read failed: {exc}") from exc
                 t_ns = perf_counter_ns()
                 if not data:
@@ -197,7 +193,7 @@ class LeanTransport:
 
 def _at_eof(parser: ResponseParser, sink: ResponseSink, t_ns: int, *, reused: bool) -> bool:
     if reused and not parser.started:
-        raise _StaleConnection("closed before any response byte")
+        raise StaleConnection("closed before any response byte")
     if parser.feed_eof():
         sink.on_end(t_ns)  # a close-delimited body ends here
         return False

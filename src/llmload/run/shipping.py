@@ -20,7 +20,7 @@ from typing import Any
 
 import gevent
 
-from llmload.locust.session import Session
+from llmload.run.session import Session
 
 DELTA = "llmload_delta"
 PHASE = "llmload_phase"

@@ -21,13 +21,13 @@ from llmload.config import Endpoint, RunConfig
 from llmload.export.results import ResultsDir, new_run_id
 from llmload.failfast import FailFast
 from llmload.health import HealthMonitor
-from llmload.locust.summarize import StageView
 from llmload.metrics import derive
 from llmload.metrics.aggregate import StageStats, Window
 from llmload.metrics.classic import ClassicStats
 from llmload.metrics.slo import request_meets
 from llmload.metrics.timeseries import TimeSeries
 from llmload.record import OK, UNFINISHED, Phase, RequestRecord
+from llmload.run.summarize import StageView
 from llmload.stages import Announcement, Progress, StagePhase
 from llmload.target.models import check_model, first_model
 from llmload.transport.factory import TransportFactory

@@ -18,8 +18,8 @@ import orjson
 import pytest
 from gevent import socket
 
-from llmload.locust.request import send_request
-from llmload.locust.session import Session
+from llmload.run.request import send_request
+from llmload.run.session import Session
 from llmload.transport.base import HttpRequest, ResponseSink
 from llmload.workload.prompts import SyntheticPrompts
 from tests.support.session import measuring

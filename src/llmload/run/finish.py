@@ -31,8 +31,8 @@ def start_exporter_if(config: RunConfig, source: ExportSource) -> ExporterHandle
     return handle
 
 
-def conclude(environment: Any, config: RunConfig, results: ResultsDir,
-             summary: dict[str, Any]) -> tuple[int, str]:
+def conclude(config: RunConfig, results: ResultsDir, summary: dict[str, Any], *,
+             exit_code_on_error: int = int(ExitCode.ERRORS_OVER_LIMIT)) -> tuple[int, str]:
     """Judge the run, record the verdict in the summary, write the report; return the exit
     code and the table (printed at Locust's ``quit`` event, after Locust's own tables, so ours
     is what stays on screen, its verdict line last)."""
@@ -40,11 +40,7 @@ def conclude(environment: Any, config: RunConfig, results: ResultsDir,
     summary["exit"] = verdict.to_json()
     results.write_json("summary.json", summary)
     write_report(results.path)
-    code = int(verdict.code)
-    if verdict.code is ExitCode.ERRORS_OVER_LIMIT:
-        # Locust's own convention for "requests failed" (its default is ours, 1).
-        code = int(getattr(environment.parsed_options, "exit_code_on_error", code))
-    environment.process_exit_code = code
+    code = exit_code_on_error if verdict.code is ExitCode.ERRORS_OVER_LIMIT else int(verdict.code)
     return code, console.render(summary, str(results.path))
 
 

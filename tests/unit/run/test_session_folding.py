@@ -16,8 +16,8 @@ import gevent
 import pytest
 
 from llmload.export.results import read_records
-from llmload.locust import session as session_module
-from llmload.locust.session import Session
+from llmload.run import session as session_module
+from llmload.run.session import Session
 from llmload.stages import Announcement, StagePhase
 from tests.support.prometheus import synthetic_records
 from tests.support.session import config, measuring

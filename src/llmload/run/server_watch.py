@@ -14,8 +14,8 @@ from typing import Any
 import gevent
 
 from llmload.config import RunConfig
-from llmload.locust.summarize import cache_warning
 from llmload.redact import redact_url
+from llmload.run.summarize import cache_warning
 from llmload.stages import Announcement, StagePhase
 from llmload.target.fingerprint import fingerprint, warnings
 from llmload.target.scrape import Scraper, Snapshot, summarize

@@ -15,14 +15,12 @@ from typing import Any
 
 import gevent
 
-from llmload.config import RunConfig
 from llmload.stages import (
     Announcement,
     Progress,
     StageController,
     StagePhase,
     StagePlan,
-    sweep_plans,
 )
 
 
@@ -108,26 +106,3 @@ class Conductor:
 def _clock(seconds: float) -> str:
     minutes, secs = divmod(int(seconds), 60)
     return f"{minutes}:{secs:02d}"
-
-
-def make_conductor(environment: Any, config: RunConfig, announce: Any, progress: Any) -> Conductor:
-    phases, open_loop = config.phases, config.open_loop
-    if environment.shape_class is None:
-        users = environment.parsed_options.num_users or 1
-        if open_loop.rate is not None:
-            users = open_loop.max_in_flight
-        plans = Conductor.plain_run(users, phases.warmup_requests, phases.warmup_s,
-                                    open_loop.rate)
-        return Conductor(plans, announce, progress)
-    sweep = config.sweep
-    plans = sweep_plans(list(sweep.levels), window_s=sweep.window_s,
-                        warmup_requests=phases.warmup_requests, warmup_s=phases.warmup_s,
-                        drain_s=phases.drain_s, repeat=sweep.repeat, rates=list(sweep.rates),
-                        max_in_flight=open_loop.max_in_flight)
-    return Conductor(plans, announce, progress)
-
-
-def planned_concurrency(environment: Any, config: RunConfig) -> int:
-    if environment.shape_class is not None:
-        return max(config.sweep.levels)
-    return int(environment.parsed_options.num_users or 1)

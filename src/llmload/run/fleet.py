@@ -13,10 +13,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from llmload.locust.summarize import StageView
 from llmload.metrics.aggregate import StageStats
 from llmload.metrics.classic import ClassicStats
 from llmload.metrics.timeseries import TimeSeries
+from llmload.run.summarize import StageView
 from llmload.stages import Announcement, Progress, StagePhase
 
 

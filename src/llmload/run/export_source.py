@@ -7,13 +7,12 @@ deltas. Nothing is computed for the exporter on the request path beyond those bu
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
 
 import llmload
-from llmload.locust.fleet import Fleet
-from llmload.locust.session import Session
 from llmload.metrics.classic import ClassicStats
+from llmload.run.fleet import Fleet
+from llmload.run.session import Session
 
 
 def _labels(run_id: str, target: str, model: str | None, scenario: str) -> dict[str, str]:
@@ -22,9 +21,9 @@ def _labels(run_id: str, target: str, model: str | None, scenario: str) -> dict[
 
 
 class SessionSource:
-    def __init__(self, session: Session, environment: Any) -> None:
+    def __init__(self, session: Session, users: Callable[[], int]) -> None:
         self._session = session
-        self._environment = environment
+        self._users = users  # running users, as the load framework counts them
 
     def classic(self) -> Mapping[int, ClassicStats]:
         self._session.fold_pending()
@@ -33,7 +32,7 @@ class SessionSource:
     def gauges(self) -> Mapping[str, float]:
         s = self._session
         state = s.stages.get(s.stage)
-        gauges = {"users": float(self._environment.runner.user_count), "in_flight": float(s.in_flight),
+        gauges = {"users": float(self._users()), "in_flight": float(s.in_flight),
                   "workers": 0.0, "stage": float(max(s.stage, 0)),
                   "concurrency": float(state.concurrency if state else 0)}
         if s.exit_code is not None:
@@ -49,10 +48,10 @@ class SessionSource:
 
 
 class FleetSource:
-    def __init__(self, fleet: Fleet, environment: Any, run_id: str, target: str,
+    def __init__(self, fleet: Fleet, users: Callable[[], int], run_id: str, target: str,
                  scenario: str) -> None:
         self._fleet = fleet
-        self._environment = environment
+        self._users = users
         self._labels = (run_id, target, scenario)
 
     def classic(self) -> Mapping[int, ClassicStats]:
@@ -62,7 +61,7 @@ class FleetSource:
         f = self._fleet
         live = [w for w in f.workers.values() if not w.lost and not w.final]
         meta = f.stages.get(f.current_stage)
-        gauges = {"users": float(self._environment.runner.user_count),
+        gauges = {"users": float(self._users()),
                   "in_flight": float(sum(w.in_flight for w in live)), "workers": float(len(live)),
                   "stage": float(max(f.current_stage, 0)),
                   "concurrency": float(meta.concurrency if meta else 0)}

@@ -12,9 +12,9 @@ from typing import Any
 import gevent
 
 from llmload.config import Endpoint
-from llmload.locust.session import Session
 from llmload.metrics.aggregate import Window
 from llmload.record import OK, RequestRecord
+from llmload.run.session import Session
 from llmload.transport.base import Transport
 from llmload.workload.prompts import Prompt
 
