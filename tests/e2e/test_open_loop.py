@@ -49,7 +49,9 @@ def check_server_arrivals(served: list[dict[str, Any]], rate: float, bin_s: floa
         if i < bins:
             counts[i] += 1
     observed, expected = _pooled(counts, rate * bin_s)
-    assert scistats.chisquare(observed, expected).pvalue > 0.01, (counts, observed, expected)
+    # 0.001, not 0.01: a stall of the shared machine moves requests from one bin to the next and
+    # pulled p to 0.005 once in CI; a wrong process (fixed gaps, bursts) reads p < 1e-6.
+    assert scistats.chisquare(observed, expected).pvalue > 0.001, (counts, observed, expected)
 
 
 def _pooled(counts: list[int], mean: float) -> tuple[list[int], list[float]]:

@@ -94,7 +94,9 @@ def test_warmup_is_excluded_from_the_numbers(run_locust: RunLocust) -> None:
         run = run_locust(sim.url, "--max-tokens", "16", "--ignore-eos", users=8,
                          run_time="8s")
     stage = run.summary["stages"][0]
-    assert stage["ttft_ms"]["p99"] < 100  # the window never saw the slow requests
+    # The window never saw the slow requests (1,050 ms each); the bound leaves room for a busy
+    # machine's scheduling delays (p99 read 115 ms once in CI against the 50 ms the server set).
+    assert stage["ttft_ms"]["p99"] < 500
     slow = [r for r in run.records if (r["first_token_ns"] - r["sent_ns"]) > 500_000_000]
     assert len(slow) == 8
     assert all(r["phase"] == "warmup" for r in slow)
