@@ -148,7 +148,6 @@ def _nothing_measured(stages: Sequence[Mapping[str, Any]], run: Mapping[str, Any
     """Why no stage has a request in its window, in the user's terms."""
     attempts = [stage.get("attempts") or {} for stage in stages]
     finished = sum(int(a.get("finished", 0)) for a in attempts)
-    failed = sum(int(a.get("failed", 0)) for a in attempts)
     unfinished = sum(int(a.get("unfinished", 0)) for a in attempts)
     if finished + unfinished == 0 and server.get("reachable") is False:
         return (f"no request was sent: {run.get('target')} gave no HTTP answer to llmload's "
@@ -159,10 +158,6 @@ def _nothing_measured(stages: Sequence[Mapping[str, Any]], run: Mapping[str, Any
     if finished == 0:
         return (f"{unfinished} requests were sent and none finished before the run ended: the "
                 f"server at {run.get('target')} never answered them")
-    if failed == finished:
-        worst = top_errors(stages)[0]
-        return (f"every one of the {finished} requests failed: {worst.describe()}: "
-                f"{hint(worst.kind, worst.status, run)}")
     return (f"the warm-up never completed ({finished} requests finished): run longer or "
             "lower --warmup-requests")
 
@@ -212,6 +207,13 @@ def _could_not_start(summary: Mapping[str, Any]) -> list[str]:
                 f"{hint(said.kind, said.status, run)} (stopped after the first "
                 f"{said.count} requests)"]
     stages = _stages(summary)
+    attempts = [s.get("attempts") or {} for s in stages]
+    finished = sum(int(a.get("finished", 0)) for a in attempts)
+    if finished and finished == sum(int(a.get("failed", 0)) for a in attempts):
+        # Not one answer in the whole run: no --max-error-rate makes that a measurement.
+        worst = top_errors(stages)[0]
+        return [f"every request failed: {worst.describe()} — "
+                f"{hint(worst.kind, worst.status, run)} ({finished} requests)"]
     if any(_attempted(s) for s in stages):
         return []
     return [f"nothing measured: {_nothing_measured(stages, run, summary.get('server') or {})}"]

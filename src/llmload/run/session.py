@@ -108,7 +108,9 @@ class Session:
         self._folder: gevent.Greenlet[Any, None] | None = None
         self._folding: Iterator[None] = iter(())  # the record the folder is part way through
         self.warnings: list[str] = []  # for the summary: what start found doubtful
-        self._fail_fast = FailFast()
+        # --max-error-rate 1 accepts every failure: a run meant to measure them is not stopped.
+        accepts_all = config.checks.max_error_rate is not None and config.checks.max_error_rate >= 1
+        self._fail_fast = FailFast(armed=not accepts_all)
         self.stopped: dict[str, Any] | None = None  # why the run ends early, once it must
         self.exit_code: int | None = None  # the verdict, once the run has ended (the exporter)
         self.on_stop: Callable[[dict[str, Any]], None] | None = None  # the role stops the run

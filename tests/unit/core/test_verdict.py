@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -45,15 +46,15 @@ def test_every_request_failing_fails_the_run_and_quotes_the_server() -> None:
     s = summary(stage(failed=239, errors={"http_5xx": 239},
                       samples={"http_5xx": {"status": 500, "message": body}}))
     verdict = judge(s, CHECKS)
-    assert verdict.code is ExitCode.ERRORS_OVER_LIMIT
-    assert verdict.line == ('errors over limit: stage 0 (C=4): error rate 100.00% > limit 1.00% '
-                            '(http_5xx 239); HTTP 500 "simulated server error"')
+    assert verdict.code is ExitCode.COULD_NOT_START  # stopped by fail-fast or not: no answer
+    assert verdict.line == ('every request failed: HTTP 500 "simulated server error" — the server '
+                            'failed: see its log (239 requests)')
     assert [(e.kind, e.count, e.status, e.message) for e in verdict.errors] == [
         ("http_5xx", 239, 500, "simulated server error")]
 
 
-def test_max_error_rate_1_accepts_anything() -> None:
-    s = summary(stage(failed=10, errors={"http_5xx": 10}))
+def test_max_error_rate_1_accepts_anything_but_a_run_without_one_answer() -> None:
+    s = summary(stage(ok=1, failed=10, errors={"http_5xx": 10}))
     assert judge(s, ChecksConfig(max_error_rate=1.0)).code is ExitCode.OK
 
 
@@ -98,16 +99,28 @@ def test_nothing_measured_says_why(attempts: dict[str, Any], said: str) -> None:
     assert verdict.line.startswith("nothing measured: " + said)
 
 
-def test_nothing_measured_because_few_requests_all_failed() -> None:
+def test_few_requests_that_all_failed_are_named_as_such() -> None:
     attempts = {"finished": 5, "failed": 5, "unfinished": 0, "errors": {"stream_broken": 5}}
     s = summary(stage(attempts=attempts,
                       samples={"stream_broken": {"status": 200, "message": "<html>hi</html>"}}))
     verdict = judge(s, CHECKS)
     assert verdict.code is ExitCode.COULD_NOT_START
-    assert verdict.line == ("nothing measured: every one of the 5 requests failed: stream_broken "
-                            "\"an HTML page, not an OpenAI answer\": the answer was no OpenAI "
-                            "event stream: is --host the API's base URL? (--no-stream for a "
-                            "server that cannot stream)")
+    assert verdict.line == ("every request failed: stream_broken \"an HTML page, not an OpenAI "
+                            "answer\" — the answer was no OpenAI event stream: is --host the API's "
+                            "base URL? (--no-stream for a server that cannot stream) (5 requests)")
+
+
+def test_accepting_every_error_rate_still_fails_a_run_without_one_answer() -> None:
+    # --max-error-rate 1 turns fail-fast off, so the run goes on: its window holds only failures.
+    s = summary(stage(failed=9, errors={"http_5xx": 9}, samples={"http_5xx": {"status": 500}},
+                      attempts={"finished": 13, "failed": 13, "unfinished": 0,
+                                "errors": {"http_5xx": 13}}))
+    verdict = judge(s, dataclasses.replace(CHECKS, max_error_rate=1.0))
+    assert verdict.code is ExitCode.COULD_NOT_START
+    assert verdict.line.startswith("every request failed: HTTP 500")
+    assert verdict.line.endswith("the server failed: see its log (13 requests)")
+    assert judge(summary(stage(ok=1, failed=9, errors={"http_5xx": 9})),
+                 dataclasses.replace(CHECKS, max_error_rate=1.0)).code is ExitCode.OK
 
 
 def test_server_message_reads_the_shapes_servers_use() -> None:
