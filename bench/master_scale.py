@@ -29,7 +29,12 @@ from locust.rpc.protocol import Message
 
 from llmload.record import Phase, RequestRecord, TokenSource
 from llmload.run.fleet import Fleet
-from llmload.run.shipping import DELTA, Shipper
+from llmload.run.shipping import Shipper
+
+try:
+    from llmload.run.delta import MESSAGE as DELTA
+except ImportError:  # older src/: the message name lived with the shipper
+    from llmload.run.shipping import DELTA  # type: ignore[attr-defined,no-redef]
 
 INTERVAL_S = 1.0  # FleetConfig.report_interval_s default
 CORE_SHARE = 0.5

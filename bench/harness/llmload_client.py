@@ -30,7 +30,12 @@ except ImportError:  # src/ before the run engine left the adapter (hot_path_ab.
     from llmload.locust.session import Session  # type: ignore[no-redef]
 from llmload.record import RequestRecord
 from llmload.recorder import Timeouts
-from llmload.stages import Announcement, StagePhase
+from llmload.stages import Announcement
+
+try:
+    from llmload.phases import Phase
+except ImportError:  # older src/: the stage's phases had an enum of their own
+    from llmload.stages import StagePhase as Phase  # type: ignore[attr-defined,no-redef]
 from llmload.transport.base import HttpRequest, ResponseSink, Transport
 from llmload.transport.factory import TransportConfig
 
@@ -106,7 +111,7 @@ def make_session(url: str, streams: int, max_tokens: int, results_dir: Path, *,
     session = Session(config)
     if start:
         session.start()
-    for phase in (StagePhase.WARMUP, StagePhase.MEASURE):
+    for phase in (Phase.WARMUP, Phase.MEASURE):
         session.apply(Announcement(0, phase, time.time(), streams))
     return session
 

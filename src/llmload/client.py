@@ -13,7 +13,7 @@ from collections.abc import Callable
 from greenlet import GreenletExit
 
 from llmload.config import RequestConfig, Timeouts
-from llmload.metrics.aggregate import Window
+from llmload.phases import Window
 from llmload.protocol.payloads import chat_body, completions_body
 from llmload.record import RequestRecord
 from llmload.recorder import ResponseRecorder

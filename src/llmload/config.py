@@ -7,20 +7,22 @@ Only ``llmload.locust.options`` reads Locust's parsed options; everything else r
 
 from __future__ import annotations
 
+import math
+import os
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
+from importlib.util import find_spec
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from llmload.errors import ConfigError
 from llmload.metrics.slo import SloRule
+from llmload.protocol.origin import parse_origin
 from llmload.redact import redact_url
+from llmload.workload.arrivals import Arrivals
 from llmload.workload.conversations import ConversationSpec
-from llmload.workload.lengths import Length
+from llmload.workload.lengths import Length, require_output_jitter
 from llmload.workload.prefixes import PrefixSpec
-
-if TYPE_CHECKING:
-    from llmload.transport.factory import TransportConfig
 
 Endpoint = Literal["chat", "completions"]
 
@@ -32,6 +34,17 @@ class Timeouts:
     first_token_s: float | None = 300.0
     stall_s: float | None = 120.0
     total_s: float | None = None
+
+    def __post_init__(self) -> None:
+        for flag, value in (("--first-token-timeout", self.first_token_s),
+                            ("--stall-timeout", self.stall_s), ("--request-timeout", self.total_s)):
+            if value is not None and value < 0:
+                raise ConfigError(flag, value, "must be 0 or more (0: no limit)")
+
+    @classmethod
+    def from_flags(cls, first_token_s: float, stall_s: float, total_s: float) -> Timeouts:
+        """From the flags' seconds, in which 0 means no limit."""
+        return cls(first_token_s or None, stall_s or None, total_s or None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,9 +84,7 @@ class WorkloadConfig:
     conversation: ConversationSpec = field(default_factory=ConversationSpec)
 
     def __post_init__(self) -> None:
-        if self.output_lengths is not None and self.output_jitter:
-            problem = "applies to a fixed --max-tokens only: give the spread in the distribution"
-            raise ConfigError("--output-jitter", self.output_jitter, problem)
+        require_output_jitter(self.output_jitter, self.output_lengths is not None)
         if self.dataset is not None and self.prompt_lengths is not None:
             problem = "the dataset gives the prompts: a prompt length distribution has no effect"
             raise ConfigError("--prompt-tokens", self.prompt_lengths, problem)
@@ -109,6 +120,9 @@ class OpenLoopConfig:
     max_in_flight: int = 1024  # arrivals beyond it wait in the client (queue time grows)
 
     def __post_init__(self) -> None:
+        # the schedule's own checks, at once rather than when the first open-loop user starts
+        Arrivals(1.0 if self.rate is None else self.rate, self.arrival,  # type: ignore[arg-type]
+                 self.burstiness)
         if self.max_in_flight < 1:
             raise ConfigError("--max-in-flight", self.max_in_flight, "must be >= 1")
 
@@ -161,6 +175,52 @@ class ChecksConfig:
     slo: tuple[SloRule, ...] = ()
     max_error_rate: float | None = None
     fail_on_client_bound: bool = False
+
+
+_PROXY_SCHEMES = ("http://", "https://", "socks5://", "socks5h://")
+
+
+@dataclass(frozen=True)
+class TransportConfig:
+    """How to reach the target. ``base_url`` may carry a path prefix (``http://h:8000/proxy``)."""
+
+    base_url: str
+    kind: Literal["lean", "httpx"] = "lean"
+    connect_timeout_s: float = 10.0
+    verify: bool = True
+    ca_file: str | None = None
+    http2: bool = False
+    proxy: str | None = None
+    pool_size: int = 128  # httpx only: connections in the shared pool, one per user
+
+    def __post_init__(self) -> None:
+        try:
+            parse_origin(self.base_url)
+        except ValueError as exc:
+            raise ConfigError("base_url", redact_url(self.base_url), str(exc)) from None
+        if self.kind not in ("lean", "httpx"):
+            raise ConfigError("kind", self.kind, "must be 'lean' or 'httpx'")
+        timeout = self.connect_timeout_s
+        if not (isinstance(timeout, int | float) and math.isfinite(timeout) and timeout > 0):
+            raise ConfigError("connect_timeout_s", timeout, "must be a positive number")
+        if isinstance(self.pool_size, bool) or not isinstance(self.pool_size, int):
+            raise ConfigError("pool_size", self.pool_size, "must be an integer")
+        if self.pool_size < 1:
+            raise ConfigError("pool_size", self.pool_size, "must be at least 1")
+        if self.ca_file is not None and not os.path.isfile(self.ca_file):
+            raise ConfigError("ca_file", self.ca_file, "no such file")
+        if self.http2 and self.kind != "httpx":
+            raise ConfigError("http2", self.http2, "HTTP/2 needs the httpx transport")
+        if self.proxy is not None:
+            self._check_proxy(self.proxy)
+
+    def _check_proxy(self, proxy: str) -> None:
+        if self.kind != "httpx":
+            raise ConfigError("proxy", proxy, "proxies need the httpx transport")
+        if not proxy.startswith(_PROXY_SCHEMES):
+            raise ConfigError("proxy", proxy, "must be an http, https or socks5 URL")
+        if proxy.startswith("socks") and find_spec("socksio") is None:
+            raise ConfigError("proxy", proxy, "a SOCKS proxy needs httpx[socks] installed")
 
 
 @dataclass(frozen=True, slots=True)

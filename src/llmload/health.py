@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -97,7 +97,7 @@ class HealthMonitor:
         return is_client_bound(snapshot, self.limits)
 
 
-def is_client_bound(snapshot: dict[str, Any], limits: HealthLimits) -> bool:
+def is_client_bound(snapshot: Mapping[str, Any], limits: HealthLimits) -> bool:
     """True when a process's own lag or CPU means its timestamps cannot be trusted."""
     p99 = snapshot.get("loop_lag_p99_ms")
     lagging = p99 is not None and p99 > limits.loop_lag_p99_ms

@@ -17,15 +17,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from llmload.phases import Phase
 from llmload.redact import redact_text
-
-
-class Phase(StrEnum):
-    """Where a request's ``sent`` fell relative to its stage's measured window."""
-
-    WARMUP = "warmup"
-    MEASURE = "measure"
-    DRAIN = "drain"
 
 
 class TokenSource(StrEnum):

@@ -57,7 +57,8 @@ def _parser() -> argparse.ArgumentParser:
     p.description = __doc__
     p.add_argument("--min", type=float, default=1, help="lowest level to try")
     p.add_argument("--max", type=float, default=256, help="highest level to try")
-    p.add_argument("--by", choices=("concurrency", "rate"), default="concurrency")
+    p.add_argument("--by", choices=("concurrency", "rate"), default="concurrency",
+                   help="search over concurrency (users) or open-loop request rate")
     p.add_argument("--tolerance", type=float, default=0.05,
                    help="rates: stop when the interval is narrower than this fraction")
     return p

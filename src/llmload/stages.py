@@ -17,16 +17,9 @@ process tags records with the stage and phase it was told.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
 
 from llmload.errors import ConfigError
-
-
-class StagePhase(StrEnum):
-    WARMUP = "warmup"
-    MEASURE = "measure"
-    DRAIN = "drain"
-    DONE = "done"
+from llmload.phases import Phase
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +58,7 @@ class Announcement:
     """One phase change, as broadcast to every process."""
 
     stage: int
-    phase: StagePhase
+    phase: Phase
     wall_time: float  # the announcer's time.time(), for lateness and cross-host alignment
     concurrency: int
     rate: float | None = None
@@ -103,7 +96,7 @@ class StageController:
     def __init__(self, plans: list[StagePlan]) -> None:
         self.plans = plans
         self._index = 0
-        self._phase = StagePhase.WARMUP
+        self._phase = Phase.WARMUP
         self._phase_started: float | None = None
 
     @property
@@ -111,7 +104,7 @@ class StageController:
         return self.plans[self._index] if self._index < len(self.plans) else None
 
     @property
-    def phase(self) -> StagePhase:
+    def phase(self) -> Phase:
         return self._phase
 
     def tick(self, now: float, progress: Progress) -> Announcement | None:
@@ -123,23 +116,23 @@ class StageController:
             self._phase_started = now
             return Announcement(plan.index, self._phase, now, plan.concurrency, plan.rate)
         elapsed = now - self._phase_started
-        if self._phase is StagePhase.WARMUP:
+        if self._phase is Phase.WARMUP:
             if progress.completed >= plan.warmup_target and elapsed >= plan.warmup_s:
-                return self._enter(StagePhase.MEASURE, now)
-        elif self._phase is StagePhase.MEASURE:
+                return self._enter(Phase.MEASURE, now)
+        elif self._phase is Phase.MEASURE:
             if elapsed >= plan.window_s:
-                return self._enter(StagePhase.DRAIN, now)
-        elif self._phase is StagePhase.DRAIN and (
+                return self._enter(Phase.DRAIN, now)
+        elif self._phase is Phase.DRAIN and (
             progress.in_flight_measured == 0 or elapsed >= plan.drain_s
         ):
             self._index += 1
             if self.current is None:
-                self._phase = StagePhase.DONE
-                return Announcement(plan.index, StagePhase.DONE, now, plan.concurrency, plan.rate)
-            return self._enter(StagePhase.WARMUP, now)
+                self._phase = Phase.DONE
+                return Announcement(plan.index, Phase.DONE, now, plan.concurrency, plan.rate)
+            return self._enter(Phase.WARMUP, now)
         return None
 
-    def _enter(self, phase: StagePhase, now: float) -> Announcement:
+    def _enter(self, phase: Phase, now: float) -> Announcement:
         self._phase = phase
         self._phase_started = now
         plan = self.current
@@ -152,6 +145,6 @@ class StageController:
         if plan is None:
             return 0.0
         left = sum(p.window_s for p in self.plans[self._index + 1:])
-        if self._phase is StagePhase.MEASURE and self._phase_started is not None:
+        if self._phase is Phase.MEASURE and self._phase_started is not None:
             return left + max(0.0, plan.window_s - (now - self._phase_started))
         return left + plan.window_s

@@ -18,6 +18,7 @@ from pathlib import Path
 from llmload.child import run_child
 from llmload.errors import ConfigError
 from llmload.exitcodes import ExitCode
+from llmload.options import add_arguments, sweep_options, to_argv
 from llmload.redact import redact_argv, redact_url
 
 _DEFAULT_LOCUSTFILE = "locustfiles/sweep.py"
@@ -30,26 +31,17 @@ def _parser() -> argparse.ArgumentParser:
     target.add_argument("--host", help="the server's base URL, e.g. http://gpu-box:8000")
     target.add_argument("--sim", metavar="PROFILE", help="start `llmload sim --profile PROFILE`")
     p.add_argument("--sim-arg", action="append", default=[], help="extra simulator argument")
-    p.add_argument("--levels", default="1,2,4,8,16,32,64,128")
-    p.add_argument("--stage-s", type=float, default=30.0, help="measured window per stage")
-    p.add_argument("--repeat", type=int, default=1)
-    p.add_argument("--max-tokens", type=int, default=256)
-    p.add_argument("--prompt-tokens", type=int, default=128)
-    p.add_argument("--output-jitter", type=float, default=0.1)
-    p.add_argument("--no-ignore-eos", action="store_true", help="let the server stop at EOS")
-    p.add_argument("--seed", type=int, default=0)
     p.add_argument("--processes", type=int, default=0,
                    help="worker processes on this machine (Locust --processes); 0: one process")
     p.add_argument("--no-wait", action="store_true", help="do not wait for the server first")
-    p.add_argument("--wait-timeout", type=float, default=900.0)
+    p.add_argument("--wait-timeout", type=float, default=900.0,
+                   help="seconds to wait for the server to generate before giving up")
     p.add_argument("--log", help="the server's log file, watched while waiting")
     p.add_argument("--log-stall", type=float, help="give up when --log stops moving this long")
-    p.add_argument("--slo", help="e.g. 'ttft_p99_ms<=200,tpot_p50_ms<=50'")
-    p.add_argument("--max-error-rate", help="fail when a stage's failed/attempted exceeds this "
-                   "(default 1%%; 1 accepts anything)")
-    p.add_argument("--results-dir", default="results")
-    p.add_argument("--run-id")
-    p.add_argument("--locustfile", default=_DEFAULT_LOCUSTFILE)
+    add_arguments(p.add_argument_group("passed on to Locust (see `llmload options`)"),
+                  sweep_options(), env=False, sweep=True)
+    p.add_argument("--locustfile", default=_DEFAULT_LOCUSTFILE,
+                   help="the locustfile to run (default: llmload's sweep locustfile)")
     p.add_argument("locust_args", nargs="*", help="after --: passed to Locust as they are")
     return p
 
@@ -69,17 +61,8 @@ def _target(args: argparse.Namespace) -> Iterator[str]:
 def locust_command(args: argparse.Namespace, host: str) -> list[str]:
     command = [
         sys.executable, "-m", "locust", "-f", args.locustfile, "--headless", "--host", host,
-        "--levels", args.levels, "--stage-s", str(args.stage_s), "--repeat", str(args.repeat),
-        "--max-tokens", str(args.max_tokens), "--prompt-tokens", str(args.prompt_tokens),
-        "--output-jitter", str(args.output_jitter), "--seed", str(args.seed),
-        "--results-dir", args.results_dir, "--only-summary", "--loglevel", "WARNING",
+        *to_argv(args, sweep_options()), "--only-summary", "--loglevel", "WARNING",
     ]
-    if not args.no_ignore_eos:
-        command.append("--ignore-eos")
-    for flag, value in (("--run-id", args.run_id), ("--slo", args.slo),
-                        ("--max-error-rate", args.max_error_rate)):
-        if value:
-            command += [flag, value]
     if args.processes:
         command += ["--processes", str(args.processes)]
     return command + list(args.locust_args)

@@ -11,6 +11,8 @@ from typing import Any
 import orjson
 import pytest
 
+from tests.support.schema import read_checked
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -22,8 +24,7 @@ class LocustRun:
 
     @property
     def summary(self) -> dict[str, Any]:
-        data: dict[str, Any] = orjson.loads((self.results / "summary.json").read_bytes())
-        return data
+        return read_checked(self.results / "summary.json")
 
     @property
     def records(self) -> list[dict[str, Any]]:

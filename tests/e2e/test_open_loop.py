@@ -13,6 +13,7 @@ from scipy import stats as scistats  # type: ignore[import-untyped]
 from llmload.sim.process import start_sim
 from tests.e2e.conftest import RunLocust
 from tests.support.fleet import LocustFleet
+from tests.support.schema import read_checked
 
 pytestmark = pytest.mark.e2e
 
@@ -104,9 +105,8 @@ def test_saturation_shows_as_client_queue_and_e2e_from_scheduled(tmp_path: Path)
         proc = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300,
                               check=False)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    import orjson
 
-    stages = orjson.loads((tmp_path / "sat" / "summary.json").read_bytes())["stages"]
+    stages = read_checked(tmp_path / "sat" / "summary.json")["stages"]
     easy, saturated = stages
     assert easy["rate_req_per_s"] == 2 and saturated["rate_req_per_s"] == 20
     assert easy["queue_ms"]["p50"] < 5

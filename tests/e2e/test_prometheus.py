@@ -42,6 +42,7 @@ from tests.support.prometheus import (
     running_prometheus,
     substitute,
 )
+from tests.support.schema import read_checked
 
 pytestmark = [pytest.mark.e2e,
               pytest.mark.skipif(PROMETHEUS is None, reason="Debian's prometheus package is missing: "
@@ -98,7 +99,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
             output = done.stdout + done.stderr
             assert done.returncode == 0, output[-4000:]
             results = tmp / "run"
-            summary = orjson.loads((results / "summary.json").read_bytes())
+            summary = read_checked(results / "summary.json")
             lines = [orjson.loads(x) for x in (results / "requests.jsonl").read_bytes().splitlines() if x]
             assert last, "the exporter never answered: " + output[-2000:]
             variables = {"run_id": "run", "target": sim.url, "model": summary["run"]["model"],

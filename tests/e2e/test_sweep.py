@@ -7,13 +7,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
 
 from llmload.sim.model import stage_output_tok_per_s
 from llmload.sim.process import start_sim
 from llmload.sim.profiles import get_profile
 from tests.e2e.conftest import REPO, RunLocust
+from tests.support.schema import read_checked
 
 pytestmark = pytest.mark.e2e
 
@@ -23,7 +23,7 @@ def sweep(results: Path, run_id: str, *args: str) -> tuple[int, dict[str, Any], 
                "--run-id", run_id, *args]
     proc = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=600,
                           check=False)
-    summary = orjson.loads((results / run_id / "summary.json").read_bytes())
+    summary = read_checked(results / run_id / "summary.json")
     return proc.returncode, summary, proc.stdout + proc.stderr
 
 
@@ -43,7 +43,7 @@ def test_sweeps_reproduce_the_engine_table_and_compare_explains_it(tmp_path: Pat
         assert head["peak_concurrency"] == 128
         model_32 = stage_output_tok_per_s(get_profile(profile).params(), 32)
         assert stage_at(summary, 32)["output_tok_per_s"] == pytest.approx(model_32, rel=0.03)
-    nograph = orjson.loads((tmp_path / "sglang-nograph" / "summary.json").read_bytes())
+    nograph = read_checked(tmp_path / "sglang-nograph" / "summary.json")
     assert any("CUDA graphs are disabled" in w for w in nograph["warnings"])
 
     proc = subprocess.run(

@@ -14,13 +14,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
 
 from llmload.exitcodes import ExitCode
 from llmload.sim.process import start_sim
 from tests.e2e.conftest import REPO, LocustRun, RunLocust
 from tests.support.rawserver import RawServer, Send, Sleep
+from tests.support.schema import read_checked
 
 pytestmark = pytest.mark.e2e
 CHROMIUM = Path("/usr/bin/chromium")
@@ -215,7 +215,7 @@ def test_an_interrupted_run_is_marked(tmp_path: Path, sig: signal.Signals) -> No
         output, _ = proc.communicate(timeout=60)
         took = time.monotonic() - started
     run_dir = tmp_path / "cut"
-    summary = orjson.loads((run_dir / "summary.json").read_bytes())
+    summary = read_checked(run_dir / "summary.json")
     assert proc.returncode == ExitCode.INTERRUPTED, output[-3000:]
     assert "Traceback" not in output
     assert took < 20  # in-flight requests are not given the drain's two minutes
@@ -237,7 +237,7 @@ def test_ctrl_c_on_a_sweep_keeps_what_it_measured(tmp_path: Path) -> None:
     output, _ = proc.communicate(timeout=90)
     assert proc.returncode == ExitCode.INTERRUPTED, output[-3000:]
     assert "Traceback" not in output  # (gevent still names the KeyboardInterrupt it delivered)
-    summary = orjson.loads((tmp_path / "sw" / "summary.json").read_bytes())
+    summary = read_checked(tmp_path / "sw" / "summary.json")
     assert summary["complete"] is False and summary["exit"]["name"] == "interrupted"
     assert any(stage["partial"] for stage in summary["stages"])
     # The simulator outlived the client: no request of the cut stage failed for its death.
@@ -297,7 +297,7 @@ def test_ctrl_c_on_a_distributed_run_loses_no_worker(tmp_path: Path) -> None:
         time.sleep(12)
         os.killpg(proc.pid, signal.SIGINT)  # master and workers at once, as a terminal does
         output, _ = proc.communicate(timeout=90)
-    summary = orjson.loads((tmp_path / "cut" / "summary.json").read_bytes())
+    summary = read_checked(tmp_path / "cut" / "summary.json")
     assert proc.returncode == ExitCode.INTERRUPTED, output[-3000:]
     assert "Traceback" not in output
     assert summary["exit"]["name"] == "interrupted" and summary["run"]["lost_workers"] == []

@@ -24,6 +24,8 @@ from typing import IO, Any
 import orjson
 import psutil
 
+from tests.support.schema import read_checked
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -166,8 +168,7 @@ class LocustFleet:
 
     @property
     def summary(self) -> dict[str, Any]:
-        data: dict[str, Any] = orjson.loads((self.results / "summary.json").read_bytes())
-        return data
+        return read_checked(self.results / "summary.json")
 
     def record_files(self) -> list[Path]:
         return sorted(self.results.glob("requests-*.jsonl"))

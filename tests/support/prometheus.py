@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from llmload.metrics import derive
-from llmload.record import Phase, RequestRecord, TokenSource
+from llmload.phases import Phase
+from llmload.record import RequestRecord, TokenSource
 
 PROMETHEUS = shutil.which("prometheus")
 PROMTOOL = shutil.which("promtool")

@@ -9,11 +9,11 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from llmload.config import PhaseConfig, RequestConfig, RunConfig, WorkloadConfig
+from llmload.config import PhaseConfig, RequestConfig, RunConfig, TransportConfig, WorkloadConfig
+from llmload.phases import Phase
 from llmload.recorder import Timeouts
 from llmload.run.session import Session
-from llmload.stages import Announcement, StagePhase
-from llmload.transport.factory import TransportConfig
+from llmload.stages import Announcement
 
 URL = "http://127.0.0.1:9"
 
@@ -29,6 +29,6 @@ def measuring(results_dir: Path, concurrency: int) -> Session:
     """A session whose stage 0 is past its warm-up, as a worker's is after the conductor's
     announcements."""
     session = Session(config(results_dir))
-    for phase in (StagePhase.WARMUP, StagePhase.MEASURE):
+    for phase in (Phase.WARMUP, Phase.MEASURE):
         session.apply(Announcement(0, phase, time.time(), concurrency))
     return session

@@ -18,7 +18,8 @@ from typing import Any, Protocol
 
 from llmload.metrics import derive
 from llmload.metrics.histogram import LogHistogram, nearest_rank
-from llmload.record import Phase, RequestRecord, TokenSource
+from llmload.phases import Phase
+from llmload.record import RequestRecord, TokenSource
 
 
 def rebuild(d: dict[str, Any]) -> RequestRecord:

@@ -3,6 +3,8 @@
 - Exactly one package imports locust: ``llmload.locust``. The run engine (``llmload.run``) and
   everything else import neither locust nor the adapter, so they run in a plain process.
 - The pure core imports no socket, gevent, locust, httpx or prometheus_client.
+- The workload specs, the protocol and the statistics do not import the run's config: the
+  config is assembled from them, never the other way round.
 """
 
 from __future__ import annotations
@@ -12,7 +14,10 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "llmload"
 CORE = ("protocol", "metrics", "workload", "record.py", "recorder.py", "config.py", "stages.py",
-        "verdict.py", "exitcodes.py", "failfast.py", "redact.py", "errors.py")
+        "phases.py", "options.py", "verdict.py", "exitcodes.py", "failfast.py", "redact.py",
+        "errors.py")
+# Below the run's config: what it is built from (specs, parsing, statistics) never reads it.
+BELOW_CONFIG = ("protocol", "metrics", "workload", "phases.py", "errors.py", "redact.py")
 IO = ("socket", "gevent", "locust", "httpx", "prometheus_client", "llmload.locust", "llmload.run",
       "llmload.transport", "llmload.export", "llmload.target")
 
@@ -73,6 +78,10 @@ def test_the_run_engine_knows_no_locust() -> None:
 
 def test_the_core_is_sans_io() -> None:
     assert offending(files(*CORE), IO) == {}
+
+
+def test_what_the_config_is_built_from_does_not_read_it() -> None:
+    assert offending(files(*BELOW_CONFIG), ("llmload.config", "llmload.options")) == {}
 
 
 def test_no_two_modules_import_each_other() -> None:

@@ -18,6 +18,7 @@ import orjson
 
 from llmload.config import ChecksConfig
 from llmload.errors import ResultsError
+from llmload.export.summary import SCHEMA_VERSION
 from llmload.metrics.slo import parse_max_error_rate, parse_slo
 from llmload.verdict import judge
 
@@ -82,7 +83,51 @@ def read_summary(run_dir: Path) -> dict[str, Any]:
         raise ResultsError(f"cannot read {path}: {exc}") from None
     if not isinstance(data, dict) or not isinstance(data.get("stages"), list):
         raise ResultsError(f"{path} is not an llmload summary (no 'stages' list)")
-    return data
+    version = data.get("schema_version", 1)
+    if not isinstance(version, int) or version > SCHEMA_VERSION:
+        raise ResultsError(f"{path} has schema_version {version!r}: written by a newer llmload "
+                           f"than this one (which reads 1 to {SCHEMA_VERSION}): upgrade llmload")
+    return upgrade(data)
+
+
+def upgrade(summary: dict[str, Any]) -> dict[str, Any]:
+    """A summary of any version this llmload reads, in the current version's shape
+    (docs/summary.md, docs/summary.schema.json); the newest is returned as it is.
+
+    Version 1 was written before runs had verdicts: no ``exit``, ``run.stopped``, per-stage
+    ``attempts``, ``error_samples`` or ``partial``, and (in its early revisions) no rate,
+    prefix-cache, goodput or per-label fields. They are filled from what it did record: attempts
+    from the measured window's requests (warm-up and drain outcomes were not kept), the verdict
+    judged from the checks it recorded, and null for what it never measured.
+    """
+    if summary.get("schema_version", 1) >= 2:
+        return summary
+    out = dict(summary)
+    out["run"] = {"stopped": None, **(summary.get("run") or {})}
+    out["stages"] = [_stage_from_v1(stage) for stage in summary.get("stages") or []]
+    headline = summary.get("headline")
+    if headline:
+        out["headline"] = {"peak_rate_req_per_s": None, **headline,
+                           "levels": [{"rate_req_per_s": None, **level}
+                                      for level in headline.get("levels") or []]}
+    out.setdefault("headline", None)
+    out.setdefault("warnings", [])
+    out.setdefault("server", {})
+    out["schema_version"] = SCHEMA_VERSION
+    out["exit"] = verdict_of(out)
+    return out
+
+
+def _stage_from_v1(stage: Mapping[str, Any]) -> dict[str, Any]:
+    req = stage.get("requests") or {}
+    errors = dict(stage.get("errors") or {})
+    attempts = {"finished": int(req.get("ok", 0)) + int(req.get("failed", 0)),
+                "failed": int(req.get("failed", 0)), "unfinished": int(req.get("unfinished", 0)),
+                "errors": errors}
+    unknown = ("rate_req_per_s", "goodput_req_per_s", "cached_prompt_tokens",
+               "prompt_cache_hit_rate")
+    return {**dict.fromkeys(unknown), "attempts": attempts, "error_samples": {},
+            "partial": False, "ttft_ms_by_label": {}, "warnings": [], **stage}
 
 
 def _number(row: Mapping[str, str | None], key: str, where: str) -> float | None:

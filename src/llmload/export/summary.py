@@ -1,24 +1,10 @@
 """``summary.json``: the stable, versioned product contract of a run.
 
-Schema (``schema_version`` 1)::
-
-    {schema_version, complete, run: {id, started_at, target, model, scenario, options, stopped,
-     reproducibility: {llmload, git_revision, python, locust, gevent, cores, workers, seed, salt}},
-     server: {...}, stages: [stage, ...], warnings: [...], exit: {code, name, line, reasons, errors}}
-
-``run.stopped`` is null for a run that ended as planned, ``{"by": "interrupt"}`` or
-``{"by": "fail_fast", ...}`` otherwise; ``exit`` is the verdict (``llmload.verdict``).
-
-    stage = {index, concurrency, duration_s, requests: {ok, failed, unfinished, warmup, drain},
-             errors: {kind: n}, error_rate, attempts: {finished, failed, unfinished, errors},
-             error_samples: {kind: {status, message}}, partial, finish_reasons: {reason: n},
-             output_tok_per_s, input_tok_per_s,
-             total_tok_per_s, request_per_s, output_tokens, token_source, client_bound,
-             client_health, ttft_ms, ttfot_ms, itl_ms, tpot_ms, e2e_ms, e2e_scheduled_ms,
-             chunk_gap_ms, connect_ms, queue_ms, tokens_per_event, events_per_read, warnings}
-
-Latency objects are ``{count, mean, min, p50, p90, p95, p99, p999, max}`` in milliseconds, or
-``null`` when no request defined that metric (TTFT of a non-streaming run is absent, not zero).
+Its fields are described in docs/summary.md and its shape in docs/summary.schema.json, which
+every summary a test reads is validated against. ``export/rundata.py`` reads every version
+back (``upgrade``). Latency objects are ``{count, mean, min, p50, p90, p95, p99, p999, max}``
+in milliseconds, or ``null`` when no request defined that metric (TTFT of a non-streaming run
+is absent, not zero).
 """
 
 from __future__ import annotations
@@ -26,12 +12,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from llmload.metrics.aggregate import StageStats, Window
+from llmload.metrics.aggregate import StageStats
 from llmload.metrics.histogram import LogHistogram
+from llmload.phases import Window
 from llmload.record import OK, UNFINISHED
 from llmload.redact import redact_text
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: verdicts (exit, run.stopped, attempts, ...); export/rundata.py reads 1
 QUANTILES = (("p50", 0.5), ("p90", 0.9), ("p95", 0.95), ("p99", 0.99), ("p999", 0.999))
 _MS = 1e6
 
@@ -82,8 +69,8 @@ def stage_summary(
     c, o, h = stats.counts, stats.outcomes, stats.hist
     failed = {kind: n for kind, n in sorted(o.items()) if kind not in (OK, UNFINISHED)}
     seconds = duration_s if duration_s > 0 else float("nan")
-    output_rate = c["window_output_tokens"] / seconds
-    input_rate = c["window_prompt_tokens"] / seconds
+    output_rate = c.window_output_tokens / seconds
+    input_rate = c.window_prompt_tokens / seconds
     stage: dict[str, Any] = {
         "index": index,
         "concurrency": concurrency,
@@ -94,8 +81,8 @@ def stage_summary(
             "ok": o[OK],
             "failed": sum(failed.values()),
             "unfinished": o[UNFINISHED],
-            "warmup": c["records_warmup"],
-            "drain": c["records_drain"],
+            "warmup": c.records_warmup,
+            "drain": c.records_drain,
         },
         "errors": failed,
         "error_rate": _ratio(sum(failed.values()), sum(o.values())),
@@ -105,18 +92,18 @@ def stage_summary(
                           for kind, (status, message) in sorted(stats.error_samples.items())},
         "partial": False,
         "finish_reasons": dict(sorted(stats.finish_reasons.items())),
-        "output_tokens": c["output_tokens"],
-        "window_output_tokens": c["window_output_tokens"],
+        "output_tokens": c.output_tokens,
+        "window_output_tokens": c.window_output_tokens,
         "output_tok_per_s": _round(output_rate),
         "input_tok_per_s": _round(input_rate),
         "total_tok_per_s": _round(output_rate + input_rate),
-        "request_per_s": _round(c["window_completed"] / seconds),
+        "request_per_s": _round(c.window_completed / seconds),
         # requests sent in the window that met every request-level SLO, per second
-        "goodput_req_per_s": _round(c["slo_met"] / seconds) if goodput else None,
-        "prompt_tokens_requested_mean": _ratio(c["prompt_tokens_requested"], sum(o.values())),
+        "goodput_req_per_s": _round(c.slo_met / seconds) if goodput else None,
+        "prompt_tokens_requested_mean": _ratio(c.prompt_tokens_requested, sum(o.values())),
         # the server's prefix cache as its usage reports it (None: it reports nothing)
-        "cached_prompt_tokens": c["cached_prompt_tokens"],
-        "prompt_cache_hit_rate": _ratio(c["cached_prompt_tokens"], c["prompt_tokens_cache_reported"]),
+        "cached_prompt_tokens": c.cached_prompt_tokens,
+        "prompt_cache_hit_rate": _ratio(c.cached_prompt_tokens, c.prompt_tokens_cache_reported),
         "token_source": _token_source(stats),
         "client_bound": client_bound,
         "client_health": client_health,

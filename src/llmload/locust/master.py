@@ -19,11 +19,12 @@ from llmload.export.pushgateway import finish as finish_exporter
 from llmload.export.results import ResultsDir, new_run_id
 from llmload.locust.plans import make_conductor, planned_concurrency
 from llmload.locust.roles import exit_code_on_error, hurry, running_users, stop_run
+from llmload.run.delta import MESSAGE as DELTA
 from llmload.run.export_source import FleetSource
 from llmload.run.finish import conclude, start_exporter_if, write_results
 from llmload.run.fleet import Fleet
 from llmload.run.server_watch import ServerWatch
-from llmload.run.shipping import DELTA, PHASE
+from llmload.run.shipping import PHASE
 from llmload.run.summarize import build_summary
 from llmload.stages import Announcement
 

@@ -22,17 +22,18 @@ from llmload.config import RunConfig
 from llmload.export.prometheus import ExporterHandle
 from llmload.export.pushgateway import finish as finish_exporter
 from llmload.locust.plans import make_conductor, planned_concurrency
+from llmload.phases import Phase
 from llmload.run.export_source import SessionSource
 from llmload.run.finish import conclude, start_exporter_if, write_results
 from llmload.run.server_watch import ServerWatch
 from llmload.run.session import Session
 from llmload.run.shipping import PHASE, Shipper
 from llmload.run.summarize import build_summary
-from llmload.stages import Announcement, StagePhase
+from llmload.stages import Announcement
 
 
 def _announcement(data: dict[str, Any]) -> Announcement:
-    return Announcement(data["stage"], StagePhase(data["phase"]), data["wall_time"],
+    return Announcement(data["stage"], Phase(data["phase"]), data["wall_time"],
                         data["concurrency"], data.get("rate"))
 
 
@@ -52,7 +53,7 @@ class LocalRole:
         finished = self.session.stage
         self.session.apply(a)
         self.server.on_phase(a)
-        if finished >= 0 and (a.phase is StagePhase.DONE or a.stage != finished):
+        if finished >= 0 and (a.phase is Phase.DONE or a.stage != finished):
             self.write(complete=False)  # a finished stage survives an interrupted run
 
     def test_start(self) -> None:

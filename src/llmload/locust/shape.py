@@ -7,7 +7,7 @@ from locust.runners import MasterRunner
 
 from llmload.locust.openloop import OpenLoopUser
 from llmload.locust.plugin import conductor_of
-from llmload.stages import StagePhase
+from llmload.phases import Phase
 
 
 class SweepShape(LoadTestShape):
@@ -19,7 +19,7 @@ class SweepShape(LoadTestShape):
         conductor = conductor_of(environment)
         conductor.tick()
         plan = conductor.controller.current
-        if plan is None or conductor.controller.phase is StagePhase.DONE:
+        if plan is None or conductor.controller.phase is Phase.DONE:
             return None
         classes: list[type[User]] = list(environment.user_classes)
         open_loop = [u for u in classes if issubclass(u, OpenLoopUser)]

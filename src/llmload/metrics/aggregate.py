@@ -18,7 +18,8 @@ from typing import Any
 
 from llmload.metrics import derive
 from llmload.metrics.histogram import LogHistogram
-from llmload.record import OK, UNFINISHED, Phase, RequestRecord
+from llmload.phases import Phase, Window
+from llmload.record import OK, UNFINISHED, RequestRecord
 
 # Latency histograms, in ns; the keys are the catalog's.
 LATENCY_KEYS = ("ttft", "ttfot", "itl", "tpot", "e2e", "e2e_scheduled", "chunk_gap", "connect", "queue")
@@ -27,21 +28,48 @@ COUNT_KEYS = ("tokens_per_event", "events_per_read", "output_tokens", "prompt_to
 
 
 @dataclass(slots=True)
-class Window:
-    """A stage's measured window in this process's ``perf_counter_ns``; None until known."""
+class Counts:
+    """A stage's counters; which requests each counts follows the module's docstring."""
 
-    t0_ns: int | None = None
-    t1_ns: int | None = None
+    records_warmup: int = 0  # finished records by the phase they were sent in
+    records_measure: int = 0
+    records_drain: int = 0
+    window_output_tokens: int = 0  # tokens read inside the window, from any request
+    window_completed: int = 0  # requests completed inside the window
+    window_prompt_tokens: int = 0  # the rest: requests sent inside the window
+    events: int = 0
+    reads: int = 0
+    output_tokens: int = 0
+    prompt_tokens_requested: int = 0
+    cached_prompt_tokens: int = 0
+    prompt_tokens_cache_reported: int = 0  # prompt tokens of requests whose usage had a cache count
+    slo_met: int = 0  # requests that met every request-level SLO (goodput)
 
-    def phase_at(self, t_ns: int) -> Phase:
-        if self.t0_ns is None or t_ns < self.t0_ns:
-            return Phase.WARMUP
-        if self.t1_ns is None or t_ns < self.t1_ns:
-            return Phase.MEASURE
-        return Phase.DRAIN
+    def count_record(self, phase: Phase) -> None:
+        if phase is Phase.WARMUP:
+            self.records_warmup += 1
+        elif phase is Phase.MEASURE:
+            self.records_measure += 1
+        else:
+            self.records_drain += 1
 
-    def contains(self, t_ns: int | None) -> bool:
-        return t_ns is not None and self.phase_at(t_ns) is Phase.MEASURE
+    @property
+    def records(self) -> int:
+        return self.records_warmup + self.records_measure + self.records_drain
+
+    def merge(self, other: Counts) -> None:
+        for name in self.__slots__:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+    def to_dict(self) -> dict[str, int]:
+        return {name: n for name in self.__slots__ if (n := getattr(self, name))}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, int]) -> Counts:
+        return cls(**d)
+
+    def __bool__(self) -> bool:
+        return any(getattr(self, name) for name in self.__slots__)
 
 
 def _histograms() -> dict[str, LogHistogram]:
@@ -51,7 +79,7 @@ def _histograms() -> dict[str, LogHistogram]:
 @dataclass(slots=True)
 class StageStats:
     hist: dict[str, LogHistogram] = field(default_factory=_histograms)
-    counts: Counter[str] = field(default_factory=Counter)
+    counts: Counts = field(default_factory=Counts)
     outcomes: Counter[str] = field(default_factory=Counter)
     finish_reasons: Counter[str] = field(default_factory=Counter)
     token_sources: Counter[str] = field(default_factory=Counter)
@@ -68,37 +96,46 @@ class StageStats:
         self.attempts[r.outcome] += 1
         if r.outcome not in (OK, UNFINISHED) and r.outcome not in self.error_samples:
             self.error_samples[r.outcome] = (r.status, r.error_detail or "")
-        c[f"records_{r.phase.value}"] += 1
-        c["window_output_tokens"] += self._tokens_in_window(r, window)
+        c.count_record(r.phase)
+        c.window_output_tokens += self._tokens_in_window(r, window)
         if window.contains(r.done_ns) and r.outcome != UNFINISHED:
-            c["window_completed"] += 1
+            c.window_completed += 1
         if r.phase is not Phase.MEASURE:
             return
         self.outcomes[r.outcome] += 1
-        c["events"] += r.events
-        c["reads"] += r.reads
+        c.events += r.events
+        c.reads += r.reads
         if r.prompt_tokens is not None:
-            c["window_prompt_tokens"] += r.prompt_tokens
+            c.window_prompt_tokens += r.prompt_tokens
         if r.prompt_tokens_requested is not None:
-            c["prompt_tokens_requested"] += r.prompt_tokens_requested
+            c.prompt_tokens_requested += r.prompt_tokens_requested
         if r.cached_tokens is not None and r.prompt_tokens is not None:
-            c["cached_prompt_tokens"] += r.cached_tokens
-            c["prompt_tokens_cache_reported"] += r.prompt_tokens
+            c.cached_prompt_tokens += r.cached_tokens
+            c.prompt_tokens_cache_reported += r.prompt_tokens
         if r.outcome != OK:
             return
         self.token_sources[r.token_source.value] += 1
         if r.finish_reason is not None:
             self.finish_reasons[r.finish_reason] += 1
-        c["output_tokens"] += r.output_tokens
+        c.output_tokens += r.output_tokens
         self._add_latencies(r)
 
     def add_late(self, r: RequestRecord, window: Window) -> None:
         """A request sent in the window that finished only after the drain's bound: it counts
         as unfinished (no latency invented), its tokens inside the window still count."""
-        self.counts["records_measure"] += 1
-        self.counts["window_output_tokens"] += self._tokens_in_window(r, window)
+        self.counts.records_measure += 1
+        self.counts.window_output_tokens += self._tokens_in_window(r, window)
         self.outcomes[UNFINISHED] += 1
         self.attempts[UNFINISHED] += 1
+
+    def add_slo_met(self) -> None:
+        """A request of the window met every request-level SLO (the run engine judges it)."""
+        self.counts.slo_met += 1
+
+    def add_tokens_read_in_window(self, r: RequestRecord, window: Window) -> None:
+        """Tokens that an earlier stage's request read inside this stage's (open) window."""
+        if window.t0_ns is not None:
+            self.counts.window_output_tokens += derive.tokens_in(r, window.t0_ns, window.t1_ns)
 
     @staticmethod
     def _tokens_in_window(r: RequestRecord, window: Window) -> int:
@@ -138,7 +175,7 @@ class StageStats:
     def merge(self, other: StageStats) -> None:
         for key, hist in other.hist.items():
             self.hist[key].merge(hist)
-        self.counts.update(other.counts)
+        self.counts.merge(other.counts)
         self.outcomes.update(other.outcomes)
         self.finish_reasons.update(other.finish_reasons)
         self.token_sources.update(other.token_sources)
@@ -151,7 +188,7 @@ class StageStats:
     def to_dict(self) -> dict[str, Any]:
         return {
             "hist": {key: h.to_dict() for key, h in self.hist.items()},
-            "counts": dict(self.counts),
+            "counts": self.counts.to_dict(),
             "outcomes": dict(self.outcomes),
             "finish_reasons": dict(self.finish_reasons),
             "token_sources": dict(self.token_sources),
@@ -165,7 +202,7 @@ class StageStats:
         stats = cls()
         for key, h in d["hist"].items():
             stats.hist[key] = LogHistogram.from_dict(h)
-        stats.counts.update(d["counts"])
+        stats.counts = Counts.from_dict(d["counts"])
         stats.outcomes.update(d["outcomes"])
         stats.finish_reasons.update(d["finish_reasons"])
         stats.token_sources.update(d["token_sources"])

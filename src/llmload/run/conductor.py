@@ -15,11 +15,11 @@ from typing import Any
 
 import gevent
 
+from llmload.phases import Phase
 from llmload.stages import (
     Announcement,
     Progress,
     StageController,
-    StagePhase,
     StagePlan,
 )
 
@@ -53,7 +53,7 @@ class Conductor:
     def start_ticking(self, interval_s: float = 0.1) -> None:
         """For plain runs, which have no LoadTestShape to tick them."""
         def loop() -> None:
-            while self.controller.phase is not StagePhase.DONE:
+            while self.controller.phase is not Phase.DONE:
                 self.tick()
                 gevent.sleep(interval_s)
 
@@ -65,7 +65,7 @@ class Conductor:
         ``tokens`` counts output tokens received so far, in-flight requests included."""
         def loop() -> None:
             before, since = tokens(), time.time()
-            while self.controller.phase is not StagePhase.DONE:
+            while self.controller.phase is not Phase.DONE:
                 gevent.sleep(interval_s)
                 now, count = time.time(), tokens()
                 rate = (count - before) / (now - since) if now > since else 0.0
@@ -89,7 +89,7 @@ class Conductor:
         """The test stops while a sweep has stages to go: it was interrupted. (A plain run has
         no end of its own: Locust's run time or a signal ends it.)"""
         finite = all(not math.isinf(plan.window_s) for plan in self.controller.plans)
-        return finite and self.controller.phase is not StagePhase.DONE
+        return finite and self.controller.phase is not Phase.DONE
 
     def stop(self) -> None:
         """The test is stopping: close the open window now (the drain is Locust's stop)."""
@@ -98,8 +98,8 @@ class Conductor:
                 greenlet.kill(block=False)
         self._ticker = self._progress_greenlet = None
         plan = self.controller.current
-        if plan is not None and self.controller.phase is StagePhase.MEASURE:
-            self._announce(Announcement(plan.index, StagePhase.DRAIN, time.time(),
+        if plan is not None and self.controller.phase is Phase.MEASURE:
+            self._announce(Announcement(plan.index, Phase.DRAIN, time.time(),
                                         plan.concurrency, plan.rate))
 
 

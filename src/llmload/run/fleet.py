@@ -9,15 +9,17 @@ last: a worker that disappears is named, with an upper bound of what it may have
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from llmload.metrics.aggregate import StageStats
 from llmload.metrics.classic import ClassicStats
 from llmload.metrics.timeseries import TimeSeries
+from llmload.phases import Phase
+from llmload.run.delta import Delta
 from llmload.run.summarize import StageView
-from llmload.stages import Announcement, Progress, StagePhase
+from llmload.stages import Announcement, Progress
 
 
 @dataclass(slots=True)
@@ -37,8 +39,8 @@ class WorkerView:
     records_file: str | None = None
     completed: dict[int, int] = field(default_factory=dict)
     in_flight_measured: dict[int, int] = field(default_factory=dict)
-    health: dict[int, dict[str, Any]] = field(default_factory=dict)
-    lateness: dict[int, dict[str, float]] = field(default_factory=dict)
+    health: dict[int, Mapping[str, Any]] = field(default_factory=dict)
+    lateness: dict[int, Mapping[str, float]] = field(default_factory=dict)
     min_e2e_s: float | None = None
 
 
@@ -68,7 +70,7 @@ class Fleet:
 
     def record(self, a: Announcement) -> None:
         self.announcements.append((a.wall_time, a.stage, a.phase.value))
-        if a.phase is StagePhase.DONE:
+        if a.phase is Phase.DONE:
             return
         meta = self.stages.setdefault(a.stage, StageMeta(a.concurrency, a.rate))
         meta.walls[a.phase.value] = a.wall_time
@@ -84,40 +86,34 @@ class Fleet:
             self.workers[client_id] = WorkerView(client_id, name or client_id, time.time())
         return self.workers[client_id]
 
-    def on_delta(self, client_id: str, data: dict[str, Any]) -> None:
-        w = self.join(client_id, data.get("name"))
-        if data["seq"] <= w.last_seq:
+    def on_delta(self, client_id: str, data: Mapping[str, Any]) -> None:
+        """Merge one worker's message (its wire form, ``delta.py``) unless already merged."""
+        d = Delta.from_wire(data)
+        w = self.join(client_id, d.name)
+        if d.seq <= w.last_seq:
             return  # a duplicate: never merge twice
-        w.last_seq = data["seq"]
-        w.last_heard_wall = time.time()
-        w.name = data.get("name", w.name)
-        for key, stats_dict in data["stages"].items():
-            stats = StageStats.from_dict(stats_dict)
-            self.stats.setdefault(int(key), StageStats()).merge(stats)
+        w.last_seq, w.last_heard_wall, w.name = d.seq, time.time(), d.name
+        for stage, stats in d.stages.items():
+            self.stats.setdefault(stage, StageStats()).merge(stats)
             e2e_min = stats.hist["e2e"].min
             if e2e_min is not None:
                 seconds = e2e_min / 1e9
                 w.min_e2e_s = seconds if w.min_e2e_s is None else min(w.min_e2e_s, seconds)
-        for key, classic in data.get("classic", {}).items():
-            self.classic.setdefault(int(key), ClassicStats()).merge(ClassicStats.from_dict(classic))
-        w.in_flight = data.get("in_flight", 0)
-        w.health_now = data.get("health_now") or {}
-        if "timeseries" in data:
-            self.timeseries.merge(TimeSeries.from_dict(data["timeseries"]))
-        w.completed = {int(k): v for k, v in data["completed"].items()}
-        w.in_flight_measured = {int(k): v for k, v in data["in_flight_measured"].items()}
-        w.health.update({int(k): v for k, v in data["health"].items()})
-        w.lateness.update({int(k): v for k, v in data["lateness"].items()})
-        w.users, w.records, w.records_file = data["users"], data["records"], data["records_file"]
-        w.tokens_received = data.get("tokens_received", w.tokens_received)
-        self.model = self.model or data.get("model")
-        for warning in data.get("warnings", ()):
-            if warning not in self.warnings:
-                self.warnings.append(warning)
-        if data.get("stopped") and self.stopped is None:
-            self.stopped = {**data["stopped"], "process": w.name}
-        if data.get("final"):
-            w.final = True
+        for stage, classic in d.classic.items():
+            self.classic.setdefault(stage, ClassicStats()).merge(classic)
+        if d.timeseries is not None:
+            self.timeseries.merge(d.timeseries)
+        w.in_flight, w.health_now = d.in_flight, dict(d.health_now)
+        w.completed, w.in_flight_measured = dict(d.completed), dict(d.in_flight_measured)
+        w.health.update(d.health)
+        w.lateness.update(d.lateness)
+        w.users, w.records, w.records_file = d.users, d.records, d.records_file
+        w.tokens_received = d.tokens_received
+        self.model = self.model or d.model
+        self.warnings += [x for x in dict.fromkeys(d.warnings) if x not in self.warnings]
+        if d.stopped and self.stopped is None:
+            self.stopped = {**d.stopped, "process": w.name}
+        w.final = w.final or d.final
 
     def progress(self) -> Progress:
         stage = max(self.current_stage, 0)

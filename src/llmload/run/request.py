@@ -12,7 +12,7 @@ from typing import Any
 import gevent
 
 from llmload.config import Endpoint
-from llmload.metrics.aggregate import Window
+from llmload.phases import Window
 from llmload.record import OK, RequestRecord
 from llmload.run.session import Session
 from llmload.transport.base import Transport

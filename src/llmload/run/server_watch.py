@@ -14,9 +14,10 @@ from typing import Any
 import gevent
 
 from llmload.config import RunConfig
+from llmload.phases import Phase
 from llmload.redact import redact_url
 from llmload.run.summarize import cache_warning
-from llmload.stages import Announcement, StagePhase
+from llmload.stages import Announcement
 from llmload.target.fingerprint import fingerprint, warnings
 from llmload.target.scrape import Scraper, Snapshot, summarize
 
@@ -57,10 +58,10 @@ class ServerWatch:
         scraper = self._scraper
         if scraper is None or not scraper.available:
             return
-        if a.phase is StagePhase.MEASURE:
+        if a.phase is Phase.MEASURE:
             scraper.poll()
             self._marks[a.stage] = len(scraper.snapshots) - 1
-        elif a.phase is StagePhase.DRAIN and a.stage in self._marks:
+        elif a.phase is Phase.DRAIN and a.stage in self._marks:
             scraper.poll()
             samples: list[Snapshot] = scraper.snapshots[self._marks[a.stage]:]
             if len(samples) >= 2:

@@ -22,17 +22,18 @@ from llmload.export.results import ResultsDir, new_run_id
 from llmload.failfast import FailFast
 from llmload.health import HealthMonitor
 from llmload.metrics import derive
-from llmload.metrics.aggregate import StageStats, Window
+from llmload.metrics.aggregate import StageStats
 from llmload.metrics.classic import ClassicStats
 from llmload.metrics.slo import request_meets
 from llmload.metrics.timeseries import TimeSeries
-from llmload.record import OK, UNFINISHED, Phase, RequestRecord
+from llmload.phases import Phase, Window
+from llmload.record import OK, UNFINISHED, RequestRecord
+from llmload.run.sources import prompt_source
 from llmload.run.summarize import StageView
-from llmload.stages import Announcement, Progress, StagePhase
+from llmload.stages import Announcement, Progress
 from llmload.target.models import check_model, first_model
 from llmload.transport.factory import TransportFactory
 from llmload.workload.prompts import PromptSource
-from llmload.workload.sources import prompt_source
 
 _NS = 1_000_000_000
 # Corrections larger than this mean the clocks disagree, not that the message was late (a
@@ -159,19 +160,19 @@ class Session:
         if 0 <= since <= _MAX_ALIGNMENT_S:
             now_ns -= int(since * _NS)
         self.announcements.append((a.wall_time, a.stage, a.phase.value))
-        if a.phase is StagePhase.DONE:
+        if a.phase is Phase.DONE:
             return
         state = self.stages.setdefault(a.stage, StageState(a.concurrency))
         state.lateness_s[a.phase.value] = round(lateness, 6)
-        if a.phase is StagePhase.WARMUP:
+        if a.phase is Phase.WARMUP:
             state.concurrency, state.rate, state.started_ns = a.concurrency, a.rate, now_ns
             if self.stage in self.stages and self.stage != a.stage:
                 self.stages[self.stage].closed = True
             self.stage = a.stage
-        elif a.phase is StagePhase.MEASURE:
+        elif a.phase is Phase.MEASURE:
             state.window.t0_ns = now_ns
             self.health.reset()
-        elif a.phase is StagePhase.DRAIN:
+        elif a.phase is Phase.DRAIN:
             state.window.t1_ns = now_ns
             state.health = self.health.snapshot()
 
@@ -301,7 +302,7 @@ class Session:
         else:
             state.stats.add(record, state.window)
             if record.phase is Phase.MEASURE and record.ok and self._meets_slo(record):
-                state.stats.counts["slo_met"] += 1
+                state.stats.add_slo_met()
         self._add_tokens_to_later_windows(record)
 
     def _meets_slo(self, r: RequestRecord) -> bool:
@@ -321,7 +322,7 @@ class Session:
             w = state.window
             if index <= r.stage or w.t0_ns is None or w.t0_ns > r.event_ns[-1]:
                 continue
-            state.stats.counts["window_output_tokens"] += derive.tokens_in(r, w.t0_ns, w.t1_ns)
+            state.stats.add_tokens_read_in_window(r, w)
 
     def views(self) -> list[StageView]:
         self.fold_pending()

@@ -1,17 +1,5 @@
-"""Worker side of the fleet protocol: ship stats deltas to the master, and a final one.
-
-Message ``llmload_delta`` (worker → master), bounded in size whatever the request count::
-
-    {seq, name, model, final, stages: {stage: StageStats dict}, timeseries, classic, in_flight,
-     health_now, completed: {stage: n}, in_flight_measured: {stage: n},
-     health: {stage: snapshot}, lateness: {stage: {phase: s}}, users, tokens_received, records,
-     records_file, warnings: [...], stopped: null | {by, ...}}
-
-``stopped`` is set once the worker's run must end early: its first requests all failed the
-same way (``failfast.py``: the master stops the fleet) or it was interrupted.
-
-``seq`` increases by one per message so a duplicate is never merged twice.
-"""
+"""Worker side of the fleet protocol: ship a ``Delta`` (``delta.py``) to the master every few
+seconds, and a final one once the worker's users have stopped."""
 
 from __future__ import annotations
 
@@ -20,9 +8,9 @@ from typing import Any
 
 import gevent
 
+from llmload.run.delta import MESSAGE, Delta
 from llmload.run.session import Session
 
-DELTA = "llmload_delta"
 PHASE = "llmload_phase"
 
 
@@ -48,30 +36,19 @@ class Shipper:
 
     def ship(self, *, final: bool) -> None:
         s = self._session
-        stages = {str(k): v.to_dict() for k, v in s.take_stats().items()}
-        payload = {
-            "seq": self._seq,
-            "name": s.process_tag,
-            "model": s.model,
-            "final": final,
-            "stages": stages,
-            "timeseries": s.take_timeseries().to_dict(),
-            "classic": {str(k): v.to_dict() for k, v in s.take_classic().items()},
-            "in_flight": s.in_flight,
-            "health_now": s.health_now(),
-            "completed": {str(k): v for k, v in s.completed().items()},
-            "in_flight_measured": {str(k): v for k, v in s.in_flight_measured().items()},
-            "health": {str(k): st.health for k, st in s.stages.items() if st.health is not None},
-            "lateness": {str(k): st.lateness_s for k, st in s.stages.items()},
-            "users": self._users(),
-            "tokens_received": s.tokens_received(),
-            "records": s.records.count,
-            "records_file": s.records.path.name,
-            "warnings": s.warnings,
-            "stopped": s.stopped,
-        }
+        delta = Delta(
+            seq=self._seq, name=s.process_tag, records_file=s.records.path.name, final=final,
+            model=s.model, stages=s.take_stats(), classic=s.take_classic(),
+            timeseries=s.take_timeseries(), users=self._users(), in_flight=s.in_flight,
+            records=s.records.count, tokens_received=s.tokens_received(),
+            completed=s.completed(), in_flight_measured=s.in_flight_measured(),
+            health_now=s.health_now(),
+            health={k: st.health for k, st in s.stages.items() if st.health is not None},
+            lateness={k: st.lateness_s for k, st in s.stages.items()},
+            warnings=tuple(s.warnings), stopped=s.stopped,
+        )
         self._seq += 1
-        self._send(DELTA, payload)
+        self._send(MESSAGE, delta.to_wire())
         if final:
             self.final_sent = True
 

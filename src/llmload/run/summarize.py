@@ -7,14 +7,16 @@ stage, or the master's merge of every worker's deltas. Both summarise the same w
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from llmload.config import ChecksConfig, RunConfig, WorkloadConfig
 from llmload.export.summary import headline, reproducibility, run_summary, stage_summary
 from llmload.health import HealthLimits, is_client_bound
-from llmload.metrics.aggregate import StageStats, Window
+from llmload.metrics.aggregate import StageStats
 from llmload.metrics.slo import evaluate
+from llmload.phases import Window
 from llmload.redact import redact_text, redact_url
 
 
@@ -25,8 +27,8 @@ class StageView:
     stats: StageStats
     window_s: float
     measured: bool  # did the window ever open?
-    health: dict[str, dict[str, Any]] = field(default_factory=dict)  # per process
-    lateness_s: dict[str, dict[str, float]] = field(default_factory=dict)  # per process, phase
+    health: dict[str, Mapping[str, Any]] = field(default_factory=dict)  # per process
+    lateness_s: dict[str, Mapping[str, float]] = field(default_factory=dict)  # per process, phase
     window: Window | None = None  # the local window, when there is one process
     rate: float | None = None  # open-loop stages: requests per second
 

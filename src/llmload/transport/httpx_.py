@@ -28,8 +28,8 @@ from typing import Any
 import httpx
 
 from llmload.errors import ErrorKind
+from llmload.protocol.origin import Origin
 from llmload.transport.base import HttpRequest, ResponseSink, StaleConnection, TransportFailure
-from llmload.transport.origin import Origin
 
 _IDENTITY = ("Accept-Encoding", "identity")  # iter_raw hands over the body still encoded
 

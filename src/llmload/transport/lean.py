@@ -18,6 +18,7 @@ import gevent
 
 from llmload.errors import ErrorKind
 from llmload.protocol.http1 import HttpFramingError, ResponseParser, render_request
+from llmload.protocol.origin import Origin
 from llmload.transport.base import HttpRequest, ResponseSink, StaleConnection, TransportFailure
 from llmload.transport.lean_io import (
     READ_SIZE,
@@ -27,7 +28,6 @@ from llmload.transport.lean_io import (
     open_connection,
     take_arrived_records,
 )
-from llmload.transport.origin import Origin
 
 # After the core has what it wants ([DONE]), the body's last bytes (the terminating chunk) are
 # usually in the same read or a few microseconds behind it. Waiting this long for them keeps the

@@ -225,3 +225,11 @@ def require_fraction(option: str, value: float) -> None:
         raise ConfigError(
             option, value, "must be a fraction from 0 up to (not including) 1, e.g. 0.1 for ±10%"
         )
+
+
+def require_output_jitter(jitter: float, output_is_distribution: bool) -> None:
+    """``--output-jitter`` is a fixed ``--max-tokens``' spread; a distribution has its own."""
+    require_fraction("--output-jitter", jitter)
+    if output_is_distribution and jitter:
+        problem = "applies to a fixed --max-tokens only: give the spread in the distribution"
+        raise ConfigError("--output-jitter", jitter, problem)

@@ -18,14 +18,13 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Protocol
 
-from llmload.errors import ConfigError
 from llmload.workload.lengths import (
     Fixed,
     Jittered,
     LengthDistribution,
-    require_fraction,
     require_length,
     require_optional_length,
+    require_output_jitter,
 )
 from llmload.workload.words import WordSequence, draw, salt, salted, seed_key, substream, unit
 
@@ -87,16 +86,13 @@ class SyntheticPrompts:
         *,
         run_salt: str = "",
     ) -> None:
-        require_fraction("--output-jitter", output_jitter)
+        fixed_output = max_tokens is None or isinstance(max_tokens, int)
+        require_output_jitter(output_jitter, not fixed_output)
         self._prompt = _length("--prompt-tokens", prompt_tokens)
         self._output: LengthDistribution | None
         if max_tokens is None or isinstance(max_tokens, int):
             require_optional_length("--max-tokens", max_tokens)
             self._output = None if max_tokens is None else Jittered(max_tokens, output_jitter)
-        elif output_jitter:
-            # Jitter is the fixed length's spread; a distribution already says how it spreads.
-            problem = "applies to a fixed --max-tokens only: give the spread in the distribution"
-            raise ConfigError("--output-jitter", output_jitter, problem)
         else:
             self._output = max_tokens
         self._key = seed_key(seed)

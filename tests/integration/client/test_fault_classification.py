@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from llmload.client import ChatClient
 from llmload.config import RequestConfig
 from llmload.errors import ErrorKind
-from llmload.metrics.aggregate import Window
+from llmload.phases import Window
 from llmload.protocol.sse import DONE, SSEDecoder, SSEError
 from llmload.record import OK, RequestRecord
 from llmload.recorder import Timeouts

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from array import array
 
-from llmload.metrics.aggregate import StageStats, Window
-from llmload.record import Phase, RequestRecord, TokenSource
+from llmload.metrics.aggregate import StageStats
+from llmload.phases import Phase, Window
+from llmload.record import RequestRecord, TokenSource
 
 MS = 1_000_000
 
@@ -24,18 +25,18 @@ def test_straddling_requests_contribute_only_tokens_inside_the_window() -> None:
     stats = StageStats()
     stats.add(record(0, [50 * MS, 90 * MS, 110 * MS], Phase.WARMUP), w)  # 1 token inside
     stats.add(record(150 * MS, [190 * MS, 200 * MS, 210 * MS]), w)  # 1 inside (end excluded)
-    assert stats.counts["window_output_tokens"] == 2
+    assert stats.counts.window_output_tokens == 2
     # Only the request sent in the window enters latency histograms.
-    assert stats.hist["ttft"].count == 1 and stats.counts["records_warmup"] == 1
+    assert stats.hist["ttft"].count == 1 and stats.counts.records_warmup == 1
     # Completed inside the window: the warm-up request (done at 110 ms), not the other (210 ms).
-    assert stats.counts["window_completed"] == 1
+    assert stats.counts.window_completed == 1
 
 
 def test_open_window_counts_everything_after_t0() -> None:
     w = Window(t0_ns=100 * MS)
     stats = StageStats()
     stats.add(record(120 * MS, [130 * MS, 140 * MS]), w)
-    assert stats.counts["window_output_tokens"] == 2
+    assert stats.counts.window_output_tokens == 2
 
 
 def test_merge_equals_adding_everything_to_one() -> None:

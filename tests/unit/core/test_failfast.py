@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from llmload.failfast import FailFast
-from llmload.record import OK, UNFINISHED, Phase, RequestRecord
+from llmload.phases import Phase
+from llmload.record import OK, UNFINISHED, RequestRecord
 
 
 def record(outcome: str, status: int | None = None, detail: str = "") -> RequestRecord:

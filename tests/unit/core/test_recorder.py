@@ -9,8 +9,9 @@ import pytest
 
 from llmload.errors import ErrorKind
 from llmload.metrics import derive
-from llmload.metrics.aggregate import StageStats, Window
-from llmload.record import Phase, RequestRecord, TokenSource
+from llmload.metrics.aggregate import StageStats
+from llmload.phases import Phase, Window
+from llmload.record import RequestRecord, TokenSource
 from llmload.recorder import ResponseRecorder, Timeouts
 
 MS = 1_000_000
@@ -159,5 +160,5 @@ def test_unfinished_keeps_tokens_but_enters_no_latency() -> None:
     assert r.outcome == "unfinished" and r.output_tokens == 2
     stats = StageStats()
     stats.add(r, Window(t0_ns=60 * MS, t1_ns=75 * MS))
-    assert stats.counts["window_output_tokens"] == 1  # only the read inside the window
+    assert stats.counts.window_output_tokens == 1  # only the read inside the window
     assert stats.hist["ttft"].count == 0 and stats.outcomes["unfinished"] == 1

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from llmload.errors import ConfigError
-from llmload.stages import Progress, StageController, StagePhase, sweep_plans
+from llmload.phases import Phase
+from llmload.stages import Progress, StageController, sweep_plans
 
 
 def test_sweep_walks_warmup_window_drain_per_level() -> None:
@@ -32,7 +33,7 @@ def test_sweep_walks_warmup_window_drain_per_level() -> None:
         (0, 0, "warmup", 1), (2, 0, "measure", 1), (12, 0, "drain", 1),
         (14, 1, "warmup", 4), (16, 1, "measure", 4), (26, 1, "drain", 4), (40, 1, "done", 4),
     ]
-    assert c.phase is StagePhase.DONE and c.current is None
+    assert c.phase is Phase.DONE and c.current is None
 
 
 def test_repeat_duplicates_levels_and_bad_levels_name_the_option() -> None:

@@ -8,12 +8,12 @@ from typing import Any
 import pytest
 
 from llmload.errors import ConfigError
-from llmload.locust.options import _FLAGS, _OPTIONS, to_config
+from llmload.locust.options import to_config
+from llmload.options import defaults
 
 
 def options(**overrides: Any) -> argparse.Namespace:
-    values: dict[str, Any] = {flag[2:].replace("-", "_"): default for flag, _, default, _ in _OPTIONS}
-    values.update({flag[2:].replace("-", "_"): False for flag, _ in _FLAGS})
+    values = defaults()
     values.update(host="http://127.0.0.1:8000", num_users=4)
     values.update(overrides)
     return argparse.Namespace(**values)

@@ -21,7 +21,8 @@ from llmload.metrics.classic import (
     ClassicStats,
     one_two_five,
 )
-from llmload.record import Phase, RequestRecord
+from llmload.phases import Phase
+from llmload.record import RequestRecord
 from tests.support.prometheus import MS, recount, synthetic_records
 
 

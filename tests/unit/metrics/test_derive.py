@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from llmload.metrics import derive
 from llmload.metrics.timeseries import TimeSeries
-from llmload.record import Phase, RequestRecord
+from llmload.phases import Phase
+from llmload.record import RequestRecord
 
 NS = 1_000_000_000
 

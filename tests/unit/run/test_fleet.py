@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from llmload.metrics.aggregate import StageStats
+from llmload.phases import Phase
 from llmload.run.fleet import Fleet
-from llmload.stages import Announcement, StagePhase
+from llmload.stages import Announcement
 
 
 def delta(seq: int, *, final: bool = False, users: int = 4, completed: int = 0,
@@ -20,12 +21,12 @@ def delta(seq: int, *, final: bool = False, users: int = 4, completed: int = 0,
 
 def test_deltas_merge_once_each_and_progress_counts_live_workers() -> None:
     fleet = Fleet()
-    fleet.record(Announcement(0, StagePhase.WARMUP, 100.0, 4))
+    fleet.record(Announcement(0, Phase.WARMUP, 100.0, 4))
     stats = StageStats()
-    stats.counts["records_warmup"] = 3
+    stats.counts.records_warmup = 3
     fleet.on_delta("a", delta(0, completed=3, stats=stats))
     fleet.on_delta("a", delta(0, completed=3, stats=stats))  # a duplicate is never merged twice
-    assert fleet.stats[0].counts["records_warmup"] == 3
+    assert fleet.stats[0].counts.records_warmup == 3
     assert fleet.progress().completed == 3 and fleet.model == "m" and fleet.warnings == ["w"]
     fleet.mark_lost(["a"])
     assert fleet.progress().completed == 0  # a lost worker's counts no longer pace the stage

@@ -11,7 +11,8 @@ import pytest
 
 from llmload.config import ChecksConfig
 from llmload.failfast import REQUESTS
-from llmload.record import Phase, RequestRecord
+from llmload.phases import Phase
+from llmload.record import RequestRecord
 from llmload.run.session import Session
 from tests.support.session import config
 

@@ -16,9 +16,10 @@ import gevent
 import pytest
 
 from llmload.export.results import read_records
+from llmload.phases import Phase
 from llmload.run import session as session_module
 from llmload.run.session import Session
-from llmload.stages import Announcement, StagePhase
+from llmload.stages import Announcement
 from tests.support.prometheus import synthetic_records
 from tests.support.session import config, measuring
 
@@ -37,8 +38,7 @@ def finish(s: Session, n: int, seed: int = 1) -> None:
 
 
 def folded(s: Session) -> int:
-    counts = s.stages[0].stats.counts
-    return sum(v for k, v in counts.items() if k.startswith("records_"))
+    return s.stages[0].stats.counts.records
 
 
 def test_counted_at_once_folded_when_the_loop_is_idle(session: Session) -> None:
@@ -52,10 +52,10 @@ def test_counted_at_once_folded_when_the_loop_is_idle(session: Session) -> None:
 def test_every_reader_sees_every_finished_record(session: Session) -> None:
     finish(session, 5)
     views = session.views()
-    assert sum(v for k, v in views[0].stats.counts.items() if k.startswith("records_")) == 5
+    assert views[0].stats.counts.records == 5
     finish(session, 2, seed=2)
     taken = session.take_stats()
-    assert sum(v for k, v in taken[0].counts.items() if k.startswith("records_")) == 7  # all so far
+    assert taken[0].counts.records == 7  # all so far
     finish(session, 1, seed=3)
     assert session.describe()["records"] == 8
 
@@ -70,7 +70,7 @@ def test_a_loop_never_idle_folds_on_the_request_path(session: Session,
 
 def test_close_folds_what_is_pending(tmp_path: Path) -> None:
     s = Session(config(tmp_path))
-    s.apply(Announcement(0, StagePhase.WARMUP, time.time(), 1))
+    s.apply(Announcement(0, Phase.WARMUP, time.time(), 1))
     finish(s, 4)
     s.close()
     assert len(read_records(tmp_path / "run" / "requests.jsonl")) == 4
@@ -86,7 +86,7 @@ def test_a_record_the_folder_left_half_done_is_finished_by_a_reader(session: Ses
         gevent.idle()
     assert session.records.count == 1 and folded(session) < session.records.count
     taken = session.take_stats()
-    assert sum(v for k, v in taken[0].counts.items() if k.startswith("records_")) == 3
+    assert taken[0].counts.records == 3
     assert session.records.count == 3
     gevent.sleep(0.05)  # the folder resumes on the step it had left: nothing is added twice
     assert session.records.count == 3 and folded(session) == 0  # taken: deltas start again

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from llmload.errors import ConfigError
+from llmload.protocol.origin import parse_origin
 from llmload.transport.factory import TransportConfig, TransportFactory
 from llmload.transport.httpx_ import HttpxTransport
 from llmload.transport.lean import LeanTransport
-from llmload.transport.origin import parse_origin
 from llmload.transport.tls import client_context
 
 
