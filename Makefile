@@ -36,6 +36,7 @@ check: test
 
 docs: $(VENV)/.runtime
 	$(BIN)/python -m llmload.metrics.catalog > docs/metrics.md
+	$(BIN)/python -m llmload.options --update docs/options.md
 
 clean:
 	rm -rf $(VENV) results

@@ -75,7 +75,7 @@ def test_a_sweep_passes_its_options_on_with_its_own_defaults() -> None:
 
 def test_docs_options_md_is_the_declaration() -> None:
     text = (ROOT / "docs" / "options.md").read_text(encoding="utf-8")
-    assert markdown() in text, "regenerate with python -m llmload.options --markdown"
+    assert markdown() in text, "regenerate with make docs"
 
 
 def test_every_llmload_variable_in_the_manifests_is_an_option() -> None:

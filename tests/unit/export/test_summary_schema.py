@@ -44,5 +44,5 @@ def test_a_summary_from_a_newer_llmload_is_refused_with_what_to_do(tmp_path: Pat
     path = tmp_path / "run" / "summary.json"
     path.write_bytes(orjson.dumps({**orjson.loads(path.read_bytes()),
                                    "schema_version": SCHEMA_VERSION + 1}))
-    with pytest.raises(ResultsError, match="written by a newer llmload .* upgrade llmload"):
+    with pytest.raises(ResultsError, match=r"written by a newer llmload .* upgrade llmload"):
         read_summary(tmp_path / "run")
