@@ -22,12 +22,14 @@ demo: $(VENV)/.runtime
 
 test: $(VENV)/.test
 	bash scripts/install-test-deps.sh
+	$(BIN)/ruff format --check src tests bench locustfiles
 	$(BIN)/ruff check src tests bench locustfiles
 	$(BIN)/mypy src
 	$(BIN)/python -m pytest -q --durations=15
 
 # The edit-test loop: lint, types and the unit tier (no sockets), in seconds.
 test-unit: $(VENV)/.test
+	$(BIN)/ruff format --check src tests bench locustfiles
 	$(BIN)/ruff check src tests bench locustfiles
 	$(BIN)/mypy src
 	$(BIN)/python -m pytest -q tests/unit

@@ -56,8 +56,12 @@ Level = tuple[int, int, float, float, float]  # streams, step ms, stagger s, war
 # rate a Locust user sets, so the closed loop is spread from the start. Warm-up covers the
 # stagger and every stream's first request; the window holds several request cycles, and at
 # one stream 20 s, so that its ITL p99 is read from 2,000 gaps rather than 600.
-STEADY: list[Level] = [(1, 10, 1.0, 2.2, 20.0), (10, 10, 1.0, 2.2, 6.0), (100, 10, 1.0, 2.2, 6.0),
-                       (500, 50, 5.0, 10.5, 15.0)]
+STEADY: list[Level] = [
+    (1, 10, 1.0, 2.2, 20.0),
+    (10, 10, 1.0, 2.2, 6.0),
+    (100, 10, 1.0, 2.2, 6.0),
+    (500, 50, 5.0, 10.5, 15.0),
+]
 # vLLM's study: every stream starts at once (its --request-rate inf), fixed lengths, so the
 # streams finish and restart together for ever: bursts of N completions and N new requests.
 LOCKSTEP: list[Level] = [(100, 10, 0.0, 1.2, 6.0), (500, 50, 0.0, 5.5, 15.0)]
@@ -81,8 +85,19 @@ def run_client(name: str, sim: SimProcess, level: Level, prefix: list[str]) -> d
     streams, _step, stagger, warmup, measure = level
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "result.json"
-        command = [*NICE, *prefix, sys.executable, *CLIENTS[name], sim.url, str(streams), str(warmup),
-                   str(measure), str(TOKENS), str(out), str(stagger)]
+        command = [
+            *NICE,
+            *prefix,
+            sys.executable,
+            *CLIENTS[name],
+            sim.url,
+            str(streams),
+            str(warmup),
+            str(measure),
+            str(TOKENS),
+            str(out),
+            str(stagger),
+        ]
         pressure0, t0 = cpu_pressure_total(), time.monotonic()
         done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
         pressure = (cpu_pressure_total() - pressure0) / 1e6 / (time.monotonic() - t0)
@@ -106,28 +121,39 @@ def run_level(level: Level, names: list[str], repeats: int, pins: results.Pins) 
             for name in order:
                 runs[name].append(run_client(name, sim, level, pins[1]))
                 r = runs[name][-1]
-                print(f"  {streams:>4} x {step} ms {'lockstep' if not stagger else 'steady'}  {name:<13}"
-                      f" TTFT err p50 {r['ttft_error']['p50_ms']} ms, ITL err p99 "
-                      f"{r['itl_error']['p99_ms']} ms, CPU {r['cpu_share']:.0%}, "
-                      f"CPU pressure {r['cpu_pressure']:.0%}", flush=True)
-    return {"streams": streams, "step_ms": step, "start": "lockstep" if not stagger else "staggered",
-            "stagger_s": stagger, "events_per_s": round(streams * 1000 / step),
-            "clients": {n: {"median": medians(rs), "runs": rs} for n, rs in runs.items()}}
+                print(
+                    f"  {streams:>4} x {step} ms {'lockstep' if not stagger else 'steady'}  {name:<13}"
+                    f" TTFT err p50 {r['ttft_error']['p50_ms']} ms, ITL err p99 "
+                    f"{r['itl_error']['p99_ms']} ms, CPU {r['cpu_share']:.0%}, "
+                    f"CPU pressure {r['cpu_pressure']:.0%}",
+                    flush=True,
+                )
+    return {
+        "streams": streams,
+        "step_ms": step,
+        "start": "lockstep" if not stagger else "staggered",
+        "stagger_s": stagger,
+        "events_per_s": round(streams * 1000 / step),
+        "clients": {n: {"median": medians(rs), "runs": rs} for n, rs in runs.items()},
+    }
 
 
 def medians(runs: list[dict[str, Any]]) -> dict[str, Any]:
     def m(key: str, field: str) -> float | None:
         return median([r[key][field] for r in runs])
 
-    return {"ttft_error_p50_ms": m("ttft_error", "p50_ms"),
-            "ttft_error_mean_ms": m("ttft_error", "mean_ms"),
-            "ttft_error_p99_ms": m("ttft_error", "p99_ms"),
-            "ttft_error_vs_nominal_mean_ms": m("ttft_error_vs_nominal", "mean_ms"),
-            "itl_error_p50_ms": m("itl_error", "p50_ms"), "itl_error_p99_ms": m("itl_error", "p99_ms"),
-            "itl_error_max_ms": m("itl_error", "max_ms"),
-            "client_itl_p99_ms": m("client_itl", "p99_ms"),
-            "cpu_share": median([r["cpu_share"] for r in runs]),
-            "requests": median([r["requests"] for r in runs])}
+    return {
+        "ttft_error_p50_ms": m("ttft_error", "p50_ms"),
+        "ttft_error_mean_ms": m("ttft_error", "mean_ms"),
+        "ttft_error_p99_ms": m("ttft_error", "p99_ms"),
+        "ttft_error_vs_nominal_mean_ms": m("ttft_error_vs_nominal", "mean_ms"),
+        "itl_error_p50_ms": m("itl_error", "p50_ms"),
+        "itl_error_p99_ms": m("itl_error", "p99_ms"),
+        "itl_error_max_ms": m("itl_error", "max_ms"),
+        "client_itl_p99_ms": m("client_itl", "p99_ms"),
+        "cpu_share": median([r["cpu_share"] for r in runs]),
+        "requests": median([r["requests"] for r in runs]),
+    }
 
 
 def verdicts(levels: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -141,14 +167,17 @@ def verdicts(levels: list[dict[str, Any]]) -> list[dict[str, Any]]:
         ratio = None
         if ours["ttft_error_p50_ms"] is not None and ref["ttft_error_p50_ms"]:
             ratio = round(ours["ttft_error_p50_ms"] / ref["ttft_error_p50_ms"], 3)
-        out.append({
-            "streams": lv["streams"], "start": lv["start"],
-            "ttft_p50_le_5ms": ours["ttft_error_p50_ms"] is not None and ours["ttft_error_p50_ms"] <= 5,
-            "ttft_ratio_to_vllm": ratio,
-            "ttft_third_of_vllm": None if lv["streams"] < 100 else (ratio is not None and ratio <= 1 / 3),
-            "itl_p99_not_worse": ours["itl_error_p99_ms"] <= ref["itl_error_p99_ms"],
-            "cpu_le_50pct": ours["cpu_share"] <= 0.5,
-        })
+        out.append(
+            {
+                "streams": lv["streams"],
+                "start": lv["start"],
+                "ttft_p50_le_5ms": ours["ttft_error_p50_ms"] is not None and ours["ttft_error_p50_ms"] <= 5,
+                "ttft_ratio_to_vllm": ratio,
+                "ttft_third_of_vllm": None if lv["streams"] < 100 else (ratio is not None and ratio <= 1 / 3),
+                "itl_p99_not_worse": ours["itl_error_p99_ms"] <= ref["itl_error_p99_ms"],
+                "cpu_le_50pct": ours["cpu_share"] <= 0.5,
+            }
+        )
     return out
 
 
@@ -159,8 +188,11 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--no-lockstep", action="store_true", help="skip the all-at-once levels")
     parser.add_argument("--smoke", action="store_true", help="one short level (CI)")
-    parser.add_argument("--diagnose", action="store_true",
-                        help="llmload with and without end-of-request recording, 100 streams")
+    parser.add_argument(
+        "--diagnose",
+        action="store_true",
+        help="llmload with and without end-of-request recording, 100 streams",
+    )
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     pins = results.cpu_pinning()
@@ -176,9 +208,16 @@ def main() -> None:
         plan += [(REPRODUCE, ["vllm-style"])] if "vllm-style" in names else []
     repeats = 1 if args.smoke else args.repeats
     levels = [run_level(lv, n, repeats, pins) for lv, n in plan]
-    doc = {**results.header("accuracy", "accuracy.py", args.smoke), "pinned_cpus": pins[2],
-           "client_nice": NICE[2] if NICE else 0, "ttft_ms": TTFT_MS, "tokens": TOKENS,
-           "repeats": repeats, "levels": levels, "verdicts": verdicts(levels)}
+    doc = {
+        **results.header("accuracy", "accuracy.py", args.smoke),
+        "pinned_cpus": pins[2],
+        "client_nice": NICE[2] if NICE else 0,
+        "ttft_ms": TTFT_MS,
+        "tokens": TOKENS,
+        "repeats": repeats,
+        "levels": levels,
+        "verdicts": verdicts(levels),
+    }
     print("\n".join(render.accuracy_table(doc)))
     print("\n".join(render.verdict_table(doc)))
     name = "accuracy_recording" if args.diagnose else "accuracy"

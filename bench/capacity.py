@@ -39,32 +39,66 @@ from harness.stats import median
 from llmload.sim.process import start_sim
 
 HERE = Path(__file__).resolve().parent
-GOALS: dict[str, int | None] = {"many_per_read": 300_000, "one_per_read": 50_000,
-                                "one_per_read_half_load": None}
+GOALS: dict[str, int | None] = {
+    "many_per_read": 300_000,
+    "one_per_read": 50_000,
+    "one_per_read_half_load": None,
+}
 
 
-def measure(url: str, streams: int, warmup: float, seconds: float, tokens: int, *,
-            prefix: list[str], floor: str | None = None) -> dict[str, Any]:
+def measure(
+    url: str,
+    streams: int,
+    warmup: float,
+    seconds: float,
+    tokens: int,
+    *,
+    prefix: list[str],
+    floor: str | None = None,
+) -> dict[str, Any]:
     """``floor``: None for llmload's worker, ``wait-first`` or ``naive`` for the bare floors."""
     client = ["gevent_floor.py"] if floor else ["llmload_proc.py", "capacity"]
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "r.json"
-        command = [*prefix, sys.executable, str(HERE / "harness" / client[0]), *client[1:],
-                   url, str(streams), str(warmup), str(seconds), str(tokens), str(out),
-                   *(["naive"] if floor == "naive" else [])]
+        command = [
+            *prefix,
+            sys.executable,
+            str(HERE / "harness" / client[0]),
+            *client[1:],
+            url,
+            str(streams),
+            str(warmup),
+            str(seconds),
+            str(tokens),
+            str(out),
+            *(["naive"] if floor == "naive" else []),
+        ]
         done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
         if done.returncode != 0:
             raise SystemExit(f"client failed:\n{done.stderr[-3000:]}")
         r: dict[str, Any] = json.loads(out.read_text())
     events, cpu = r["events"], r["cpu_window_s"]
-    return {"events": events, "cpu_s": round(cpu, 3), "events_per_cpu_s": round(events / cpu),
-            "cpu_us_per_event": round(1e6 * cpu / events, 2), "cpu_share": round(cpu / seconds, 3),
-            "events_per_s": round(events / seconds), "events_per_read": round(events / max(r["reads"], 1), 2),
-            "loop_lag_p99_ms": r["health"]["loop_lag_p99_ms"] if "health" in r else None}
+    return {
+        "events": events,
+        "cpu_s": round(cpu, 3),
+        "events_per_cpu_s": round(events / cpu),
+        "cpu_us_per_event": round(1e6 * cpu / events, 2),
+        "cpu_share": round(cpu / seconds, 3),
+        "events_per_s": round(events / seconds),
+        "events_per_read": round(events / max(r["reads"], 1), 2),
+        "loop_lag_p99_ms": r["health"]["loop_lag_p99_ms"] if "health" in r else None,
+    }
 
 
-def pair(url: str, streams: int, warmup: float, seconds: float, tokens: int, *, prefix: list[str],
-         ) -> dict[str, Any]:
+def pair(
+    url: str,
+    streams: int,
+    warmup: float,
+    seconds: float,
+    tokens: int,
+    *,
+    prefix: list[str],
+) -> dict[str, Any]:
     """llmload's worker, then the bare gevent floors, on the same server and placement."""
     run = measure(url, streams, warmup, seconds, tokens, prefix=prefix)
     floor = measure(url, streams, warmup, seconds, tokens, prefix=prefix, floor="wait-first")
@@ -76,14 +110,22 @@ def pair(url: str, streams: int, warmup: float, seconds: float, tokens: int, *, 
     return run
 
 
-def many_per_read(runs: int, warmup: float, seconds: float, pins: results.Pins,
-                  ) -> list[dict[str, Any]]:
+def many_per_read(
+    runs: int,
+    warmup: float,
+    seconds: float,
+    pins: results.Pins,
+) -> list[dict[str, Any]]:
     with blaster.running(1000, pins[0]) as url:
         return [pair(url, 8, warmup, seconds, 1000, prefix=pins[1]) for _ in range(runs)]
 
 
-def one_per_read(runs: int, warmup: float, seconds: float, pins: results.Pins,
-                 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def one_per_read(
+    runs: int,
+    warmup: float,
+    seconds: float,
+    pins: results.Pins,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Runs at 1,000 streams, then at 500 (half load), on one simulator."""
     with start_sim(["--ttft-ms", "0", "--step-ms", "20", "--realtime"]) as sim:
         if pins[0]:
@@ -96,16 +138,20 @@ def one_per_read(runs: int, warmup: float, seconds: float, pins: results.Pins,
 def summarize(name: str, runs: list[dict[str, Any]], split: dict[str, Any]) -> dict[str, Any]:
     rate = median([r["events_per_cpu_s"] for r in runs])
     goal = GOALS[name]
-    return {"regime": name, "median_events_per_cpu_s": rate, "goal": goal,
-            "meets_goal": None if goal is None else rate is not None and rate >= goal,
-            "median_events_per_s": median([r["events_per_s"] for r in runs]),
-            "median_cpu_share": median([r["cpu_share"] for r in runs]),
-            "median_events_per_read": median([r["events_per_read"] for r in runs]),
-            "median_floor_cpu_us_per_event": median([r["floor_cpu_us_per_event"] for r in runs]),
-            "median_naive_floor_cpu_us_per_event":
-                median([r["naive_floor_cpu_us_per_event"] for r in runs]),
-            "median_ratio_to_floor": median([r["ratio_to_floor"] for r in runs]),
-            "cost_split_us_per_event": split, "runs": runs}
+    return {
+        "regime": name,
+        "median_events_per_cpu_s": rate,
+        "goal": goal,
+        "meets_goal": None if goal is None else rate is not None and rate >= goal,
+        "median_events_per_s": median([r["events_per_s"] for r in runs]),
+        "median_cpu_share": median([r["cpu_share"] for r in runs]),
+        "median_events_per_read": median([r["events_per_read"] for r in runs]),
+        "median_floor_cpu_us_per_event": median([r["floor_cpu_us_per_event"] for r in runs]),
+        "median_naive_floor_cpu_us_per_event": median([r["naive_floor_cpu_us_per_event"] for r in runs]),
+        "median_ratio_to_floor": median([r["ratio_to_floor"] for r in runs]),
+        "cost_split_us_per_event": split,
+        "runs": runs,
+    }
 
 
 def main() -> None:
@@ -118,16 +164,26 @@ def main() -> None:
     runs, warmup, seconds = (1, 1.5, 2.0) if args.smoke else (args.repeats, 3.0, 10.0)
     split_many, split_one = costs.split(per_read="many"), costs.split(per_read="one")
     loaded, half = one_per_read(runs, warmup, seconds, pins)
-    regimes = [summarize("many_per_read", many_per_read(runs, warmup, seconds, pins), split_many),
-               summarize("one_per_read", loaded, split_one),
-               summarize("one_per_read_half_load", half, split_one)]
+    regimes = [
+        summarize("many_per_read", many_per_read(runs, warmup, seconds, pins), split_many),
+        summarize("one_per_read", loaded, split_one),
+        summarize("one_per_read_half_load", half, split_one),
+    ]
     for r in regimes:
-        print(f"{r['regime']:<22} {r['median_events_per_cpu_s']:>10,.0f} events per CPU-second "
-              f"(goal {r['goal'] or '-'}; {r['median_events_per_read']} events per read; "
-              f"{r['median_ratio_to_floor']}x the gevent floor) split {r['cost_split_us_per_event']}",
-              flush=True)
-    doc = {**results.header("capacity", "capacity.py", args.smoke), "pinned_cpus": pins[2],
-           "warmup_s": warmup, "window_s": seconds, "repeats": runs, "regimes": regimes}
+        print(
+            f"{r['regime']:<22} {r['median_events_per_cpu_s']:>10,.0f} events per CPU-second "
+            f"(goal {r['goal'] or '-'}; {r['median_events_per_read']} events per read; "
+            f"{r['median_ratio_to_floor']}x the gevent floor) split {r['cost_split_us_per_event']}",
+            flush=True,
+        )
+    doc = {
+        **results.header("capacity", "capacity.py", args.smoke),
+        "pinned_cpus": pins[2],
+        "warmup_s": warmup,
+        "window_s": seconds,
+        "repeats": runs,
+        "regimes": regimes,
+    }
     results.write(results.default_out("capacity", args.smoke, args.out), doc)
 
 

@@ -59,8 +59,7 @@ def timing_errors(records: list[dict[str, Any]], ttft_ns: int, step_ns: int) -> 
     ended: then the client was too slow to finish one round of requests)."""
     ok = [r for r in records if r["outcome"] == "ok"]
     measured = [r for r in ok if r["phase"] == "measure"] or ok
-    return [t - r["sent_ns"] - (ttft_ns + i * step_ns)
-            for r in measured for i, t in enumerate(r["event_ns"])]
+    return [t - r["sent_ns"] - (ttft_ns + i * step_ns) for r in measured for i, t in enumerate(r["event_ns"])]
 
 
 class Contention:
@@ -75,8 +74,10 @@ class Contention:
         self.realtime = level == "rt"
         self.burners = 0 if self.realtime or self.quota or self.load else int(level.rstrip("n"))
         nice = ["nice", "-n", "19"] if level.endswith("n") else []
-        self._procs = [subprocess.Popen([*nice, "taskset", "-c", str(cpu), sys.executable, "-c",
-                                         "while True: pass"]) for _ in range(self.burners)]
+        self._procs = [
+            subprocess.Popen([*nice, "taskset", "-c", str(cpu), sys.executable, "-c", "while True: pass"])
+            for _ in range(self.burners)
+        ]
         self._cgroup = self._make_cgroup() if self.quota else None
 
     def _make_cgroup(self) -> Path:
@@ -107,26 +108,57 @@ class Contention:
             self._cgroup.rmdir()
 
 
-def run_level(sim: SimProcess, level: str, *, streams: int, seconds: int, cpu: int,
-              tmp: Path) -> dict[str, Any]:
+def run_level(
+    sim: SimProcess, level: str, *, streams: int, seconds: int, cpu: int, tmp: Path
+) -> dict[str, Any]:
     run_id = f"level-{level}"
     contention = Contention(level, cpu)
     streams = contention.load or streams
     try:
         time.sleep(0.5)
         since = time.perf_counter_ns()
-        done = subprocess.run(contention.command([
-            sys.executable, "-m", "locust", "-f", str(REPO / "locustfiles/chat.py"), "--headless",
-            "-u", str(streams), "-r", str(streams), "-t", f"{seconds}s", "--host", sim.url,
-            "--max-tokens", str(TOKENS), "--ignore-eos", "--results-dir", str(tmp),
-            "--run-id", run_id, "--only-summary", "--loglevel", "WARNING"]),
-            cwd=REPO, capture_output=True, text=True, timeout=seconds + 120, check=False)
+        done = subprocess.run(
+            contention.command(
+                [
+                    sys.executable,
+                    "-m",
+                    "locust",
+                    "-f",
+                    str(REPO / "locustfiles/chat.py"),
+                    "--headless",
+                    "-u",
+                    str(streams),
+                    "-r",
+                    str(streams),
+                    "-t",
+                    f"{seconds}s",
+                    "--host",
+                    sim.url,
+                    "--max-tokens",
+                    str(TOKENS),
+                    "--ignore-eos",
+                    "--results-dir",
+                    str(tmp),
+                    "--run-id",
+                    run_id,
+                    "--only-summary",
+                    "--loglevel",
+                    "WARNING",
+                ]
+            ),
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=seconds + 120,
+            check=False,
+        )
     finally:
         contention.close()
     summary_path = tmp / run_id / "summary.json"
     if not summary_path.exists():
-        raise RuntimeError(f"the client failed ({done.returncode}):\n{done.stdout[-2000:]}"
-                           f"{done.stderr[-2000:]}")
+        raise RuntimeError(
+            f"the client failed ({done.returncode}):\n{done.stdout[-2000:]}{done.stderr[-2000:]}"
+        )
     summary = orjson.loads(summary_path.read_bytes())
     with (tmp / run_id / "requests.jsonl").open("rb") as f:
         records = [orjson.loads(line) for line in f if line.strip()]
@@ -136,15 +168,21 @@ def run_level(sim: SimProcess, level: str, *, streams: int, seconds: int, cpu: i
     (stage,) = summary["stages"]
     (health,) = stage["client_health"].values()
     return {
-        "level": level, "streams": streams, "burners": contention.burners,
-        "client_realtime": contention.realtime, "quota_percent": contention.quota,
-        "measured": stage["duration_s"] > 0, "events": len(errors),
-        "error_p50_ms": round(_pct(errors, 0.5), 3), "error_p99_ms": round(_pct(errors, 0.99), 3),
+        "level": level,
+        "streams": streams,
+        "burners": contention.burners,
+        "client_realtime": contention.realtime,
+        "quota_percent": contention.quota,
+        "measured": stage["duration_s"] > 0,
+        "events": len(errors),
+        "error_p50_ms": round(_pct(errors, 0.5), 3),
+        "error_p99_ms": round(_pct(errors, 0.99), 3),
         "itl_p99_ms": (stage["itl_ms"] or {}).get("p99"),
         "sim_ttft_ms": round(sim_ttft / 1e6, 3),
         "sim_lateness_p99_ms": round(sim.stats()["lateness"]["p99_ns"] / 1e6, 3),
         "loop_lag_p99_ms": health["loop_lag_p99_ms"],
-        "loop_lag_max_ms": health["loop_lag_max_ms"], "cpu_percent": health["cpu_percent"],
+        "loop_lag_max_ms": health["loop_lag_max_ms"],
+        "cpu_percent": health["cpu_percent"],
         "client_bound": stage["client_bound"],
     }
 
@@ -161,13 +199,18 @@ def verdict(row: dict[str, Any], limits: HealthLimits) -> str:
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--streams", type=int, default=32)
-    p.add_argument("--levels", default="rt,0,1n,2n,1,2,4,8,q50,q20,q10,l256,l1024,l1536",
-                   help="rt, N burners, Nn burners at nice 19, qP: a P%% cgroup CPU limit, "
-                        "lN: N streams")
+    p.add_argument(
+        "--levels",
+        default="rt,0,1n,2n,1,2,4,8,q50,q20,q10,l256,l1024,l1536",
+        help="rt, N burners, Nn burners at nice 19, qP: a P%% cgroup CPU limit, lN: N streams",
+    )
     p.add_argument("--seconds", type=int, default=20, help="run time of each level")
     p.add_argument("--smoke", action="store_true", help="two levels (rt and 4 burners), 12 s")
-    p.add_argument("--json", type=Path, help="write the results here (default: "
-                   "bench/results/client_bound.json; --smoke: nowhere)")
+    p.add_argument(
+        "--json",
+        type=Path,
+        help="write the results here (default: bench/results/client_bound.json; --smoke: nowhere)",
+    )
     args = p.parse_args()
     cpus = sorted(os.sched_getaffinity(0))
     if len(cpus) < 2:
@@ -176,28 +219,41 @@ def main() -> int:
     levels = ["rt", "4"] if args.smoke else [x.strip() for x in args.levels.split(",")]
     seconds = 12 if args.smoke else args.seconds
     limits, rows = HealthLimits(), []
-    with tempfile.TemporaryDirectory() as tmp, \
-            start_sim(["--ttft-ms", str(TTFT_MS), "--step-ms", str(STEP_MS), "--realtime"]) as sim:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        start_sim(["--ttft-ms", str(TTFT_MS), "--step-ms", str(STEP_MS), "--realtime"]) as sim,
+    ):
         os.sched_setaffinity(sim.pid, {cpus[0]})
-        print(f"limits: loop lag p99 {limits.loop_lag_p99_ms} ms, CPU {limits.cpu_fraction:.0%}; "
-              f"{args.streams} streams x {1000 // STEP_MS} tok/s on CPU {cpus[-1]}, simulator "
-              f"on CPU {cpus[0]}")
+        print(
+            f"limits: loop lag p99 {limits.loop_lag_p99_ms} ms, CPU {limits.cpu_fraction:.0%}; "
+            f"{args.streams} streams x {1000 // STEP_MS} tok/s on CPU {cpus[-1]}, simulator "
+            f"on CPU {cpus[0]}"
+        )
         print("level  error p50/p99 ms  ITL p99  loop lag p99/max  CPU%  flagged  verdict")
         for n in levels:
-            row = run_level(sim, n, streams=args.streams, seconds=seconds, cpu=cpus[-1],
-                            tmp=Path(tmp))
+            row = run_level(sim, n, streams=args.streams, seconds=seconds, cpu=cpus[-1], tmp=Path(tmp))
             row["verdict"] = verdict(row, limits)
             rows.append(row)
-            print(f"{n:>5}  {row['error_p50_ms']:6.2f} / {row['error_p99_ms']:7.2f}  "
-                  f"{row['itl_p99_ms']!s:>7}  {row['loop_lag_p99_ms']!s:>7} / "
-                  f"{row['loop_lag_max_ms']!s:>7}  {row['cpu_percent']:4}  "
-                  f"{row['client_bound']!s:7}  {row['verdict']}", flush=True)
+            print(
+                f"{n:>5}  {row['error_p50_ms']:6.2f} / {row['error_p99_ms']:7.2f}  "
+                f"{row['itl_p99_ms']!s:>7}  {row['loop_lag_p99_ms']!s:>7} / "
+                f"{row['loop_lag_max_ms']!s:>7}  {row['cpu_percent']:4}  "
+                f"{row['client_bound']!s:7}  {row['verdict']}",
+                flush=True,
+            )
     out = results.default_out("client_bound", args.smoke, args.json)
     if out is not None:
-        doc = {**results.header("client_bound", "client_bound.py", args.smoke),
-               "streams": args.streams, "seconds": seconds, "ttft_ms": TTFT_MS, "step_ms": STEP_MS,
-               "tokens": TOKENS, "loop_lag_p99_limit_ms": limits.loop_lag_p99_ms,
-               "cpu_limit": limits.cpu_fraction, "rows": rows}
+        doc = {
+            **results.header("client_bound", "client_bound.py", args.smoke),
+            "streams": args.streams,
+            "seconds": seconds,
+            "ttft_ms": TTFT_MS,
+            "step_ms": STEP_MS,
+            "tokens": TOKENS,
+            "loop_lag_p99_limit_ms": limits.loop_lag_p99_ms,
+            "cpu_limit": limits.cpu_fraction,
+            "rows": rows,
+        }
         results.write(out, doc)
     return 1 if any(r["verdict"].startswith("WRONG") for r in rows) else 0
 

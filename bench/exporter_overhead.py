@@ -55,8 +55,9 @@ def _free_port() -> int:
         return port
 
 
-def _scrape_every_second(port: int, stop: threading.Event, window: threading.Event,
-                         counts: dict[str, int]) -> None:
+def _scrape_every_second(
+    port: int, stop: threading.Event, window: threading.Event, counts: dict[str, int]
+) -> None:
     while not stop.wait(1.0):
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2) as resp:
@@ -79,28 +80,52 @@ class PortTaken(Exception):
 class Run:
     """One headless single-process Locust run against its own simulator, exporter on or off."""
 
-    def __init__(self, sim: SimProcess, args: argparse.Namespace, seconds: float, exporter: bool,
-                 results: Path) -> None:
+    def __init__(
+        self, sim: SimProcess, args: argparse.Namespace, seconds: float, exporter: bool, results: Path
+    ) -> None:
         self.sim, self.exporter, port = sim, exporter, _free_port()
-        command = [sys.executable, "-m", "locust", "-f", str(args.locustfile), "--headless",
-                   "-u", str(args.users), "-r", str(args.users), "-t", f"{round(seconds)}s",
-                   "--host", sim.url, "--max-tokens", "200", "--ignore-eos", "--warmup-requests", "0",
-                   "--results-dir",
-                   str(results), "--only-summary", "--loglevel", "WARNING",
-                   *(["--prometheus-port", str(port)] if exporter else [])]
+        command = [
+            sys.executable,
+            "-m",
+            "locust",
+            "-f",
+            str(args.locustfile),
+            "--headless",
+            "-u",
+            str(args.users),
+            "-r",
+            str(args.users),
+            "-t",
+            f"{round(seconds)}s",
+            "--host",
+            sim.url,
+            "--max-tokens",
+            "200",
+            "--ignore-eos",
+            "--warmup-requests",
+            "0",
+            "--results-dir",
+            str(results),
+            "--only-summary",
+            "--loglevel",
+            "WARNING",
+            *(["--prometheus-port", str(port)] if exporter else []),
+        ]
         self.scrapes = {"ok": 0, "failed": 0, "bytes": 0}
         self.stop, self.window = threading.Event(), threading.Event()
         self.proc = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         self.locust = psutil.Process(self.proc.pid)
         if exporter:
-            threading.Thread(target=_scrape_every_second, args=(port, self.stop, self.window, self.scrapes),
-                             daemon=True).start()
+            threading.Thread(
+                target=_scrape_every_second, args=(port, self.stop, self.window, self.scrapes), daemon=True
+            ).start()
         self.marks: list[tuple[float, int, float]] = []
 
     def mark(self) -> None:
         """CPU seconds of the Locust process, events the simulator wrote, now."""
-        self.marks.append((_cpu_s(self.locust), self.sim.counters()["events_written_total"],
-                           time.monotonic()))
+        self.marks.append(
+            (_cpu_s(self.locust), self.sim.counters()["events_written_total"], time.monotonic())
+        )
         if len(self.marks) == 1:
             self.window.set()
         else:
@@ -115,19 +140,31 @@ class Run:
             raise SystemExit(f"locust failed ({self.proc.returncode}): {err.decode()[-2000:]}")
         (cpu0, events0, t0), (cpu1, events1, t1) = self.marks
         events, cpu = events1 - events0, cpu1 - cpu0
-        return {"exporter": self.exporter, "window_s": round(t1 - t0, 3), "events": events,
-                "events_per_s": round(events / (t1 - t0)), "cpu_s": round(cpu, 3),
-                "cpu_share": round(cpu / (t1 - t0), 4),
-                "cpu_us_per_event": round(1e6 * cpu / max(events, 1), 3),
-                "scrapes_ok": self.scrapes["ok"], "scrapes_failed": self.scrapes["failed"],
-                "exposition_bytes": self.scrapes["bytes"]}
+        return {
+            "exporter": self.exporter,
+            "window_s": round(t1 - t0, 3),
+            "events": events,
+            "events_per_s": round(events / (t1 - t0)),
+            "cpu_s": round(cpu, 3),
+            "cpu_share": round(cpu / (t1 - t0), 4),
+            "cpu_us_per_event": round(1e6 * cpu / max(events, 1), 3),
+            "scrapes_ok": self.scrapes["ok"],
+            "scrapes_failed": self.scrapes["failed"],
+            "exposition_bytes": self.scrapes["bytes"],
+        }
 
 
-def pair(sims: tuple[SimProcess, SimProcess], args: argparse.Namespace, seconds: float,
-         on_first: bool, results: Path) -> list[dict[str, Any]]:
+def pair(
+    sims: tuple[SimProcess, SimProcess],
+    args: argparse.Namespace,
+    seconds: float,
+    on_first: bool,
+    results: Path,
+) -> list[dict[str, Any]]:
     """Exporter on and off side by side, so the machine's noise falls on both alike."""
-    runs = [Run(sims[i], args, seconds, exporter=(i == 0) == on_first, results=results / str(i))
-            for i in range(2)]
+    runs = [
+        Run(sims[i], args, seconds, exporter=(i == 0) == on_first, results=results / str(i)) for i in range(2)
+    ]
     time.sleep(RAMP_S)
     for run in runs:
         run.mark()
@@ -165,9 +202,11 @@ def components(events_per_s: float) -> dict[str, float]:
             return {"run_id": "r", "target": "http://127.0.0.1:8000", "model": "m", "scenario": "chat"}
 
     render_s = min(timeit.repeat(lambda: render(Source()), number=20, repeat=5)) / 20
-    return {"classic_add_us_per_event": round(add_s * 1e6 / 200, 3),
-            "render_ms_per_scrape": round(render_s * 1e3, 3),
-            "scrape_us_per_event_at_1_per_s": round(render_s * 1e6 / events_per_s, 4)}
+    return {
+        "classic_add_us_per_event": round(add_s * 1e6 / 200, 3),
+        "render_ms_per_scrape": round(render_s * 1e3, 3),
+        "scrape_us_per_event_at_1_per_s": round(render_s * 1e6 / events_per_s, 4),
+    }
 
 
 def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -178,17 +217,20 @@ def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
         with_exporter, without = (a, b) if a["exporter"] else (b, a)
         paired.append(with_exporter["cpu_us_per_event"] / without["cpu_us_per_event"])
     ratio = statistics.median(on) / statistics.median(off)
-    return {"median_cpu_us_per_event_on": statistics.median(on),
-            "median_cpu_us_per_event_off": statistics.median(off),
-            "ratio_on_off": round(ratio, 4), "added_percent": round(100 * (ratio - 1), 2),
-            "median_paired_ratio": round(statistics.median(paired), 4),
-            "exporter_served": all(r["scrapes_ok"] > 0 and not r["scrapes_failed"]
-                                   for r in runs if r["exporter"])}
+    return {
+        "median_cpu_us_per_event_on": statistics.median(on),
+        "median_cpu_us_per_event_off": statistics.median(off),
+        "ratio_on_off": round(ratio, 4),
+        "added_percent": round(100 * (ratio - 1), 2),
+        "median_paired_ratio": round(statistics.median(paired), 4),
+        "exporter_served": all(
+            r["scrapes_ok"] > 0 and not r["scrapes_failed"] for r in runs if r["exporter"]
+        ),
+    }
 
 
 def _git_revision() -> str:
-    done = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True,
-                          check=False)
+    done = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True, check=False)
     return done.stdout.strip() or "unknown"
 
 
@@ -212,10 +254,17 @@ def main() -> None:
     result = {
         "benchmark": "exporter_overhead",
         "command": " ".join(["python", "bench/exporter_overhead.py", *sys.argv[1:]]),
-        "git_revision": _git_revision(), "cores": os.cpu_count(), "python": platform.python_version(),
-        "platform": platform.platform(), "smoke": args.smoke, "load_average_1m": os.getloadavg()[0],
-        "users": args.users, "seconds": seconds, "repeats": repeats,
-        "summary": summarize(runs), "runs": runs,
+        "git_revision": _git_revision(),
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "smoke": args.smoke,
+        "load_average_1m": os.getloadavg()[0],
+        "users": args.users,
+        "seconds": seconds,
+        "repeats": repeats,
+        "summary": summarize(runs),
+        "runs": runs,
         "components": components(statistics.median(r["events_per_s"] for r in runs)),
     }
     print(json.dumps({**result["summary"], **result["components"]}, indent=2))

@@ -50,8 +50,9 @@ print(json.dumps(out))
 
 def export(rev: str, into: Path) -> Path:
     """``src/`` of ``rev`` under ``into``; the working tree's own ``src`` for ``rev`` None."""
-    data = subprocess.run(["git", "archive", rev, "src"], cwd=results.REPO, capture_output=True,
-                          check=True).stdout
+    data = subprocess.run(
+        ["git", "archive", rev, "src"], cwd=results.REPO, capture_output=True, check=True
+    ).stdout
     with tarfile.open(fileobj=io.BytesIO(data)) as tar:
         tar.extractall(into, filter="data")
     return into / "src"
@@ -68,9 +69,23 @@ def worker(src: Path, url: str, streams: int, tokens: int, *, seconds: float, pi
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "r.json"
         env = {**os.environ, "PYTHONPATH": str(src)}
-        subprocess.run([*pin, sys.executable, str(HERE / "harness" / "llmload_proc.py"), "capacity", url,
-                        str(streams), "3", str(seconds), str(tokens), str(out)], env=env, check=True,
-                       capture_output=True)
+        subprocess.run(
+            [
+                *pin,
+                sys.executable,
+                str(HERE / "harness" / "llmload_proc.py"),
+                "capacity",
+                url,
+                str(streams),
+                "3",
+                str(seconds),
+                str(tokens),
+                str(out),
+            ],
+            env=env,
+            check=True,
+            capture_output=True,
+        )
         r = json.loads(out.read_text())
     return round(r["events"] / r["cpu_window_s"])
 
@@ -86,14 +101,17 @@ def main() -> None:
     rounds = 1 if args.smoke else args.rounds
     pins = results.cpu_pinning()
     with tempfile.TemporaryDirectory() as tmp:
-        trees = {"before": export(args.before, Path(tmp) / "before"),
-                 "after": export(args.after, Path(tmp) / "after") if args.after else results.REPO / "src"}
+        trees = {
+            "before": export(args.before, Path(tmp) / "before"),
+            "after": export(args.after, Path(tmp) / "after") if args.after else results.REPO / "src",
+        }
         micro: dict[str, list[dict[str, Any]]] = {k: [] for k in trees}
         for _ in range(rounds):
             for name, src in trees.items():
                 micro[name].append(child(src, ["-c", MICRO.format(bench=str(HERE))]))
         ends: dict[str, dict[str, list[float]]] = {
-            k: {"many_per_read": [], "one_per_read": []} for k in trees}
+            k: {"many_per_read": [], "one_per_read": []} for k in trees
+        }
         if not args.smoke:
             with blaster.running(1000, pins[0]) as url:
                 for _ in range(rounds):
@@ -114,13 +132,26 @@ def main() -> None:
         if ends["before"][key]:
             b, a = median(ends["before"][key]), median(ends["after"][key])
             assert b is not None and a is not None
-            rows.append({"what": f"worker_{key}", "unit": "events_per_cpu_s", "before": b, "after": a,
-                         "ratio": round(a / b, 3)})
+            rows.append(
+                {
+                    "what": f"worker_{key}",
+                    "unit": "events_per_cpu_s",
+                    "before": b,
+                    "after": a,
+                    "ratio": round(a / b, 3),
+                }
+            )
     for row in rows:
         print(f"{row['what']:<28} {row['before']:>12} -> {row['after']:>12} {row['unit']} (x{row['ratio']})")
-    doc = {**results.header("hot_path_ab", "hot_path_ab.py", args.smoke), "pinned_cpus": pins[2],
-           "before": args.before, "after": args.after or results.git_revision() + " + working tree",
-           "rounds": rounds, "rows": rows, "runs": {"micro": micro, "worker": ends}}
+    doc = {
+        **results.header("hot_path_ab", "hot_path_ab.py", args.smoke),
+        "pinned_cpus": pins[2],
+        "before": args.before,
+        "after": args.after or results.git_revision() + " + working tree",
+        "rounds": rounds,
+        "rows": rows,
+        "runs": {"micro": micro, "worker": ends},
+    }
     results.write(results.default_out("hot_path_ab", args.smoke, args.out), doc)
 
 

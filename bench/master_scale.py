@@ -51,14 +51,32 @@ def synthetic(n: int, seed: int, now_ns: int) -> list[RequestRecord]:
         for _ in range(tokens):
             stamps.append(t)
             t += int(rng.lognormvariate(16.8, 0.3))  # ~20 ms median ITL with jitter
-        r = RequestRecord(f"w-{seed}-{i}", str(i % 500), 0, Phase.MEASURE, "chat", True, sent,
-                          prompt_tokens_requested=128, max_tokens=tokens, sent_ns=sent,
-                          headers_ns=sent + ttft // 2, first_token_ns=sent + ttft,
-                          first_output_ns=sent + ttft, last_token_ns=stamps[-1],
-                          done_ns=stamps[-1] + 200_000, status=200, finish_reason="length",
-                          output_tokens=tokens, prompt_tokens=134,
-                          token_source=TokenSource.CONTINUOUS, events=tokens + 2, reads=tokens,
-                          event_ns=stamps, event_tokens=array("l", [1] * tokens))
+        r = RequestRecord(
+            f"w-{seed}-{i}",
+            str(i % 500),
+            0,
+            Phase.MEASURE,
+            "chat",
+            True,
+            sent,
+            prompt_tokens_requested=128,
+            max_tokens=tokens,
+            sent_ns=sent,
+            headers_ns=sent + ttft // 2,
+            first_token_ns=sent + ttft,
+            first_output_ns=sent + ttft,
+            last_token_ns=stamps[-1],
+            done_ns=stamps[-1] + 200_000,
+            status=200,
+            finish_reason="length",
+            output_tokens=tokens,
+            prompt_tokens=134,
+            token_source=TokenSource.CONTINUOUS,
+            events=tokens + 2,
+            reads=tokens,
+            event_ns=stamps,
+            event_tokens=array("l", [1] * tokens),
+        )
         out.append(r)
     return out
 
@@ -98,15 +116,27 @@ def main() -> None:
         payloads = [worker_payload(per_report, seed) for seed in range(8)]  # 8 distinct workers
         cost = min(master_cost(payloads, rounds) for _ in range(3))
         workers = int(CORE_SHARE * INTERVAL_S / cost)
-        rows.append({"records_per_report": per_report, "requests_per_s_per_worker": per_report / INTERVAL_S,
-                     "payload_bytes": round(sum(map(len, payloads)) / len(payloads)),
-                     "master_cpu_us_per_report": round(cost * 1e6, 1),
-                     "workers_at_half_a_core": workers})
-        print(f"{per_report:>5} records/report: {rows[-1]['payload_bytes']:>7,} B, "
-              f"{rows[-1]['master_cpu_us_per_report']:>8,.1f} us of master CPU per report -> "
-              f"{workers:,} workers at {INTERVAL_S:g} s reports on half a core", flush=True)
-    doc = {**results.header("master_scale", "master_scale.py", args.smoke),
-           "report_interval_s": INTERVAL_S, "core_share": CORE_SHARE, "rows": rows}
+        rows.append(
+            {
+                "records_per_report": per_report,
+                "requests_per_s_per_worker": per_report / INTERVAL_S,
+                "payload_bytes": round(sum(map(len, payloads)) / len(payloads)),
+                "master_cpu_us_per_report": round(cost * 1e6, 1),
+                "workers_at_half_a_core": workers,
+            }
+        )
+        print(
+            f"{per_report:>5} records/report: {rows[-1]['payload_bytes']:>7,} B, "
+            f"{rows[-1]['master_cpu_us_per_report']:>8,.1f} us of master CPU per report -> "
+            f"{workers:,} workers at {INTERVAL_S:g} s reports on half a core",
+            flush=True,
+        )
+    doc = {
+        **results.header("master_scale", "master_scale.py", args.smoke),
+        "report_interval_s": INTERVAL_S,
+        "core_share": CORE_SHARE,
+        "rows": rows,
+    }
     results.write(results.default_out("master_scale", args.smoke, args.out), doc)
 
 

@@ -40,8 +40,13 @@ PROC = str(HERE / "harness" / "memory_proc.py")
 def child(args: list[str], pin: list[str]) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "r.json"
-        done = subprocess.run([*pin, sys.executable, PROC, *args, str(out)], capture_output=True,
-                              text=True, timeout=900, check=False)
+        done = subprocess.run(
+            [*pin, sys.executable, PROC, *args, str(out)],
+            capture_output=True,
+            text=True,
+            timeout=900,
+            check=False,
+        )
         if done.returncode != 0:
             raise SystemExit(f"memory_proc failed:\n{done.stderr[-3000:]}")
         result: dict[str, Any] = json.loads(out.read_text())
@@ -53,13 +58,23 @@ def per_stream(streams: int, settle_s: float, pins: results.Pins, trace: bool) -
         if pins[0]:
             subprocess.run([*pins[0], str(sim.pid)], check=True, capture_output=True)
         rss = child(["per-stream", sim.url, str(streams), str(settle_s), "0"], pins[1])
-        traced = child(["per-stream", sim.url, str(streams), str(settle_s), "1"], pins[1]) if trace \
+        traced = (
+            child(["per-stream", sim.url, str(streams), str(settle_s), "1"], pins[1])
+            if trace
             else {"traced_bytes_per_stream": None}
+        )
     worst = max(rss["rss_bytes_per_stream"], traced["traced_bytes_per_stream"] or 0)
     gevent_floor = child(["floor", "-", str(streams), "-", "-"], pins[1])
-    return {"streams": streams, "settle_s": settle_s, "rss_run": rss, "tracemalloc_run": traced,
-            "gevent_floor": gevent_floor,
-            "bytes_per_stream": worst, "goal_bytes": 20_000, "meets_goal": worst <= 20_000}
+    return {
+        "streams": streams,
+        "settle_s": settle_s,
+        "rss_run": rss,
+        "tracemalloc_run": traced,
+        "gevent_floor": gevent_floor,
+        "bytes_per_stream": worst,
+        "goal_bytes": 20_000,
+        "meets_goal": worst <= 20_000,
+    }
 
 
 def rss_slope(seconds: float, pins: results.Pins) -> dict[str, Any]:
@@ -71,11 +86,18 @@ def rss_slope(seconds: float, pins: results.Pins) -> dict[str, Any]:
     kept = samples[len(samples) // 5 :]
     b, se = slope([t for t, _ in kept], [r for _, r in kept])
     per_min = 60 * b / 1e6
-    return {"seconds": seconds, "streams": 100, "records_written": run["records"],
-            "rss_start_mb": round(samples[0][1] / 1e6, 2), "rss_end_mb": round(samples[-1][1] / 1e6, 2),
-            "slope_mb_per_min": round(per_min, 4), "slope_stderr_mb_per_min": round(60 * se / 1e6, 4),
-            "goal_mb_per_min": 1.0, "meets_goal": per_min + 2 * 60 * se / 1e6 < 1.0,
-            "samples": samples}
+    return {
+        "seconds": seconds,
+        "streams": 100,
+        "records_written": run["records"],
+        "rss_start_mb": round(samples[0][1] / 1e6, 2),
+        "rss_end_mb": round(samples[-1][1] / 1e6, 2),
+        "slope_mb_per_min": round(per_min, 4),
+        "slope_stderr_mb_per_min": round(60 * se / 1e6, 4),
+        "goal_mb_per_min": 1.0,
+        "meets_goal": per_min + 2 * 60 * se / 1e6 < 1.0,
+        "samples": samples,
+    }
 
 
 def main() -> None:
@@ -87,15 +109,22 @@ def main() -> None:
     args = parser.parse_args()
     pins = results.cpu_pinning()
     settle, seconds = (1.0, 20.0) if args.smoke else (5.0, args.slope_s)
-    doc = {**results.header("memory", "memory.py", args.smoke), "pinned_cpus": pins[2],
-           "per_stream": per_stream(args.streams, settle, pins, trace=not args.smoke),
-           "slope": rss_slope(seconds, pins)}
+    doc = {
+        **results.header("memory", "memory.py", args.smoke),
+        "pinned_cpus": pins[2],
+        "per_stream": per_stream(args.streams, settle, pins, trace=not args.smoke),
+        "slope": rss_slope(seconds, pins),
+    }
     ps, sl = doc["per_stream"], doc["slope"]
-    print(f"per in-flight stream at {ps['streams']}: RSS {ps['rss_run']['rss_bytes_per_stream']:,} B, "
-          f"traced {ps['tracemalloc_run']['traced_bytes_per_stream']} B "
-          f"({ps['rss_run']['token_events_per_stream']} token events each); goal 20,000 B")
-    print(f"RSS slope over {seconds:.0f} s: {sl['slope_mb_per_min']:+.3f} ± "
-          f"{sl['slope_stderr_mb_per_min']:.3f} MB/min ({sl['records_written']} requests); goal < 1 MB/min")
+    print(
+        f"per in-flight stream at {ps['streams']}: RSS {ps['rss_run']['rss_bytes_per_stream']:,} B, "
+        f"traced {ps['tracemalloc_run']['traced_bytes_per_stream']} B "
+        f"({ps['rss_run']['token_events_per_stream']} token events each); goal 20,000 B"
+    )
+    print(
+        f"RSS slope over {seconds:.0f} s: {sl['slope_mb_per_min']:+.3f} ± "
+        f"{sl['slope_stderr_mb_per_min']:.3f} MB/min ({sl['records_written']} requests); goal < 1 MB/min"
+    )
     results.write(results.default_out("memory", args.smoke, args.out), doc)
 
 

@@ -35,10 +35,14 @@ BENCHMARKS: list[tuple[str, list[str], str | None]] = [
     ("exporter_overhead", [], "--out"),
     ("client_bound", [], "--json"),
 ]
-TABLES = {"hot_path_ab": render.tuning_table, "capacity": render.capacity_table,
-          "accuracy": render.accuracy_table,
-          "memory": render.memory_table, "master_scale": render.master_table,
-          "client_bound": render.client_bound_table}
+TABLES = {
+    "hot_path_ab": render.tuning_table,
+    "capacity": render.capacity_table,
+    "accuracy": render.accuracy_table,
+    "memory": render.memory_table,
+    "master_scale": render.master_table,
+    "client_bound": render.client_bound_table,
+}
 
 
 def run(name: str, extra: list[str], out_flag: str | None, smoke: bool, folder: Path | None) -> float:
@@ -61,8 +65,11 @@ def main() -> None:
         # Full runs of our own benchmarks write where report.py reads; the owners' scripts pick
         # their own default paths.
         folder = Path(tmp) if args.smoke else None
-        took = {name: run(name, extra, flag, args.smoke, folder)
-                for name, extra, flag in BENCHMARKS if name not in skip}
+        took = {
+            name: run(name, extra, flag, args.smoke, folder)
+            for name, extra, flag in BENCHMARKS
+            if name not in skip
+        }
         source = Path(tmp) if args.smoke else HERE / "results"
         for name, table in TABLES.items():
             path = source / f"{name}.json"

@@ -136,9 +136,7 @@ def main() -> None:
 
     monkey.patch_all()  # as Locust does, before anything imports ssl or httpx
     events, requests = (500, 3) if args.smoke else (args.events, args.requests)
-    server: Any = subprocess.Popen(
-        [sys.executable, __file__, "--serve"], stdout=subprocess.PIPE, text=True
-    )
+    server: Any = subprocess.Popen([sys.executable, __file__, "--serve"], stdout=subprocess.PIPE, text=True)
     try:
         url = f"http://127.0.0.1:{int(server.stdout.readline())}"
         print(f"{'transport':<10}{'shape':<14}{'events/CPU-s':>14}{'us/event':>10}{'reads/event':>13}")

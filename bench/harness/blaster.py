@@ -21,14 +21,22 @@ from collections.abc import Iterator
 
 from llmload.sim.render import DONE_EVENT, LAST_CHUNK, VOCABULARY_BYTES, ChunkRenderer, frame
 
-_HEAD = (b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n"
-         b"x-request-id: chatcmpl-blast\r\n\r\n")
+_HEAD = (
+    b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n"
+    b"x-request-id: chatcmpl-blast\r\n\r\n"
+)
 
 
 def render(events: int) -> bytes:
-    r = ChunkRenderer(chat=True, response_id="chatcmpl-blast", created=1764445000,
-                      model="sim-llama-3-8b", prompt_tokens=134, continuous_usage=True,
-                      emit_timestamps=False)
+    r = ChunkRenderer(
+        chat=True,
+        response_id="chatcmpl-blast",
+        created=1764445000,
+        model="sim-llama-3-8b",
+        prompt_tokens=134,
+        continuous_usage=True,
+        emit_timestamps=False,
+    )
     pieces = [_HEAD, frame(r.role(0))]
     for i in range(1, events + 1):
         word = VOCABULARY_BYTES[i % len(VOCABULARY_BYTES)]
@@ -76,8 +84,7 @@ def _serve(conn: socket.socket, response: bytes) -> None:
 def running(events: int, pin: list[str]) -> Iterator[str]:
     """A blaster process serving ``events``-event responses, as its URL; ``pin`` is a taskset
     prefix that takes the pid (``results.cpu_pinning``), empty for none."""
-    server = subprocess.Popen([sys.executable, __file__, str(events)], stdout=subprocess.PIPE,
-                              text=True)
+    server = subprocess.Popen([sys.executable, __file__, str(events)], stdout=subprocess.PIPE, text=True)
     try:
         assert server.stdout is not None
         url = f"http://127.0.0.1:{int(server.stdout.readline())}"

@@ -51,10 +51,19 @@ def main() -> None:
     url, streams, warmup, measure, max_tokens, out = sys.argv[1:7]
     naive = sys.argv[7:8] == ["naive"]
     parts = urlsplit(url)
-    body = json.dumps({"model": "sim", "messages": [{"role": "user", "content": "w " * 128}],
-                       "max_tokens": int(max_tokens), "stream": True, "ignore_eos": True}).encode()
-    request = (b"POST /v1/chat/completions HTTP/1.1\r\nHost: h\r\nContent-Type: application/json\r\n"
-               b"Content-Length: %d\r\n\r\n%b" % (len(body), body))
+    body = json.dumps(
+        {
+            "model": "sim",
+            "messages": [{"role": "user", "content": "w " * 128}],
+            "max_tokens": int(max_tokens),
+            "stream": True,
+            "ignore_eos": True,
+        }
+    ).encode()
+    request = (
+        b"POST /v1/chat/completions HTTP/1.1\r\nHost: h\r\nContent-Type: application/json\r\n"
+        b"Content-Length: %d\r\n\r\n%b" % (len(body), body)
+    )
     counts = [0, 0]  # events, reads
     for _ in range(int(streams)):
         gevent.spawn(stream, parts.hostname or "127.0.0.1", parts.port or 80, request, counts, naive)
@@ -63,9 +72,15 @@ def main() -> None:
     gevent.sleep(float(measure))
     cpu1, events1, reads1 = time.process_time(), counts[0], counts[1]
     with open(out, "w") as f:
-        json.dump({"client": "gevent-floor-naive" if naive else "gevent-floor",
-                   "cpu_window_s": cpu1 - cpu0, "events": events1 - events0,
-                   "reads": reads1 - reads0}, f)
+        json.dump(
+            {
+                "client": "gevent-floor-naive" if naive else "gevent-floor",
+                "cpu_window_s": cpu1 - cpu0,
+                "events": events1 - events0,
+                "reads": reads1 - reads0,
+            },
+            f,
+        )
 
 
 if __name__ == "__main__":

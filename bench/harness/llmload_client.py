@@ -96,8 +96,9 @@ class TeeTransport:
         self._inner.close()
 
 
-def make_session(url: str, streams: int, max_tokens: int, results_dir: Path, *,
-                 start: bool = True) -> Session:
+def make_session(
+    url: str, streams: int, max_tokens: int, results_dir: Path, *, start: bool = True
+) -> Session:
     """A session in its measured window, as a worker's is after the master's announcements."""
     config = RunConfig(
         host=url,
@@ -119,8 +120,15 @@ def make_session(url: str, streams: int, max_tokens: int, results_dir: Path, *,
 class Worker:
     """``streams`` closed-loop users on one session; ``keep`` gets every finished record."""
 
-    def __init__(self, session: Session, streams: int, *, tee: bool = False, record: bool = True,
-                 keep: Callable[[RequestRecord, list[bytes]], None] | None = None) -> None:
+    def __init__(
+        self,
+        session: Session,
+        streams: int,
+        *,
+        tee: bool = False,
+        record: bool = True,
+        keep: Callable[[RequestRecord, list[bytes]], None] | None = None,
+    ) -> None:
         """``record=False`` (a diagnostic) skips what a request's end costs the loop: the
         session's ``on_record`` (JSON line, stats, series, exporter state) and the Locust event."""
         from locust.env import Environment
@@ -167,14 +175,21 @@ class Worker:
         while not self._stop:
             prompt = session.prompts.get(user_id, count)
             if self._record:  # exactly what a ChatUser's task does
-                record = send_request(self.environment, session, "chat", transport, prompt,
-                                      user_id=user_id, index=count)
+                record = send_request(
+                    self.environment, session, "chat", transport, prompt, user_id=user_id, index=count
+                )
             else:
                 stage, window = session.current()
                 session.request_started(stage, window)
                 record = session.client("chat").run(
-                    transport, prompt, request_id=f"{session.process_tag}-{user_id}-{count}",
-                    user=str(user_id), stage=stage, window=window, active=session.active)
+                    transport,
+                    prompt,
+                    request_id=f"{session.process_tag}-{user_id}-{count}",
+                    user=str(user_id),
+                    stage=stage,
+                    window=window,
+                    active=session.active,
+                )
                 session.in_flight -= 1
             count += 1
             gevent.sleep(0)  # Locust's User.wait() between tasks, with wait_time constant(0)

@@ -48,38 +48,70 @@ def ground_truth(body: bytes) -> tuple[str | None, list[int]]:
     return rid, sent
 
 
-def run(mode: str, url: str, streams: int, warmup_s: float, measure_s: float, *,
-        max_tokens: int, stagger_s: float = 0.0) -> dict[str, Any]:
+def run(
+    mode: str,
+    url: str,
+    streams: int,
+    warmup_s: float,
+    measure_s: float,
+    *,
+    max_tokens: int,
+    stagger_s: float = 0.0,
+) -> dict[str, Any]:
     kept: list[tuple[RequestRecord, list[bytes]]] = []
     with tempfile.TemporaryDirectory() as tmp:
         session = make_session(url, streams, max_tokens, Path(tmp))
         tee = mode.startswith("accuracy")
-        worker = Worker(session, streams, tee=tee, record=mode != "accuracy-unrecorded",
-                        keep=(lambda r, pieces: kept.append((r, pieces))) if tee else None)
+        worker = Worker(
+            session,
+            streams,
+            tee=tee,
+            record=mode != "accuracy-unrecorded",
+            keep=(lambda r, pieces: kept.append((r, pieces))) if tee else None,
+        )
         start = time.perf_counter()
         worker.start(stagger_s)
         gevent.sleep(warmup_s)
         session.health.reset()
-        t0_ns, cpu0, events0, reads0 = time.perf_counter_ns(), time.process_time(), \
-            worker.events_so_far(), worker.reads_so_far()
+        t0_ns, cpu0, events0, reads0 = (
+            time.perf_counter_ns(),
+            time.process_time(),
+            worker.events_so_far(),
+            worker.reads_so_far(),
+        )
         gevent.sleep(measure_s)
-        t1_ns, cpu1, events1, reads1 = time.perf_counter_ns(), time.process_time(), \
-            worker.events_so_far(), worker.reads_so_far()
+        t1_ns, cpu1, events1, reads1 = (
+            time.perf_counter_ns(),
+            time.process_time(),
+            worker.events_so_far(),
+            worker.reads_so_far(),
+        )
         health = session.health.snapshot()
         worker.stop()
         session.close()
     result: dict[str, Any] = {
-        "client": "llmload", "window_ns": [t0_ns, t1_ns], "cpu_window_s": cpu1 - cpu0,
-        "events": events1 - events0, "reads": reads1 - reads0, "health": health,
+        "client": "llmload",
+        "window_ns": [t0_ns, t1_ns],
+        "cpu_window_s": cpu1 - cpu0,
+        "events": events1 - events0,
+        "reads": reads1 - reads0,
+        "health": health,
         "wall_s": time.perf_counter() - start,
     }
     if tee:
         requests = []
         for record, pieces in kept:
             rid, sent = ground_truth(b"".join(pieces))
-            requests.append({"id": rid, "ok": record.ok, "st_ns": record.sent_ns,
-                             "ttft_ns": (record.first_token_ns or 0) - (record.sent_ns or 0),
-                             "read_ns": record.event_ns.tolist(), "sent_ns": sent})
+            requests.append(
+                {
+                    "id": rid,
+                    "ok": record.ok,
+                    "st_ns": record.sent_ns,
+                    "ttft_ns": (record.first_token_ns or 0) - (record.sent_ns or 0),
+                    "read_ns": record.event_ns.tolist(),
+                    "sent_ns": sent,
+                }
+            )
         result["requests"] = requests
     return result
 
@@ -87,8 +119,9 @@ def run(mode: str, url: str, streams: int, warmup_s: float, measure_s: float, *,
 def main() -> None:
     mode, url, streams, warmup, measure, max_tokens, out = sys.argv[1:8]
     stagger = float(sys.argv[8]) if len(sys.argv) > 8 else 0.0
-    result = run(mode, url, int(streams), float(warmup), float(measure), max_tokens=int(max_tokens),
-                 stagger_s=stagger)
+    result = run(
+        mode, url, int(streams), float(warmup), float(measure), max_tokens=int(max_tokens), stagger_s=stagger
+    )
     with open(out, "w") as f:
         json.dump(result, f)
 

@@ -38,8 +38,13 @@ class LinesUser(FastHttpUser):
         STATE["in_flight"] += 1
         n = len(RESULTS)
         words = " ".join(f"w{(id(self) + n * 31 + k) % 5000}" for k in range(128))
-        payload = {"model": "sim", "messages": [{"role": "user", "content": words}],
-                   "max_tokens": STATE["max_tokens"], "stream": True, "ignore_eos": True}
+        payload = {
+            "model": "sim",
+            "messages": [{"role": "user", "content": words}],
+            "max_tokens": STATE["max_tokens"],
+            "stream": True,
+            "ignore_eos": True,
+        }
         out: dict[str, Any] = {"read_ns": [], "sent_ns": [], "id": None, "ok": False}
         start = time.perf_counter_ns()
         out["st_ns"] = start
@@ -82,8 +87,12 @@ def main() -> None:
     while STATE["in_flight"] > 0 and time.perf_counter() < deadline:
         gevent.sleep(0.05)
     runner.quit()
-    result = {"client": "locust-fasthttp-lines", "window_ns": [int(t0 * 1e9), int((t0 + measure_s) * 1e9)],
-              "cpu_window_s": cpu1 - cpu0, "requests": RESULTS}
+    result = {
+        "client": "locust-fasthttp-lines",
+        "window_ns": [int(t0 * 1e9), int((t0 + measure_s) * 1e9)],
+        "cpu_window_s": cpu1 - cpu0,
+        "requests": RESULTS,
+    }
     with open(path, "w") as f:
         json.dump(result, f)
 

@@ -52,8 +52,10 @@ def per_stream(url: str, streams: int, settle_s: float, trace: bool) -> dict[str
         traced0 = tracemalloc.get_traced_memory()[0] if trace else 0
         worker.start(stagger_s=1.0)
         deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and sum(
-                1 for r in list(session.active) if r.first_token_ns is not None) < streams:
+        while (
+            time.monotonic() < deadline
+            and sum(1 for r in list(session.active) if r.first_token_ns is not None) < streams
+        ):
             gevent.sleep(0.2)
         gevent.sleep(settle_s)
         gc.collect()
@@ -67,10 +69,13 @@ def per_stream(url: str, streams: int, settle_s: float, trace: bool) -> dict[str
         worker._stop = True
         gevent.killall(list(worker._greenlets), block=True, timeout=10)
         session.close()
-    return {"streams_in_flight": in_flight, "token_events_per_stream": round(events / max(in_flight, 1), 1),
-            "rss_bytes_per_stream": round((rss1 - rss0) / max(in_flight, 1)),
-            "traced_bytes_per_stream": round((traced1 - traced0) / max(in_flight, 1)) if trace else None,
-            "array_bytes_per_stream": round(16 * events / max(in_flight, 1))}
+    return {
+        "streams_in_flight": in_flight,
+        "token_events_per_stream": round(events / max(in_flight, 1), 1),
+        "rss_bytes_per_stream": round((rss1 - rss0) / max(in_flight, 1)),
+        "traced_bytes_per_stream": round((traced1 - traced0) / max(in_flight, 1)) if trace else None,
+        "array_bytes_per_stream": round(16 * events / max(in_flight, 1)),
+    }
 
 
 def slope(url: str, streams: int, seconds: float, max_tokens: int) -> dict[str, Any]:

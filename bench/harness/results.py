@@ -16,8 +16,7 @@ RESULTS = REPO / "bench" / "results"
 
 
 def git_revision() -> str:
-    done = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True,
-                          check=False)
+    done = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True, check=False)
     return done.stdout.strip() or "unknown"
 
 
@@ -45,8 +44,11 @@ def cpu_pinning() -> Pins:
     cpus = sorted(os.sched_getaffinity(0))
     if len(cpus) < 2:
         return [], [], [str(c) for c in cpus]
-    return ["taskset", "-a", "-cp", str(cpus[0])], ["taskset", "-c", str(cpus[-1])], \
-        [str(cpus[0]), str(cpus[-1])]
+    return (
+        ["taskset", "-a", "-cp", str(cpus[0])],
+        ["taskset", "-c", str(cpus[-1])],
+        [str(cpus[0]), str(cpus[-1])],
+    )
 
 
 def default_out(name: str, smoke: bool, out: Path | None) -> Path | None:

@@ -64,8 +64,12 @@ def _has_output(choice: dict[str, Any]) -> bool:
     delta = choice.get("delta")
     if not isinstance(delta, dict):
         return False
-    if delta.get("content") or delta.get("reasoning") or delta.get("tool_calls") or delta.get(
-            "function_call"):
+    if (
+        delta.get("content")
+        or delta.get("reasoning")
+        or delta.get("tool_calls")
+        or delta.get("function_call")
+    ):
         return True
     return delta.get("content") == "" and "role" not in delta
 
@@ -111,13 +115,22 @@ async def request(session: aiohttp.ClientSession, url: str, payload: dict[str, A
     return out
 
 
-async def main_async(url: str, streams: int, warmup_s: float, measure_s: float, *,
-                     max_tokens: int, stagger_s: float) -> dict[str, Any]:
-    connector = aiohttp.TCPConnector(limit=streams, limit_per_host=streams, ttl_dns_cache=300,
-                                     use_dns_cache=True, keepalive_timeout=60,
-                                     enable_cleanup_closed=True, force_close=False, ssl=False)
-    session = aiohttp.ClientSession(connector=connector, trust_env=True,
-                                    timeout=aiohttp.ClientTimeout(total=6 * 60 * 60))
+async def main_async(
+    url: str, streams: int, warmup_s: float, measure_s: float, *, max_tokens: int, stagger_s: float
+) -> dict[str, Any]:
+    connector = aiohttp.TCPConnector(
+        limit=streams,
+        limit_per_host=streams,
+        ttl_dns_cache=300,
+        use_dns_cache=True,
+        keepalive_timeout=60,
+        enable_cleanup_closed=True,
+        force_close=False,
+        ssl=False,
+    )
+    session = aiohttp.ClientSession(
+        connector=connector, trust_env=True, timeout=aiohttp.ClientTimeout(total=6 * 60 * 60)
+    )
     api = url + "/v1/chat/completions"
     t0 = time.perf_counter() + warmup_s
     t1 = t0 + measure_s
@@ -129,9 +142,14 @@ async def main_async(url: str, streams: int, warmup_s: float, measure_s: float, 
         n = 0
         while time.perf_counter() < t1:
             words = " ".join(f"w{(i * 7919 + n * 31 + k) % 5000}" for k in range(128))
-            payload = {"model": "sim", "messages": [{"role": "user", "content": words}],
-                       "max_completion_tokens": max_tokens, "stream": True,
-                       "stream_options": {"include_usage": True}, "ignore_eos": True}
+            payload = {
+                "model": "sim",
+                "messages": [{"role": "user", "content": words}],
+                "max_completion_tokens": max_tokens,
+                "stream": True,
+                "stream_options": {"include_usage": True},
+                "ignore_eos": True,
+            }
             results.append(await request(session, api, payload))
             n += 1
 
@@ -143,15 +161,22 @@ async def main_async(url: str, streams: int, warmup_s: float, measure_s: float, 
 
     await asyncio.gather(clock(), *(user(i) for i in range(streams)))
     await session.close()
-    return {"client": "vllm-style", "window_ns": [int(t0 * 1e9), int(t1 * 1e9)],
-            "cpu_window_s": cpu["t1"] - cpu["t0"], "requests": results}
+    return {
+        "client": "vllm-style",
+        "window_ns": [int(t0 * 1e9), int(t1 * 1e9)],
+        "cpu_window_s": cpu["t1"] - cpu["t0"],
+        "requests": results,
+    }
 
 
 def main() -> None:
     url, streams, warmup, measure, max_tokens, out = sys.argv[1:7]
     stagger = float(sys.argv[7]) if len(sys.argv) > 7 else 0.0
-    result = asyncio.run(main_async(url, int(streams), float(warmup), float(measure),
-                                    max_tokens=int(max_tokens), stagger_s=stagger))
+    result = asyncio.run(
+        main_async(
+            url, int(streams), float(warmup), float(measure), max_tokens=int(max_tokens), stagger_s=stagger
+        )
+    )
     with open(out, "w") as f:
         json.dump(result, f)
 

@@ -21,15 +21,15 @@ from llmload.exitcodes import ExitCode
 def run_child(command: Sequence[str], *, quiet: bool = False) -> subprocess.CompletedProcess[str]:
     """Run ``command`` to its end, forwarding SIGINT/SIGTERM; ``quiet`` captures its output."""
     out = subprocess.PIPE if quiet else None
-    proc = subprocess.Popen(list(command), start_new_session=True, stdout=out, stderr=out,
-                            text=True)
+    proc = subprocess.Popen(list(command), start_new_session=True, stdout=out, stderr=out, text=True)
     signals: list[int] = []
 
     def forward(signum: int, _frame: FrameType | None) -> None:
         if signals:
             proc.kill()
-            print("llmload: stopped at once: the run's last results may be missing",
-                  file=sys.stderr, flush=True)
+            print(
+                "llmload: stopped at once: the run's last results may be missing", file=sys.stderr, flush=True
+            )
         else:
             proc.send_signal(signum)
         signals.append(signum)

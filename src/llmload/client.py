@@ -107,9 +107,14 @@ class ChatClient:
             if active is not None:
                 active.discard(record)
 
-    def _exchange(self, transport: Transport, http: HttpRequest, recorder: ResponseRecorder,
-                  window: Window, on_unfinished: Callable[[RequestRecord], None] | None,
-                  ) -> RequestRecord:
+    def _exchange(
+        self,
+        transport: Transport,
+        http: HttpRequest,
+        recorder: ResponseRecorder,
+        window: Window,
+        on_unfinished: Callable[[RequestRecord], None] | None,
+    ) -> RequestRecord:
         try:
             transport.exchange(http, recorder)
         except TransportFailure as failure:

@@ -36,8 +36,11 @@ class Timeouts:
     total_s: float | None = None
 
     def __post_init__(self) -> None:
-        for flag, value in (("--first-token-timeout", self.first_token_s),
-                            ("--stall-timeout", self.stall_s), ("--request-timeout", self.total_s)):
+        for flag, value in (
+            ("--first-token-timeout", self.first_token_s),
+            ("--stall-timeout", self.stall_s),
+            ("--request-timeout", self.total_s),
+        ):
             if value is not None and value < 0:
                 raise ConfigError(flag, value, "must be 0 or more (0: no limit)")
 
@@ -121,8 +124,11 @@ class OpenLoopConfig:
 
     def __post_init__(self) -> None:
         # the schedule's own checks, at once rather than when the first open-loop user starts
-        Arrivals(1.0 if self.rate is None else self.rate, self.arrival,  # type: ignore[arg-type]
-                 self.burstiness)
+        Arrivals(
+            1.0 if self.rate is None else self.rate,
+            self.arrival,  # type: ignore[arg-type]
+            self.burstiness,
+        )
         if self.max_in_flight < 1:
             raise ConfigError("--max-in-flight", self.max_in_flight, "must be >= 1")
 
@@ -266,9 +272,11 @@ class RunConfig:
             "exporter": asdict(self.exporter),
             "open_loop": asdict(self.open_loop),
             "fleet": asdict(self.fleet),
-            "checks": {"slo": [rule.text for rule in self.checks.slo],
-                       "max_error_rate": self.checks.max_error_rate,
-                       "fail_on_client_bound": self.checks.fail_on_client_bound},
+            "checks": {
+                "slo": [rule.text for rule in self.checks.slo],
+                "max_error_rate": self.checks.max_error_rate,
+                "fail_on_client_bound": self.checks.fail_on_client_bound,
+            },
             "timeouts": asdict(self.timeouts),
             "transport": transport,
         }

@@ -38,10 +38,28 @@ def main(argv: Sequence[str]) -> int:
     with start_sim(["--profile", args.profile]) as sim:
         print(f"llmload demo: simulator ({args.profile} profile) at {sim.url}", flush=True)
         command = [
-            sys.executable, "-m", "locust", "-f", str(locustfile), "--headless",
-            "-u", str(args.users), "-r", str(args.users), "-t", args.run_time,
-            "--host", sim.url, "--max-tokens", str(args.max_tokens), "--ignore-eos",
-            "--results-dir", args.results_dir, "--only-summary", "--loglevel", "WARNING",
+            sys.executable,
+            "-m",
+            "locust",
+            "-f",
+            str(locustfile),
+            "--headless",
+            "-u",
+            str(args.users),
+            "-r",
+            str(args.users),
+            "-t",
+            args.run_time,
+            "--host",
+            sim.url,
+            "--max-tokens",
+            str(args.max_tokens),
+            "--ignore-eos",
+            "--results-dir",
+            args.results_dir,
+            "--only-summary",
+            "--loglevel",
+            "WARNING",
         ]
         echo("llmload demo", command)
         return run_child(command).returncode  # the simulator is stopped after the child

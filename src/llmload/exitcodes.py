@@ -35,22 +35,27 @@ MEANINGS: Mapping[ExitCode, str] = {
     ExitCode.OK: "the run completed; every check passed",
     ExitCode.ERRORS_OVER_LIMIT: "a stage's error rate exceeded `--max-error-rate` (default 1%)",
     ExitCode.COULD_NOT_START: "usage or configuration error; target unreachable, unauthorised or "
-                              "refusing every request (the run stops early); or nothing was "
-                              "measured",
+    "refusing every request (the run stops early); or nothing was "
+    "measured",
     ExitCode.SLO_MISSED: "a stage missed an objective of `--slo`",
     ExitCode.CLIENT_BOUND: "a stage was client-bound (the load generator, not the server, set the "
-                           "numbers) and `--fail-on-client-bound` was given",
-    ExitCode.INCOMPLETE: "a worker was lost mid-run: the summary names it and bounds what may be "
-                         "missing",
+    "numbers) and `--fail-on-client-bound` was given",
+    ExitCode.INCOMPLETE: "a worker was lost mid-run: the summary names it and bounds what may be missing",
     ExitCode.WAIT_TIMEOUT: "waiting for the server: it was not ready within `--timeout` (its log, "
-                           "if given, was still moving: slow loading)",
+    "if given, was still moving: slow loading)",
     ExitCode.LOG_STALLED: "waiting for the server: its `--log` stopped changing for `--log-stall` "
-                          "seconds: likely hung",
+    "seconds: likely hung",
     ExitCode.INTERRUPTED: "stopped by SIGINT or SIGTERM (Ctrl+C): what was measured so far is "
-                          "written, with `complete: false` and the cut stage marked partial",
+    "written, with `complete: false` and the cut stage marked partial",
 }
-PRECEDENCE = (ExitCode.INTERRUPTED, ExitCode.COULD_NOT_START, ExitCode.INCOMPLETE,
-              ExitCode.ERRORS_OVER_LIMIT, ExitCode.SLO_MISSED, ExitCode.CLIENT_BOUND)
+PRECEDENCE = (
+    ExitCode.INTERRUPTED,
+    ExitCode.COULD_NOT_START,
+    ExitCode.INCOMPLETE,
+    ExitCode.ERRORS_OVER_LIMIT,
+    ExitCode.SLO_MISSED,
+    ExitCode.CLIENT_BOUND,
+)
 
 
 def markdown_table() -> str:

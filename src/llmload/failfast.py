@@ -35,8 +35,7 @@ class FailFast:
         if not self.armed or record.outcome == UNFINISHED:
             return None
         status = record.status if record.status != 200 else None
-        if record.outcome == OK or (self.first is not None
-                                    and self.first[:2] != (record.outcome, status)):
+        if record.outcome == OK or (self.first is not None and self.first[:2] != (record.outcome, status)):
             self.armed = False
             return None
         if self.first is None:
@@ -46,5 +45,10 @@ class FailFast:
             return None
         self.armed = False
         kind, status, message = self.first
-        return {"by": "fail_fast", "kind": kind, "status": status, "message": message[:500],
-                "requests": self.seen}
+        return {
+            "by": "fail_fast",
+            "kind": kind,
+            "status": status,
+            "message": message[:500],
+            "requests": self.seen,
+        }

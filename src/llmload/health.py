@@ -33,8 +33,9 @@ class HealthLimits:
 class HealthMonitor:
     """Samples loop lag every ``interval_s``; ``snapshot`` reports since the last ``reset``."""
 
-    def __init__(self, interval_s: float = 0.02, limits: HealthLimits | None = None,
-                 rng: random.Random | None = None) -> None:
+    def __init__(
+        self, interval_s: float = 0.02, limits: HealthLimits | None = None, rng: random.Random | None = None
+    ) -> None:
         self.limits = limits or HealthLimits()
         self._interval_ns = int(interval_s * 1e9)
         self._rng = rng or random.Random()

@@ -55,96 +55,192 @@ OPTIONS: tuple[Option, ...] = (
     # what each request asks
     Option("--model", "model name to request (default: the first of /v1/models)", group="request"),
     Option("--no-stream", "request non-streaming responses", bool, group="request"),
-    Option("--ignore-eos", "ask the server to ignore EOS so every request produces max-tokens",
-           bool, group="request", sweep_default=True),
+    Option(
+        "--ignore-eos",
+        "ask the server to ignore EOS so every request produces max-tokens",
+        bool,
+        group="request",
+        sweep_default=True,
+    ),
     Option("--extra-body", "JSON object merged into every request body", group="request"),
-    Option("--extra-header", "extra request headers, 'Name: value' separated by ';'",
-           group="request"),
-    Option("--api-key-env", "environment variable holding the API key", default="OPENAI_API_KEY",
-           group="request"),
+    Option("--extra-header", "extra request headers, 'Name: value' separated by ';'", group="request"),
+    Option(
+        "--api-key-env", "environment variable holding the API key", default="OPENAI_API_KEY", group="request"
+    ),
     # the prompts and lengths
-    Option("--max-tokens", "output tokens per request: 128, uniform:64:256, normal:128:32, "
-           "lognormal:128:0.5", default="128", sweep_default="256"),
-    Option("--prompt-tokens", "synthetic prompt length in words (~tokens), fixed or a "
-           "distribution like --max-tokens", default="128", sweep_default="128"),
-    Option("--output-jitter", "spread max-tokens uniformly by +-this fraction (seeded)", float, 0.0,
-           sweep_default=0.1),
-    Option("--max-length", "cap of normal and lognormal length draws without their own :MAX",
-           int, 32768),
+    Option(
+        "--max-tokens",
+        "output tokens per request: 128, uniform:64:256, normal:128:32, lognormal:128:0.5",
+        default="128",
+        sweep_default="256",
+    ),
+    Option(
+        "--prompt-tokens",
+        "synthetic prompt length in words (~tokens), fixed or a distribution like --max-tokens",
+        default="128",
+        sweep_default="128",
+    ),
+    Option(
+        "--output-jitter",
+        "spread max-tokens uniformly by +-this fraction (seeded)",
+        float,
+        0.0,
+        sweep_default=0.1,
+    ),
+    Option("--max-length", "cap of normal and lognormal length draws without their own :MAX", int, 32768),
     Option("--dataset", "JSONL of chat messages or ShareGPT JSON instead of synthetic prompts"),
-    Option("--seed", "seed for prompt lengths, offsets, dataset order and arrival times", int, 0,
-           sweep_default=0),
-    Option("--salt", "text mixed into every prompt's unique first word (default: new per run, so "
-           "no run hits the prefix cache the previous one filled; the summary records it: give it "
-           "back to resend a run's prompts exactly)"),
-    Option("--prefix-cache", "let prompts share a prefix (no unique salt): measures cache hits",
-           bool),
+    Option(
+        "--seed", "seed for prompt lengths, offsets, dataset order and arrival times", int, 0, sweep_default=0
+    ),
+    Option(
+        "--salt",
+        "text mixed into every prompt's unique first word (default: new per run, so "
+        "no run hits the prefix cache the previous one filled; the summary records it: give it "
+        "back to resend a run's prompts exactly)",
+    ),
+    Option("--prefix-cache", "let prompts share a prefix (no unique salt): measures cache hits", bool),
     Option("--prefix-groups", "shared system prompts: groups of users sharing one (0: off)", int, 0),
     Option("--prefix-tokens", "length of each shared system prompt, in words (~tokens)", int, 512),
     Option("--prefix-share", "fraction of requests starting with their group's prompt", float, 1.0),
     Option("--turns", "conversation scenario: turns per conversation", int, 4),
-    Option("--think-time-s", "conversation scenario: mean pause between turns (+-50 percent)",
-           float, 0.0),
+    Option("--think-time-s", "conversation scenario: mean pause between turns (+-50 percent)", float, 0.0),
     # stages
-    Option("--warmup-requests", "requests excluded as warm-up (default: the user count)", int,
-           group="stages"),
+    Option(
+        "--warmup-requests", "requests excluded as warm-up (default: the user count)", int, group="stages"
+    ),
     Option("--warmup-s", "minimum warm-up duration in seconds", float, 0.0, group="stages"),
-    Option("--drain-s", "at the end, how long in-flight requests may take to finish", float, 120.0,
-           group="stages"),
-    Option("--levels", "sweep: concurrency levels, comma-separated", default=_LEVELS,
-           group="stages", sweep_default=_LEVELS),
-    Option("--stage-s", "sweep: measured window of each stage, in seconds", float, 30.0,
-           group="stages", sweep_default=30.0),
-    Option("--repeat", "sweep: run each level this many times and report the spread", int, 1,
-           group="stages", sweep_default=1),
-    Option("--rates", "sweep: open-loop request rates (req/s), comma-separated, not levels",
-           group="stages"),
+    Option(
+        "--drain-s",
+        "at the end, how long in-flight requests may take to finish",
+        float,
+        120.0,
+        group="stages",
+    ),
+    Option(
+        "--levels",
+        "sweep: concurrency levels, comma-separated",
+        default=_LEVELS,
+        group="stages",
+        sweep_default=_LEVELS,
+    ),
+    Option(
+        "--stage-s",
+        "sweep: measured window of each stage, in seconds",
+        float,
+        30.0,
+        group="stages",
+        sweep_default=30.0,
+    ),
+    Option(
+        "--repeat",
+        "sweep: run each level this many times and report the spread",
+        int,
+        1,
+        group="stages",
+        sweep_default=1,
+    ),
+    Option("--rates", "sweep: open-loop request rates (req/s), comma-separated, not levels", group="stages"),
     # open loop
-    Option("--rate", "open loop (OpenLoopUser): requests per second over the whole fleet", float,
-           group="open loop"),
-    Option("--arrival", "open loop: constant, poisson or gamma inter-arrival times",
-           default="poisson", group="open loop"),
-    Option("--burstiness", "open loop: gamma shape (1: Poisson, <1: burstier)", float, 1.0,
-           group="open loop"),
-    Option("--max-in-flight", "open loop: arrivals beyond this wait in the client", int, 1024,
-           group="open loop"),
+    Option(
+        "--rate",
+        "open loop (OpenLoopUser): requests per second over the whole fleet",
+        float,
+        group="open loop",
+    ),
+    Option(
+        "--arrival",
+        "open loop: constant, poisson or gamma inter-arrival times",
+        default="poisson",
+        group="open loop",
+    ),
+    Option(
+        "--burstiness", "open loop: gamma shape (1: Poisson, <1: burstier)", float, 1.0, group="open loop"
+    ),
+    Option(
+        "--max-in-flight", "open loop: arrivals beyond this wait in the client", int, 1024, group="open loop"
+    ),
     # what fails a run
-    Option("--slo", "objectives every stage must meet, e.g. 'ttft_p99_ms<=200,tpot_p50_ms<=50'",
-           group="checks", sweep_default=None),
-    Option("--max-error-rate", "fail (exit 1) when a stage's failed/attempted exceeds this (0.01 "
-           "or 1%; 1 accepts any rate and turns off the fail-fast stop)", default="1%",
-           group="checks", sweep_default=None),
+    Option(
+        "--slo",
+        "objectives every stage must meet, e.g. 'ttft_p99_ms<=200,tpot_p50_ms<=50'",
+        group="checks",
+        sweep_default=None,
+    ),
+    Option(
+        "--max-error-rate",
+        "fail (exit 1) when a stage's failed/attempted exceeds this (0.01 "
+        "or 1%; 1 accepts any rate and turns off the fail-fast stop)",
+        default="1%",
+        group="checks",
+        sweep_default=None,
+    ),
     Option("--fail-on-client-bound", "exit 4 when a stage was client-bound", bool, group="checks"),
     # results and live metrics
-    Option("--results-dir", "directory under which each run writes its results",
-           default="results", group="results", sweep_default="results"),
-    Option("--run-id", "name of this run's results subdirectory (default: time-based)",
-           group="results", sweep_default=None),
-    Option("--prometheus-port", "serve live Prometheus metrics on this port (0: off)", int, 0,
-           group="results"),
-    Option("--prometheus-host", "address the metrics endpoint binds (0.0.0.0 in pods)",
-           default="127.0.0.1", group="results"),
-    Option("--prometheus-linger-s", "keep serving metrics this long after the run ends", float,
-           0.0, group="results"),
-    Option("--pushgateway-url", "push the final metrics snapshot to this Pushgateway",
-           group="results"),
-    Option("--pushgateway-delete", "delete the pushed group after the linger time", bool,
-           group="results"),
+    Option(
+        "--results-dir",
+        "directory under which each run writes its results",
+        default="results",
+        group="results",
+        sweep_default="results",
+    ),
+    Option(
+        "--run-id",
+        "name of this run's results subdirectory (default: time-based)",
+        group="results",
+        sweep_default=None,
+    ),
+    Option(
+        "--prometheus-port", "serve live Prometheus metrics on this port (0: off)", int, 0, group="results"
+    ),
+    Option(
+        "--prometheus-host",
+        "address the metrics endpoint binds (0.0.0.0 in pods)",
+        default="127.0.0.1",
+        group="results",
+    ),
+    Option(
+        "--prometheus-linger-s",
+        "keep serving metrics this long after the run ends",
+        float,
+        0.0,
+        group="results",
+    ),
+    Option("--pushgateway-url", "push the final metrics snapshot to this Pushgateway", group="results"),
+    Option("--pushgateway-delete", "delete the pushed group after the linger time", bool, group="results"),
     # distributed runs
-    Option("--report-interval-s", "distributed: seconds between a worker's reports", float, 1.0,
-           group="fleet"),
-    Option("--final-wait-s", "distributed: how long the master waits for final reports", float,
-           30.0, group="fleet"),
+    Option(
+        "--report-interval-s", "distributed: seconds between a worker's reports", float, 1.0, group="fleet"
+    ),
+    Option(
+        "--final-wait-s",
+        "distributed: how long the master waits for final reports",
+        float,
+        30.0,
+        group="fleet",
+    ),
     # the connection
-    Option("--transport", "lean (HTTP/1.1 on gevent sockets) or httpx (HTTP/2, proxies)",
-           default="lean", group="transport"),
+    Option(
+        "--transport",
+        "lean (HTTP/1.1 on gevent sockets) or httpx (HTTP/2, proxies)",
+        default="lean",
+        group="transport",
+    ),
     Option("--connect-timeout", "seconds to open a connection", float, 10.0, group="transport"),
-    Option("--first-token-timeout", "seconds from sending to the first token (0: no limit)", float,
-           300.0, group="transport"),
-    Option("--stall-timeout", "seconds allowed between two reads after the first token (0: no "
-           "limit)", float, 120.0, group="transport"),
-    Option("--request-timeout", "seconds for a whole request (0: no limit)", float, 0.0,
-           group="transport"),
+    Option(
+        "--first-token-timeout",
+        "seconds from sending to the first token (0: no limit)",
+        float,
+        300.0,
+        group="transport",
+    ),
+    Option(
+        "--stall-timeout",
+        "seconds allowed between two reads after the first token (0: no limit)",
+        float,
+        120.0,
+        group="transport",
+    ),
+    Option("--request-timeout", "seconds for a whole request (0: no limit)", float, 0.0, group="transport"),
     Option("--ca-file", "CA bundle to verify the target's TLS certificate with", group="transport"),
     Option("--insecure", "do not verify the target's TLS certificate", bool, group="transport"),
     Option("--http2", "use HTTP/2 (httpx transport only)", bool, group="transport"),
@@ -157,8 +253,9 @@ ENV_NAMES = frozenset(o.env for o in OPTIONS)
 ENTRYPOINT_ENV = frozenset({"LLMLOAD_ROLE", "LLMLOAD_MASTER_HOST", "LLMLOAD_MASTER_PORT"})
 
 
-def add_arguments(group: Any, options: tuple[Option, ...] = OPTIONS, *, env: bool = True,
-                  sweep: bool = False) -> None:
+def add_arguments(
+    group: Any, options: tuple[Option, ...] = OPTIONS, *, env: bool = True, sweep: bool = False
+) -> None:
     """Declare ``options`` on an argparse (or configargparse, with ``env``) parser or group.
 
     ``sweep``: the defaults of ``llmload sweep|search``, and ``--no-X`` for a switch that is on.
@@ -175,8 +272,7 @@ def add_arguments(group: Any, options: tuple[Option, ...] = OPTIONS, *, env: boo
                 import argparse
 
                 action = argparse.BooleanOptionalAction
-            group.add_argument(option.flag, action=action, default=bool(default), help=text,
-                               **extra)
+            group.add_argument(option.flag, action=action, default=bool(default), help=text, **extra)
         else:
             group.add_argument(option.flag, type=option.kind, default=default, help=text, **extra)
 
@@ -214,14 +310,22 @@ def markdown() -> str:
     for the options it passes on."""
     out = []
     for name, options in groups():
-        out += [f"### {name}", "", "| option | variable | default | sweep | what it does |",
-                "|---|---|---|---|---|"]
+        out += [
+            f"### {name}",
+            "",
+            "| option | variable | default | sweep | what it does |",
+            "|---|---|---|---|---|",
+        ]
         for o in options:
             default = o.shown_default()
             swept = o.shown_default(o.sweep_default) if o.in_sweep else ""
-            cells = [f"`{o.flag}`", f"`{o.env}`", f"`{default}`" if default else "",
-                     f"`{swept}`" if swept else ("" if not o.in_sweep else "yes"),
-                     o.help.replace("|", "\\|")]
+            cells = [
+                f"`{o.flag}`",
+                f"`{o.env}`",
+                f"`{default}`" if default else "",
+                f"`{swept}`" if swept else ("" if not o.in_sweep else "yes"),
+                o.help.replace("|", "\\|"),
+            ]
             out.append("| " + " | ".join(cells) + " |")
         out.append("")
     return "\n".join(out)

@@ -253,4 +253,3 @@ def _status_kind(status: int) -> ErrorKind:
     if status >= 500:
         return ErrorKind.HTTP_5XX
     return ErrorKind.BAD_PAYLOAD  # 1xx/3xx/2xx-but-not-200: not an answer we can measure
-

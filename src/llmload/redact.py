@@ -17,12 +17,16 @@ MASK = "***"
 _SECRET_HEADER = re.compile(r"(authorization|api[-_]?key|token|secret|cookie|password)", re.I)
 # "Name: value" pairs as --extra-header takes them, ';'-separated.
 _HEADER_PAIR = re.compile(r"(?P<name>[A-Za-z0-9_-]+)\s*:\s*(?P<value>[^;]*)")
-_URL_PASSWORD = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)(?P<user>[^/:@\s]*):(?P<password>[^/@\s]+)@",
-                           re.I)
+_URL_PASSWORD = re.compile(
+    r"(?P<scheme>[a-z][a-z0-9+.-]*://)(?P<user>[^/:@\s]*):(?P<password>[^/@\s]+)@", re.I
+)
 _BEARER = re.compile(r"\b(?P<kind>Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+", re.I)
 _KEY_LIKE = re.compile(r"\bsk-[A-Za-z0-9_-]{8,}")
-_SECRET_FIELD = re.compile(r'(?P<name>"?(?:[A-Za-z0-9_-]*(?:api[-_]?key|authorization|token|'
-                           r'secret|password))"?\s*[:=]\s*"?)(?P<value>[^",;\s}]+)', re.I)
+_SECRET_FIELD = re.compile(
+    r'(?P<name>"?(?:[A-Za-z0-9_-]*(?:api[-_]?key|authorization|token|'
+    r'secret|password))"?\s*[:=]\s*"?)(?P<value>[^",;\s}]+)',
+    re.I,
+)
 
 
 def redact_url(url: str) -> str:
@@ -41,6 +45,7 @@ def redact_url(url: str) -> str:
 
 def redact_headers(text: str) -> str:
     """``--extra-header``'s value with the values of secret-like headers masked."""
+
     def mask(m: re.Match[str]) -> str:
         if _SECRET_HEADER.search(m["name"]):
             return f"{m['name']}: {MASK}"

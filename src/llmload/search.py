@@ -31,8 +31,9 @@ class Probe:
     reasons: tuple[str, ...]
 
 
-def bisect(low: float, high: float, passes: Callable[[float], bool], *, integer: bool,
-           tolerance: float) -> tuple[float | None, float | None]:
+def bisect(
+    low: float, high: float, passes: Callable[[float], bool], *, integer: bool, tolerance: float
+) -> tuple[float | None, float | None]:
     """(highest passing, lowest failing) levels; either is None when the range has none.
 
     Assumes passing is monotone: fine below some level, failing above it.
@@ -57,18 +58,27 @@ def _parser() -> argparse.ArgumentParser:
     p.description = __doc__
     p.add_argument("--min", type=float, default=1, help="lowest level to try")
     p.add_argument("--max", type=float, default=256, help="highest level to try")
-    p.add_argument("--by", choices=("concurrency", "rate"), default="concurrency",
-                   help="search over concurrency (users) or open-loop request rate")
-    p.add_argument("--tolerance", type=float, default=0.05,
-                   help="rates: stop when the interval is narrower than this fraction")
+    p.add_argument(
+        "--by",
+        choices=("concurrency", "rate"),
+        default="concurrency",
+        help="search over concurrency (users) or open-loop request rate",
+    )
+    p.add_argument(
+        "--tolerance",
+        type=float,
+        default=0.05,
+        help="rates: stop when the interval is narrower than this fraction",
+    )
     return p
 
 
 def main(argv: Sequence[str]) -> int:
     args = _parser().parse_args(list(argv))
     if not args.slo and not args.max_error_rate:
-        raise ConfigError("--slo", args.slo, "a search needs an objective, e.g. "
-                          "--slo 'ttft_p99_ms<=500,tpot_p50_ms<=50'")
+        raise ConfigError(
+            "--slo", args.slo, "a search needs an objective, e.g. --slo 'ttft_p99_ms<=500,tpot_p50_ms<=50'"
+        )
     parse_slo(args.slo)  # a bad clause stops the search before the first probe
     if not 0 < args.min <= args.max:
         raise ConfigError("--min", args.min, "must be > 0 and <= --max")
@@ -88,17 +98,21 @@ def main(argv: Sequence[str]) -> int:
             return probe.passed
 
         good, bad = bisect(args.min, args.max, passes, integer=integer, tolerance=args.tolerance)
-    result = {"by": args.by, "slo": args.slo, "max_error_rate": args.max_error_rate,
-              "highest_passing": good, "lowest_failing": bad,
-              "probes": [vars_of(p) for p in probes]}
+    result = {
+        "by": args.by,
+        "slo": args.slo,
+        "max_error_rate": args.max_error_rate,
+        "highest_passing": good,
+        "lowest_failing": bad,
+        "probes": [vars_of(p) for p in probes],
+    }
     out = Path(args.results_dir) / f"{base_id}.json"
     out.write_bytes(orjson.dumps(result, option=orjson.OPT_INDENT_2))
     print(_verdict(args.by, good, bad) + f"\nllmload search: details in {out}", flush=True)
     return int(ExitCode.OK if good is not None else ExitCode.SLO_MISSED)
 
 
-def _run_probe(args: argparse.Namespace, host: str, level: float, run_id: str,
-               integer: bool) -> Probe:
+def _run_probe(args: argparse.Namespace, host: str, level: float, run_id: str, integer: bool) -> Probe:
     probe_args = argparse.Namespace(**vars(args))
     probe_args.run_id, probe_args.repeat = run_id, 1
     if integer:
@@ -110,8 +124,12 @@ def _run_probe(args: argparse.Namespace, host: str, level: float, run_id: str,
         raise KeyboardInterrupt  # Ctrl+C during a probe ends the search, as anywhere else
     path = Path(args.results_dir) / run_id / "summary.json"
     if not path.is_file():
-        raise ConfigError("--host", host, f"a probe wrote no summary (exit {proc.returncode}): "
-                          f"{proc.stderr.strip().splitlines()[-1:] or proc.stdout[-500:]}")
+        raise ConfigError(
+            "--host",
+            host,
+            f"a probe wrote no summary (exit {proc.returncode}): "
+            f"{proc.stderr.strip().splitlines()[-1:] or proc.stdout[-500:]}",
+        )
     summary: dict[str, Any] = orjson.loads(path.read_bytes())
     exit_ = summary.get("exit") or {}
     if exit_.get("code") == ExitCode.COULD_NOT_START:  # no level can pass: say why, at once
@@ -121,8 +139,7 @@ def _run_probe(args: argparse.Namespace, host: str, level: float, run_id: str,
 
 
 def vars_of(p: Probe) -> dict[str, Any]:
-    return {"level": p.level, "passed": p.passed, "summary": p.summary_path,
-            "reasons": list(p.reasons)}
+    return {"level": p.level, "passed": p.passed, "summary": p.summary_path, "reasons": list(p.reasons)}
 
 
 def _verdict(by: str, good: float | None, bad: float | None) -> str:
@@ -130,5 +147,7 @@ def _verdict(by: str, good: float | None, bad: float | None) -> str:
         return f"llmload search: even the lowest {by} ({bad:g}) misses the objectives"
     if bad is None:
         return f"llmload search: the highest {by} tried ({good:g}) still meets the objectives"
-    return (f"llmload search: the highest {by} meeting the objectives is {good:g} "
-            f"({bad:g} misses them): the answer lies in [{good:g}, {bad:g})")
+    return (
+        f"llmload search: the highest {by} meeting the objectives is {good:g} "
+        f"({bad:g} misses them): the answer lies in [{good:g}, {bad:g})"
+    )

@@ -72,21 +72,31 @@ class Progress:
     in_flight_measured: int  # requests sent inside this stage's window, not yet finished
 
 
-def sweep_plans(levels: list[int], *, window_s: float, warmup_requests: int | None = None,
-                warmup_s: float = 0.0, drain_s: float = 120.0, repeat: int = 1,
-                rates: list[float] | None = None, max_in_flight: int = 1024) -> list[StagePlan]:
+def sweep_plans(
+    levels: list[int],
+    *,
+    window_s: float,
+    warmup_requests: int | None = None,
+    warmup_s: float = 0.0,
+    drain_s: float = 120.0,
+    repeat: int = 1,
+    rates: list[float] | None = None,
+    max_in_flight: int = 1024,
+) -> list[StagePlan]:
     """One plan per level and repeat: concurrency levels, or request rates when given."""
     if not levels and not rates:
         raise ConfigError("--levels", levels, "give at least one concurrency level")
     if repeat < 1:
         raise ConfigError("--repeat", repeat, "must be >= 1")
     steps: list[tuple[int, float | None]] = (
-        [(max_in_flight, rate) for rate in rates] if rates else [(c, None) for c in levels])
+        [(max_in_flight, rate) for rate in rates] if rates else [(c, None) for c in levels]
+    )
     plans: list[StagePlan] = []
     for concurrency, rate in steps:
         for _ in range(repeat):
-            plans.append(StagePlan(len(plans), concurrency, window_s, warmup_requests, warmup_s,
-                                   drain_s, rate))
+            plans.append(
+                StagePlan(len(plans), concurrency, window_s, warmup_requests, warmup_s, drain_s, rate)
+            )
     return plans
 
 
@@ -122,9 +132,7 @@ class StageController:
         elif self._phase is Phase.MEASURE:
             if elapsed >= plan.window_s:
                 return self._enter(Phase.DRAIN, now)
-        elif self._phase is Phase.DRAIN and (
-            progress.in_flight_measured == 0 or elapsed >= plan.drain_s
-        ):
+        elif self._phase is Phase.DRAIN and (progress.in_flight_measured == 0 or elapsed >= plan.drain_s):
             self._index += 1
             if self.current is None:
                 self._phase = Phase.DONE
@@ -144,7 +152,7 @@ class StageController:
         plan = self.current
         if plan is None:
             return 0.0
-        left = sum(p.window_s for p in self.plans[self._index + 1:])
+        left = sum(p.window_s for p in self.plans[self._index + 1 :])
         if self._phase is Phase.MEASURE and self._phase_started is not None:
             return left + max(0.0, plan.window_s - (now - self._phase_started))
         return left + plan.window_s

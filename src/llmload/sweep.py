@@ -25,23 +25,39 @@ _DEFAULT_LOCUSTFILE = "locustfiles/sweep.py"
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="llmload sweep", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="llmload sweep", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     target = p.add_mutually_exclusive_group(required=True)
     target.add_argument("--host", help="the server's base URL, e.g. http://gpu-box:8000")
     target.add_argument("--sim", metavar="PROFILE", help="start `llmload sim --profile PROFILE`")
     p.add_argument("--sim-arg", action="append", default=[], help="extra simulator argument")
-    p.add_argument("--processes", type=int, default=0,
-                   help="worker processes on this machine (Locust --processes); 0: one process")
+    p.add_argument(
+        "--processes",
+        type=int,
+        default=0,
+        help="worker processes on this machine (Locust --processes); 0: one process",
+    )
     p.add_argument("--no-wait", action="store_true", help="do not wait for the server first")
-    p.add_argument("--wait-timeout", type=float, default=900.0,
-                   help="seconds to wait for the server to generate before giving up")
+    p.add_argument(
+        "--wait-timeout",
+        type=float,
+        default=900.0,
+        help="seconds to wait for the server to generate before giving up",
+    )
     p.add_argument("--log", help="the server's log file, watched while waiting")
     p.add_argument("--log-stall", type=float, help="give up when --log stops moving this long")
-    add_arguments(p.add_argument_group("passed on to Locust (see `llmload options`)"),
-                  sweep_options(), env=False, sweep=True)
-    p.add_argument("--locustfile", default=_DEFAULT_LOCUSTFILE,
-                   help="the locustfile to run (default: llmload's sweep locustfile)")
+    add_arguments(
+        p.add_argument_group("passed on to Locust (see `llmload options`)"),
+        sweep_options(),
+        env=False,
+        sweep=True,
+    )
+    p.add_argument(
+        "--locustfile",
+        default=_DEFAULT_LOCUSTFILE,
+        help="the locustfile to run (default: llmload's sweep locustfile)",
+    )
     p.add_argument("locust_args", nargs="*", help="after --: passed to Locust as they are")
     return p
 
@@ -60,8 +76,18 @@ def _target(args: argparse.Namespace) -> Iterator[str]:
 
 def locust_command(args: argparse.Namespace, host: str) -> list[str]:
     command = [
-        sys.executable, "-m", "locust", "-f", args.locustfile, "--headless", "--host", host,
-        *to_argv(args, sweep_options()), "--only-summary", "--loglevel", "WARNING",
+        sys.executable,
+        "-m",
+        "locust",
+        "-f",
+        args.locustfile,
+        "--headless",
+        "--host",
+        host,
+        *to_argv(args, sweep_options()),
+        "--only-summary",
+        "--loglevel",
+        "WARNING",
     ]
     if args.processes:
         command += ["--processes", str(args.processes)]
@@ -74,11 +100,15 @@ def wait_for(args: argparse.Namespace, host: str) -> ExitCode:
         return ExitCode.OK
     from llmload.target.wait import WaitCode, wait_ready
 
-    waited = wait_ready(host, timeout_s=args.wait_timeout, log_file=args.log,
-                        log_stall_s=args.log_stall, api_key=os.environ.get("OPENAI_API_KEY"))
+    waited = wait_ready(
+        host,
+        timeout_s=args.wait_timeout,
+        log_file=args.log,
+        log_stall_s=args.log_stall,
+        api_key=os.environ.get("OPENAI_API_KEY"),
+    )
     if waited.code is not WaitCode.READY:
-        print(f"llmload: the server at {redact_url(host)} is not ready: {waited.message}",
-              file=sys.stderr)
+        print(f"llmload: the server at {redact_url(host)} is not ready: {waited.message}", file=sys.stderr)
     return ExitCode(int(waited.code))
 
 
@@ -90,8 +120,11 @@ def echo(prog: str, command: Sequence[str]) -> None:
 def main(argv: Sequence[str]) -> int:
     args = _parser().parse_args(list(argv))
     if not Path(args.locustfile).is_file():
-        raise ConfigError("--locustfile", args.locustfile, "not found; run from the repository "
-                          "root or pass the path of sweep.py")
+        raise ConfigError(
+            "--locustfile",
+            args.locustfile,
+            "not found; run from the repository root or pass the path of sweep.py",
+        )
     with _target(args) as host:  # the simulator outlives the child: stopped after it exits
         waited = wait_for(args, host)
         if waited is not ExitCode.OK:

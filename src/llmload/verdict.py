@@ -42,7 +42,7 @@ class ErrorSample:
 
     def describe(self) -> str:
         said = f"HTTP {self.status}" if self.status and self.status != 200 else self.kind
-        return f"{said} \"{self.message}\"" if self.message else said
+        return f'{said} "{self.message}"' if self.message else said
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,10 +57,16 @@ class Verdict:
         return self.code is ExitCode.OK
 
     def to_json(self) -> dict[str, Any]:
-        return {"code": int(self.code), "name": self.code.name.lower(), "line": self.line,
-                "reasons": list(self.reasons),
-                "errors": [{"kind": e.kind, "count": e.count, "status": e.status,
-                            "message": e.message} for e in self.errors]}
+        return {
+            "code": int(self.code),
+            "name": self.code.name.lower(),
+            "line": self.line,
+            "reasons": list(self.reasons),
+            "errors": [
+                {"kind": e.kind, "count": e.count, "status": e.status, "message": e.message}
+                for e in self.errors
+            ],
+        }
 
 
 def server_message(detail: str | None) -> str:
@@ -79,7 +85,7 @@ def server_message(detail: str | None) -> str:
     if text[:1] == "<":
         return "an HTML page, not an OpenAI answer"
     text = " ".join(text.split())
-    return text if len(text) <= _MESSAGE_CHARS else text[:_MESSAGE_CHARS - 3] + "..."
+    return text if len(text) <= _MESSAGE_CHARS else text[: _MESSAGE_CHARS - 3] + "..."
 
 
 def hint(kind: str, status: int | None, run: Mapping[str, Any]) -> str:
@@ -89,8 +95,9 @@ def hint(kind: str, status: int | None, run: Mapping[str, Any]) -> str:
     if status in (401, 403):
         if request.get("api_key_set"):
             return f"the server rejected the API key in ${key_env}: check it"
-        return (f"the server wants an API key: export {key_env}=... (or name another variable "
-                "with --api-key-env)")
+        return (
+            f"the server wants an API key: export {key_env}=... (or name another variable with --api-key-env)"
+        )
     if status == 404:
         return "check --host (the server's base URL, without /v1) and --model"
     if status == 429:
@@ -101,13 +108,13 @@ def hint(kind: str, status: int | None, run: Mapping[str, Any]) -> str:
         return "the server failed: see its log"
     return {
         "connect_error": f"nothing accepted a connection at {run.get('target')}: is the server "
-                         "up and --host right? (`llmload wait --host URL` waits for it)",
+        "up and --host right? (`llmload wait --host URL` waits for it)",
         "connect_timeout": f"{run.get('target')} did not accept a connection in time: is "
-                           "--host reachable from here?",
+        "--host reachable from here?",
         "first_token_timeout": "the server accepted the requests but sent no token within "
-                               "--first-token-timeout",
+        "--first-token-timeout",
         "stream_broken": "the answer was no OpenAI event stream: is --host the API's base URL? "
-                         "(--no-stream for a server that cannot stream)",
+        "(--no-stream for a server that cannot stream)",
         "bad_payload": "the answer was not OpenAI-compatible: is --host the API's base URL?",
         "error_event": "the server reported an error inside the stream",
     }.get(kind, "see requests.jsonl for every failed request")
@@ -138,28 +145,40 @@ def top_errors(stages: Sequence[Mapping[str, Any]]) -> tuple[ErrorSample, ...]:
         for kind, sample in (stage.get("error_samples") or {}).items():
             samples.setdefault(kind, sample)
     ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:_TOP_KINDS]
-    return tuple(ErrorSample(kind, n, (samples.get(kind) or {}).get("status"),
-                             server_message((samples.get(kind) or {}).get("message")))
-                 for kind, n in ranked)
+    return tuple(
+        ErrorSample(
+            kind,
+            n,
+            (samples.get(kind) or {}).get("status"),
+            server_message((samples.get(kind) or {}).get("message")),
+        )
+        for kind, n in ranked
+    )
 
 
-def _nothing_measured(stages: Sequence[Mapping[str, Any]], run: Mapping[str, Any],
-                      server: Mapping[str, Any]) -> str:
+def _nothing_measured(
+    stages: Sequence[Mapping[str, Any]], run: Mapping[str, Any], server: Mapping[str, Any]
+) -> str:
     """Why no stage has a request in its window, in the user's terms."""
     attempts = [stage.get("attempts") or {} for stage in stages]
     finished = sum(int(a.get("finished", 0)) for a in attempts)
     unfinished = sum(int(a.get("unfinished", 0)) for a in attempts)
     if finished + unfinished == 0 and server.get("reachable") is False:
-        return (f"no request was sent: {run.get('target')} gave no HTTP answer to llmload's "
-                "first look at it, and the run time ran out meanwhile: is the server up? "
-                "(`llmload wait --host URL` waits for it)")
+        return (
+            f"no request was sent: {run.get('target')} gave no HTTP answer to llmload's "
+            "first look at it, and the run time ran out meanwhile: is the server up? "
+            "(`llmload wait --host URL` waits for it)"
+        )
     if finished + unfinished == 0:
         return "no request was sent: check -u (users) and -t (run time)"
     if finished == 0:
-        return (f"{unfinished} requests were sent and none finished before the run ended: the "
-                f"server at {run.get('target')} never answered them")
-    return (f"the warm-up never completed ({finished} requests finished): run longer or "
-            "lower --warmup-requests")
+        return (
+            f"{unfinished} requests were sent and none finished before the run ended: the "
+            f"server at {run.get('target')} never answered them"
+        )
+    return (
+        f"the warm-up never completed ({finished} requests finished): run longer or lower --warmup-requests"
+    )
 
 
 def _error_reasons(stages: Sequence[Mapping[str, Any]], limit: float | None) -> list[str]:
@@ -171,8 +190,9 @@ def _error_reasons(stages: Sequence[Mapping[str, Any]], limit: float | None) -> 
         if rate is None or rate <= limit:
             continue
         kinds = ", ".join(f"{kind} {n}" for kind, n in (stage.get("errors") or {}).items())
-        reasons.append(f"{_name(stage)}: error rate {rate:.2%} > limit {limit:.2%}"
-                       + (f" ({kinds})" if kinds else ""))
+        reasons.append(
+            f"{_name(stage)}: error rate {rate:.2%} > limit {limit:.2%}" + (f" ({kinds})" if kinds else "")
+        )
     return reasons
 
 
@@ -192,8 +212,10 @@ def _interrupted(summary: Mapping[str, Any]) -> list[str]:
     partial = [_name(s) for s in _stages(summary) if s.get("partial")]
     cut = f"; {', '.join(partial)} cut short" if partial else ""
     if stopped.get("process"):  # a worker, not the run: the others went on without it
-        return [f"interrupted: {stopped['process']} was stopped by SIGINT or SIGTERM and the run "
-                f"went on without its users{cut}"]
+        return [
+            f"interrupted: {stopped['process']} was stopped by SIGINT or SIGTERM and the run "
+            f"went on without its users{cut}"
+        ]
     return [f"interrupted (SIGINT or SIGTERM): the results hold what was measured until then{cut}"]
 
 
@@ -201,19 +223,27 @@ def _could_not_start(summary: Mapping[str, Any]) -> list[str]:
     run = summary.get("run") or {}
     stopped = run.get("stopped") or {}
     if stopped.get("by") == "fail_fast":
-        said = ErrorSample(stopped.get("kind", "?"), int(stopped.get("requests", 0)),
-                           stopped.get("status"), server_message(stopped.get("message")))
-        return [f"every request failed: {said.describe()} — "
-                f"{hint(said.kind, said.status, run)} (stopped after the first "
-                f"{said.count} requests)"]
+        said = ErrorSample(
+            stopped.get("kind", "?"),
+            int(stopped.get("requests", 0)),
+            stopped.get("status"),
+            server_message(stopped.get("message")),
+        )
+        return [
+            f"every request failed: {said.describe()} — "
+            f"{hint(said.kind, said.status, run)} (stopped after the first "
+            f"{said.count} requests)"
+        ]
     stages = _stages(summary)
     attempts = [s.get("attempts") or {} for s in stages]
     finished = sum(int(a.get("finished", 0)) for a in attempts)
     if finished and finished == sum(int(a.get("failed", 0)) for a in attempts):
         # Not one answer in the whole run: no --max-error-rate makes that a measurement.
         worst = top_errors(stages)[0]
-        return [f"every request failed: {worst.describe()} — "
-                f"{hint(worst.kind, worst.status, run)} ({finished} requests)"]
+        return [
+            f"every request failed: {worst.describe()} — "
+            f"{hint(worst.kind, worst.status, run)} ({finished} requests)"
+        ]
     if any(_attempted(s) for s in stages):
         return []
     return [f"nothing measured: {_nothing_measured(stages, run, summary.get('server') or {})}"]
@@ -226,21 +256,30 @@ def judge(summary: Mapping[str, Any] | None, checks: ChecksConfig) -> Verdict:
     check.
     """
     if summary is None:
-        return Verdict(ExitCode.COULD_NOT_START, "nothing measured: the run wrote no summary",
-                       ("the run wrote no summary: it never started measuring",), ())
+        return Verdict(
+            ExitCode.COULD_NOT_START,
+            "nothing measured: the run wrote no summary",
+            ("the run wrote no summary: it never started measuring",),
+            (),
+        )
     stages = _stages(summary)
     run = summary.get("run") or {}
     found: dict[ExitCode, list[str]] = {
         ExitCode.INTERRUPTED: _interrupted(summary),
         ExitCode.COULD_NOT_START: _could_not_start(summary),
-        ExitCode.INCOMPLETE: [f"worker {w['worker']} was lost; up to "
-                              f"{w['requests_missing_at_most']} requests may be missing"
-                              for w in run.get("lost_workers") or []],
+        ExitCode.INCOMPLETE: [
+            f"worker {w['worker']} was lost; up to {w['requests_missing_at_most']} requests may be missing"
+            for w in run.get("lost_workers") or []
+        ],
         ExitCode.ERRORS_OVER_LIMIT: _error_reasons(stages, checks.max_error_rate),
         ExitCode.SLO_MISSED: _slo_reasons(stages, checks),
-        ExitCode.CLIENT_BOUND: [f"{_name(s)}: client-bound, the numbers measure the load generator"
-                                for s in stages if s.get("client_bound")]
-                               if checks.fail_on_client_bound else [],
+        ExitCode.CLIENT_BOUND: [
+            f"{_name(s)}: client-bound, the numbers measure the load generator"
+            for s in stages
+            if s.get("client_bound")
+        ]
+        if checks.fail_on_client_bound
+        else [],
     }
     if found[ExitCode.COULD_NOT_START]:  # nothing measured: no error rate or SLO to speak of
         found[ExitCode.ERRORS_OVER_LIMIT] = found[ExitCode.SLO_MISSED] = []
@@ -250,8 +289,9 @@ def judge(summary: Mapping[str, Any] | None, checks: ChecksConfig) -> Verdict:
     return Verdict(code, _line(code, reasons, errors, stages), reasons, errors)
 
 
-def _line(code: ExitCode, reasons: Sequence[str], errors: Sequence[ErrorSample],
-          stages: Sequence[Mapping[str, Any]]) -> str:
+def _line(
+    code: ExitCode, reasons: Sequence[str], errors: Sequence[ErrorSample], stages: Sequence[Mapping[str, Any]]
+) -> str:
     if code is ExitCode.OK:
         requests = sum(_attempted(s) for s in stages)
         plural = "" if len(stages) == 1 else "s"

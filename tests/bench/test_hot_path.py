@@ -16,8 +16,11 @@ from llmload.protocol.http1 import ResponseParser
 from llmload.protocol.sse import SSEDecoder
 
 HEAD = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
-payloads = st.lists(st.sampled_from([b"data: {}\n\n", b"data: {\"a\":1}\n\n", b"x\r\ny", b"\r\n", b"z"]),
-                    min_size=1, max_size=60)
+payloads = st.lists(
+    st.sampled_from([b"data: {}\n\n", b'data: {"a":1}\n\n', b"x\r\ny", b"\r\n", b"z"]),
+    min_size=1,
+    max_size=60,
+)
 size_lines = st.sampled_from([b"%x\r\n", b"%X\r\n", b"%x;ext=1\r\n", b"%x\n", b"00%x\r\n"])
 
 
@@ -47,8 +50,19 @@ def test_any_split_of_repeated_chunk_sizes_frames_the_same_body(
     assert done and done_bytewise
 
 
-events = st.lists(st.sampled_from([b"data: a\n\n", b"data: b\r\n\r\n", b"event: x\ndata: c\n\n",
-                                   b": ping\n\n", b"data: d\ndata: e\n\n", b"data:f\n\n"]), max_size=40)
+events = st.lists(
+    st.sampled_from(
+        [
+            b"data: a\n\n",
+            b"data: b\r\n\r\n",
+            b"event: x\ndata: c\n\n",
+            b": ping\n\n",
+            b"data: d\ndata: e\n\n",
+            b"data:f\n\n",
+        ]
+    ),
+    max_size=40,
+)
 
 
 @settings(max_examples=300, deadline=None)

@@ -11,8 +11,10 @@ def test_committed_performance_doc_is_generated() -> None:
 
 
 def test_sections_of_other_owners_are_kept_verbatim() -> None:
-    text = ("# T\n\nintro\n\n## Capacity\n\nSTALE-TEXT\n\n## Simulator\n\nkeep *this*\n\n| a |\n\n"
-            "## Exporter\n\nand this\n")
+    text = (
+        "# T\n\nintro\n\n## Capacity\n\nSTALE-TEXT\n\n## Simulator\n\nkeep *this*\n\n| a |\n\n"
+        "## Exporter\n\nand this\n"
+    )
     kept = report.kept_sections(text)
     assert kept == ["## Simulator\n\nkeep *this*\n\n| a |", "## Exporter\n\nand this"]
     generated = report.generate(text)

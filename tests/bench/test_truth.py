@@ -9,13 +9,20 @@ MS = 1_000_000
 
 
 def test_ttft_and_itl_errors_against_the_simulator() -> None:
-    truth = [{"id": "a", "arrival_ns": 1_000 * MS, "first_token_ns": 1_050 * MS},
-             {"id": "b", "arrival_ns": 2_000 * MS, "first_token_ns": 2_050 * MS}]
+    truth = [
+        {"id": "a", "arrival_ns": 1_000 * MS, "first_token_ns": 1_050 * MS},
+        {"id": "b", "arrival_ns": 2_000 * MS, "first_token_ns": 2_050 * MS},
+    ]
     requests = [
         # sent 0.1 ms before the simulator saw it, first token read 2 ms late, then on time
-        {"id": "a", "ok": True, "st_ns": 1_000 * MS - MS // 10, "ttft_ns": 52 * MS + MS // 10,
-         "sent_ns": [1_050 * MS, 1_060 * MS, 1_070 * MS],
-         "read_ns": [1_052 * MS, 1_062 * MS, 1_071 * MS]},
+        {
+            "id": "a",
+            "ok": True,
+            "st_ns": 1_000 * MS - MS // 10,
+            "ttft_ns": 52 * MS + MS // 10,
+            "sent_ns": [1_050 * MS, 1_060 * MS, 1_070 * MS],
+            "read_ns": [1_052 * MS, 1_062 * MS, 1_071 * MS],
+        },
         # outside the window: warm-up
         {"id": "b", "ok": True, "st_ns": 5 * MS, "ttft_ns": 0, "sent_ns": [], "read_ns": []},
     ]
@@ -30,9 +37,11 @@ def test_ttft_and_itl_errors_against_the_simulator() -> None:
 
 
 def test_unmatched_requests_are_counted_not_guessed() -> None:
-    result = {"window_ns": [0, 10**12], "cpu_window_s": 1.0,
-              "requests": [{"id": "zz", "ok": True, "st_ns": 1, "ttft_ns": 1, "sent_ns": [5],
-                            "read_ns": [6]}]}
+    result = {
+        "window_ns": [0, 10**12],
+        "cpu_window_s": 1.0,
+        "requests": [{"id": "zz", "ok": True, "st_ns": 1, "ttft_ns": 1, "sent_ns": [5], "read_ns": [6]}],
+    }
     assert analyze(result, [], ttft_ms=50)["unmatched"] == 1
 
 

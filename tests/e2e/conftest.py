@@ -39,18 +39,44 @@ RunLocust = Callable[..., LocustRun]
 def run_locust(tmp_path: Path) -> RunLocust:
     runs = iter(range(1_000))
 
-    def run(host: str, *args: str, locustfile: str = "locustfiles/chat.py", users: int = 8,
-            run_time: str = "10s", timeout_s: float = 180, env: dict[str, str] | None = None,
-            expect_code: int | None = 0) -> LocustRun:
+    def run(
+        host: str,
+        *args: str,
+        locustfile: str = "locustfiles/chat.py",
+        users: int = 8,
+        run_time: str = "10s",
+        timeout_s: float = 180,
+        env: dict[str, str] | None = None,
+        expect_code: int | None = 0,
+    ) -> LocustRun:
         run_id = f"run{next(runs)}"
         command: Sequence[str] = [
-            sys.executable, "-m", "locust", "-f", str(REPO / locustfile), "--headless",
-            "-u", str(users), "-r", str(users), "-t", run_time, "--host", host,
-            "--results-dir", str(tmp_path), "--run-id", run_id, "--only-summary",
-            "--loglevel", "WARNING", *args,
+            sys.executable,
+            "-m",
+            "locust",
+            "-f",
+            str(REPO / locustfile),
+            "--headless",
+            "-u",
+            str(users),
+            "-r",
+            str(users),
+            "-t",
+            run_time,
+            "--host",
+            host,
+            "--results-dir",
+            str(tmp_path),
+            "--run-id",
+            run_id,
+            "--only-summary",
+            "--loglevel",
+            "WARNING",
+            *args,
         ]
-        proc = subprocess.run(command, cwd=REPO, capture_output=True, text=True,
-                              timeout=timeout_s, check=False, env=env)
+        proc = subprocess.run(
+            command, cwd=REPO, capture_output=True, text=True, timeout=timeout_s, check=False, env=env
+        )
         result = LocustRun(tmp_path / run_id, proc)
         if expect_code is not None:
             assert proc.returncode == expect_code, result.output[-4000:]

@@ -27,8 +27,7 @@ def tokens_written_at(timeline: list[tuple[int, int]], t_ns: int) -> float:
 
 def test_fixed_timing_streams_match_ground_truth(run_locust: RunLocust) -> None:
     with start_sim(["--ttft-ms", "50", "--step-ms", "20"]) as sim:
-        run = run_locust(sim.url, "--max-tokens", "128", "--ignore-eos", users=32,
-                         run_time="30s")
+        run = run_locust(sim.url, "--max-tokens", "128", "--ignore-eos", users=32, run_time="30s")
         served = sim.requests()
         counters = sim.counters()
         timeline = sim.timeline()
@@ -53,20 +52,17 @@ def test_fixed_timing_streams_match_ground_truth(run_locust: RunLocust) -> None:
 def test_speculative_chunks_split_itl_per_token(run_locust: RunLocust) -> None:
     n = 128
     with start_sim(["--ttft-ms", "50", "--step-ms", "20", "--tokens-per-chunk", "3"]) as sim:
-        run = run_locust(sim.url, "--max-tokens", str(n), "--ignore-eos", users=8,
-                         run_time="12s")
+        run = run_locust(sim.url, "--max-tokens", str(n), "--ignore-eos", users=8, run_time="12s")
     stage = run.summary["stages"][0]
     assert stage["itl_ms"]["p50"] == pytest.approx(20 / 3, abs=1)
     events_after_first = math.ceil((n - 1) / 3)
     assert stage["tpot_ms"]["p50"] == pytest.approx(20 * events_after_first / (n - 1), abs=1)
-    assert stage["tokens_per_event"]["mean"] == pytest.approx((n - 1) / events_after_first,
-                                                              rel=1e-3)
+    assert stage["tokens_per_event"]["mean"] == pytest.approx((n - 1) / events_after_first, rel=1e-3)
 
 
 def test_non_streaming_reports_e2e_and_usage_without_ttft(run_locust: RunLocust) -> None:
     with start_sim(["--ttft-ms", "50", "--step-ms", "20"]) as sim:
-        run = run_locust(sim.url, "--max-tokens", "16", "--ignore-eos", "--no-stream", users=4,
-                         run_time="6s")
+        run = run_locust(sim.url, "--max-tokens", "16", "--ignore-eos", "--no-stream", users=4, run_time="6s")
     stage = run.summary["stages"][0]
     assert stage["ttft_ms"] is None and stage["itl_ms"] is None
     assert stage["e2e_ms"]["p50"] == pytest.approx(50 + 15 * 20, abs=10)

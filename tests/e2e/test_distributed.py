@@ -27,8 +27,7 @@ def _all_records(fleet: LocustFleet) -> list[dict[str, Any]]:
 
 
 def test_master_accounts_for_every_request_exactly(tmp_path: Path) -> None:
-    with start_sim(["--ttft-ms", "50", "--step-ms", "20"]) as sim, \
-            LocustFleet(tmp_path, sim.url) as fleet:
+    with start_sim(["--ttft-ms", "50", "--step-ms", "20"]) as sim, LocustFleet(tmp_path, sim.url) as fleet:
         fleet.start_master(*CHAT, workers=3, users=24, run_time="8s")
         for _ in range(3):
             fleet.start_worker()
@@ -49,11 +48,11 @@ def test_master_accounts_for_every_request_exactly(tmp_path: Path) -> None:
 
 
 def test_1024_streams_over_4_worker_processes(tmp_path: Path) -> None:
-    with start_sim(["--ttft-ms", "50", "--step-ms", "500"]) as sim, \
-            LocustFleet(tmp_path, sim.url) as fleet:
+    with start_sim(["--ttft-ms", "50", "--step-ms", "500"]) as sim, LocustFleet(tmp_path, sim.url) as fleet:
         cpu0, t0 = sim.counters()["cpu_ns"], time.monotonic()
-        fleet.start_master("--max-tokens", "10", "--ignore-eos", "--drain-s", "15",
-                           workers=4, users=1024, run_time="20s")
+        fleet.start_master(
+            "--max-tokens", "10", "--ignore-eos", "--drain-s", "15", workers=4, users=1024, run_time="20s"
+        )
         fleet.start_worker("--processes", "4")
         assert fleet.wait_master(120) == 0
         assert fleet.wait_workers(15) == [0], "the worker processes quit when the run ends"
@@ -65,10 +64,12 @@ def test_1024_streams_over_4_worker_processes(tmp_path: Path) -> None:
     lines = sum(len(r) for r in records.values())
     assert request_total(summary) == lines == len(logged), (request_total(summary), lines)
     (stage,) = summary["stages"]
-    print(f"1024 streams: {stage['requests']}, sim CPU {sim_cpu:.2f} core, step lateness "
-          f"p99 {lateness['p99_ns'] / 1e6:.1f} ms, ITL p50/p99 {stage['itl_ms']['p50']}/"
-          f"{stage['itl_ms']['p99']} ms, client-bound {stage['client_bound']}, "
-          f"health {stage['client_health']}")
+    print(
+        f"1024 streams: {stage['requests']}, sim CPU {sim_cpu:.2f} core, step lateness "
+        f"p99 {lateness['p99_ns'] / 1e6:.1f} ms, ITL p50/p99 {stage['itl_ms']['p50']}/"
+        f"{stage['itl_ms']['p99']} ms, client-bound {stage['client_bound']}, "
+        f"health {stage['client_health']}"
+    )
     assert stage["requests"]["ok"] >= 1024 and stage["requests"]["failed"] == 0
     # The simulator was not the bottleneck: it kept its 500 ms steps on time.
     assert sim_cpu < 0.6, sim_cpu
@@ -86,14 +87,14 @@ def _connections(procs: list[Proc], sim: SimProcess, seen: dict[int, set[int]]) 
         except psutil.NoSuchProcess:
             continue
         seen.setdefault(p.popen.pid, set()).update(
-            c.laddr.port for c in conns if c.raddr and c.raddr.port == sim.port)
+            c.laddr.port for c in conns if c.raddr and c.raddr.port == sim.port
+        )
 
 
 def test_sigkill_of_a_worker_is_named_with_a_bound_of_the_loss(tmp_path: Path) -> None:
     run_s = 12
     ports: dict[int, set[int]] = {}
-    with start_sim(["--ttft-ms", "50", "--step-ms", "20"]) as sim, \
-            LocustFleet(tmp_path, sim.url) as fleet:
+    with start_sim(["--ttft-ms", "50", "--step-ms", "20"]) as sim, LocustFleet(tmp_path, sim.url) as fleet:
         master = fleet.start_master(*CHAT, workers=3, users=24, run_time=f"{run_s}s")
         workers = [fleet.start_worker() for _ in range(3)]
         victim = workers[1]
@@ -125,8 +126,10 @@ def test_sigkill_of_a_worker_is_named_with_a_bound_of_the_loss(tmp_path: Path) -
     assert served[None] == 0, "every request the simulator saw is attributed to a worker"
     listed = {f["process"]: f for f in summary["run"]["records"]}
     true_loss = served[victim.popen.pid] - listed[victim_name]["records"]
-    print(f"lost {lost}; true loss {true_loss}; served {dict(served)}; master ended "
-          f"{ended - master.started:.1f} s after its start ({run_s} s run)")
+    print(
+        f"lost {lost}; true loss {true_loss}; served {dict(served)}; master ended "
+        f"{ended - master.started:.1f} s after its start ({run_s} s run)"
+    )
     assert 0 < true_loss <= lost["requests_missing_at_most"]
     for p in workers:
         if p is not victim:
@@ -139,8 +142,10 @@ def test_sigkill_of_a_worker_is_named_with_a_bound_of_the_loss(tmp_path: Path) -
 
 def test_sweep_runs_distributed_with_consistent_stages(tmp_path: Path) -> None:
     ttft_ms, step_ms, tokens = 50, 20, 32
-    with start_sim(["--ttft-ms", str(ttft_ms), "--step-ms", str(step_ms)]) as sim, \
-            LocustFleet(tmp_path, sim.url, locustfile="locustfiles/sweep.py") as fleet:
+    with (
+        start_sim(["--ttft-ms", str(ttft_ms), "--step-ms", str(step_ms)]) as sim,
+        LocustFleet(tmp_path, sim.url, locustfile="locustfiles/sweep.py") as fleet,
+    ):
         fleet.start_master(*CHAT, "--levels", "2,8", "--stage-s", "6", workers=2)
         fleet.start_worker()
         fleet.start_worker()
@@ -153,8 +158,10 @@ def test_sweep_runs_distributed_with_consistent_stages(tmp_path: Path) -> None:
     cycle_s = (ttft_ms + (tokens - 1) * step_ms) / 1000
     for s in stages:
         analytic = s["concurrency"] * tokens / cycle_s
-        print(f"stage {s['index']}: {s['output_tok_per_s']} tok/s (model {analytic:.1f}), "
-              f"lateness {s['announcement_lateness_s']}")
+        print(
+            f"stage {s['index']}: {s['output_tok_per_s']} tok/s (model {analytic:.1f}), "
+            f"lateness {s['announcement_lateness_s']}"
+        )
         assert abs(s["output_tok_per_s"] - analytic) < 0.05 * analytic
         assert sorted(s["announcement_lateness_s"]) == ["worker-0", "worker-1"]
         for phases in s["announcement_lateness_s"].values():
@@ -165,8 +172,7 @@ def test_sweep_runs_distributed_with_consistent_stages(tmp_path: Path) -> None:
     # One boundary for the fleet: at each phase change, every request tagged before it was sent
     # before every request tagged after it, whichever worker sent them (one CLOCK_MONOTONIC).
     every = _all_records(fleet)
-    order = [(0, "warmup"), (0, "measure"), (0, "drain"), (1, "warmup"), (1, "measure"),
-             (1, "drain")]
+    order = [(0, "warmup"), (0, "measure"), (0, "drain"), (1, "warmup"), (1, "measure"), (1, "drain")]
     sent = {key: [r["sent_ns"] for r in every if (r["stage"], r["phase"]) == key] for key in order}
     for before, after in itertools.pairwise(order):
         if sent[before] and sent[after]:

@@ -22,8 +22,7 @@ from tests.support.fleet import REPO, LocustFleet, read_jsonl
 from tests.support.netns import Lab, can_use_netns
 from tests.support.truth import recomputed, request_total
 
-pytestmark = [pytest.mark.e2e,
-              pytest.mark.skipif(can_use_netns() is not None, reason=str(can_use_netns()))]
+pytestmark = [pytest.mark.e2e, pytest.mark.skipif(can_use_netns() is not None, reason=str(can_use_netns()))]
 
 DELAY_MS = 20.0
 SIM, MASTER, FAST, SLOW = "10.200.0.1", "10.200.0.2", "10.200.0.11", "10.200.0.12"
@@ -34,10 +33,13 @@ def sim_in(lab: Lab, ns: str, tmp: Path, *args: str) -> Iterator[str]:
     """``python -m llmload.sim`` inside ``ns``; yields its URL, stops it (SIGTERM) after."""
     out = tmp / "sim.out"
     with out.open("wb") as f:
-        proc = subprocess.Popen([*lab.exec(ns), sys.executable, "-m", "llmload.sim",
-                                 "--host", SIM, "--port", "0", *args],
-                                cwd=REPO, stdout=f, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [*lab.exec(ns), sys.executable, "-m", "llmload.sim", "--host", SIM, "--port", "0", *args],
+            cwd=REPO,
+            stdout=f,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
         try:
             deadline = time.monotonic() + 20
             while not out.read_text().endswith("\n"):
@@ -70,14 +72,26 @@ def test_workers_on_their_own_hosts_and_a_delayed_link(tmp_path: Path) -> None:
         lab.link(master_ns, f"{MASTER}/24", sim_ns)
         # Without netem both workers go through a delay line, so they differ only by the delay.
         userspace = not lab.has_netem(sim_ns)
-        hows = [lab.link(fast_ns, f"{FAST}/24", sim_ns, 0.0, userspace=userspace),
-                lab.link(slow_ns, f"{SLOW}/24", sim_ns, DELAY_MS, userspace=userspace)]
+        hows = [
+            lab.link(fast_ns, f"{FAST}/24", sim_ns, 0.0, userspace=userspace),
+            lab.link(slow_ns, f"{SLOW}/24", sim_ns, DELAY_MS, userspace=userspace),
+        ]
         print(f"links: {hows}")
-        with sim_in(lab, sim_ns, tmp_path, "--ttft-ms", "50", "--step-ms", "20",
-                    "--request-log", str(log)) as url, \
-                LocustFleet(tmp_path, url, master_host=MASTER) as fleet:
-            fleet.start_master("--max-tokens", "32", "--ignore-eos", workers=2, users=16,
-                               run_time="10s", prefix=lab.exec(master_ns))
+        with (
+            sim_in(
+                lab, sim_ns, tmp_path, "--ttft-ms", "50", "--step-ms", "20", "--request-log", str(log)
+            ) as url,
+            LocustFleet(tmp_path, url, master_host=MASTER) as fleet,
+        ):
+            fleet.start_master(
+                "--max-tokens",
+                "32",
+                "--ignore-eos",
+                workers=2,
+                users=16,
+                run_time="10s",
+                prefix=lab.exec(master_ns),
+            )
             workers = [fleet.start_worker(prefix=lab.exec(ns)) for ns in (fast_ns, slow_ns)]
             fast, slow = (fleet.worker_name(w) for w in workers)
             assert fleet.wait_master(90) == 0
@@ -90,10 +104,16 @@ def test_workers_on_their_own_hosts_and_a_delayed_link(tmp_path: Path) -> None:
     assert request_total(fleet.summary) == sum(map(len, records.values())) == len(logged)
     assert (len(records[fast]), len(records[slow])) == (by_address[FAST], by_address[SLOW])
     timing = {name: per_worker(rs) for name, rs in records.items()}
-    sim_ttft = {addr: p50_ms([e["first_token_ns"] - e["arrival_ns"] for e in logged
-                              if e["client"].startswith(addr + ":")]) for addr in (FAST, SLOW)}
-    print(f"per worker (TTFT p50, ITL p50 ms): fast {timing[fast]}, slow {timing[slow]}; "
-          f"simulator TTFT p50 {sim_ttft}")
+    sim_ttft = {
+        addr: p50_ms(
+            [e["first_token_ns"] - e["arrival_ns"] for e in logged if e["client"].startswith(addr + ":")]
+        )
+        for addr in (FAST, SLOW)
+    }
+    print(
+        f"per worker (TTFT p50, ITL p50 ms): fast {timing[fast]}, slow {timing[slow]}; "
+        f"simulator TTFT p50 {sim_ttft}"
+    )
     rise = timing[slow][0] - timing[fast][0]
     assert abs(rise - DELAY_MS) < 2.0, rise
     assert abs(timing[slow][1] - timing[fast][1]) < 1.0, (timing[slow], timing[fast])

@@ -79,8 +79,17 @@ def _pooled(counts: list[int], mean: float) -> tuple[list[int], list[float]]:
 def test_poisson_rate_and_distribution_reach_the_server(run_locust: RunLocust) -> None:
     rate = 150.0
     with start_sim(FAST) as sim:
-        run = run_locust(sim.url, "--rate", str(rate), "--max-tokens", "4", "--ignore-eos",
-                         locustfile="locustfiles/rate.py", users=1, run_time="20s")
+        run = run_locust(
+            sim.url,
+            "--rate",
+            str(rate),
+            "--max-tokens",
+            "4",
+            "--ignore-eos",
+            locustfile="locustfiles/rate.py",
+            users=1,
+            run_time="20s",
+        )
         served = sim.requests()
     check_server_arrivals(served, rate)
     check_schedule(run.records, rate)
@@ -97,13 +106,35 @@ def test_saturation_shows_as_client_queue_and_e2e_from_scheduled(tmp_path: Path)
     from tests.e2e.conftest import REPO
 
     with start_sim(["--profile", "vllm", "--max-running", "4"]) as sim:
-        command = [sys.executable, "-m", "locust", "-f", "locustfiles/sweep.py", "--headless",
-                   "--host", sim.url, "--rates", "2,20", "--stage-s", "8", "--max-in-flight", "12",
-                   "--max-tokens", "32", "--ignore-eos", "--results-dir", str(tmp_path),
-                   "--run-id", "sat", "--only-summary", "--loglevel", "WARNING",
-                   "--drain-s", "20"]
-        proc = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300,
-                              check=False)
+        command = [
+            sys.executable,
+            "-m",
+            "locust",
+            "-f",
+            "locustfiles/sweep.py",
+            "--headless",
+            "--host",
+            sim.url,
+            "--rates",
+            "2,20",
+            "--stage-s",
+            "8",
+            "--max-in-flight",
+            "12",
+            "--max-tokens",
+            "32",
+            "--ignore-eos",
+            "--results-dir",
+            str(tmp_path),
+            "--run-id",
+            "sat",
+            "--only-summary",
+            "--loglevel",
+            "WARNING",
+            "--drain-s",
+            "20",
+        ]
+        proc = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
 
     stages = read_checked(tmp_path / "sat" / "summary.json")["stages"]
@@ -117,10 +148,10 @@ def test_saturation_shows_as_client_queue_and_e2e_from_scheduled(tmp_path: Path)
 
 def test_a_fleet_splits_one_schedule_exactly(tmp_path: Path) -> None:
     rate = 150.0
-    with start_sim(FAST) as sim, LocustFleet(tmp_path, sim.url,
-                                             locustfile="locustfiles/rate.py") as fleet:
-        fleet.start_master("--rate", str(rate), "--max-tokens", "4", "--ignore-eos",
-                           workers=2, users=2, run_time="20s")
+    with start_sim(FAST) as sim, LocustFleet(tmp_path, sim.url, locustfile="locustfiles/rate.py") as fleet:
+        fleet.start_master(
+            "--rate", str(rate), "--max-tokens", "4", "--ignore-eos", workers=2, users=2, run_time="20s"
+        )
         for _ in range(2):
             fleet.start_worker()
         assert fleet.wait_master(120) == 0, fleet.master.output()[-3000:] if fleet.master else ""

@@ -44,9 +44,13 @@ from tests.support.prometheus import (
 )
 from tests.support.schema import read_checked
 
-pytestmark = [pytest.mark.e2e,
-              pytest.mark.skipif(PROMETHEUS is None, reason="Debian's prometheus package is missing: "
-                                 "run scripts/install-test-deps.sh as root")]
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(
+        PROMETHEUS is None,
+        reason="Debian's prometheus package is missing: run scripts/install-test-deps.sh as root",
+    ),
+]
 REPO = Path(__file__).resolve().parents[2]
 # Offset from this host's CLOCK_MONOTONIC (perf_counter, the records' clock) to wall time.
 MONO_TO_WALL = time.time() - time.perf_counter()
@@ -65,8 +69,10 @@ class Run:
 
 def poll(port: int, stop: threading.Event, last: list[bytes]) -> None:
     while not stop.wait(0.25):
-        with contextlib.suppress(OSError, http.client.HTTPException), urllib.request.urlopen(
-                f"http://127.0.0.1:{port}/metrics", timeout=2) as resp:
+        with (
+            contextlib.suppress(OSError, http.client.HTTPException),
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2) as resp,
+        ):
             last[:] = [resp.read()]
 
 
@@ -86,14 +92,39 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
             stop = threading.Event()
             poller = threading.Thread(target=poll, args=(port, stop, last), daemon=True)
             poller.start()
-            command = [sys.executable, "-m", "locust", "-f", str(REPO / "locustfiles" / "chat.py"),
-                       "--headless", "-u", "32", "-r", "16", "-t", "30s", "--host", sim.url,
-                       "--max-tokens", "64", "--output-jitter", "0.5", "--ignore-eos",
-                       "--results-dir", str(tmp), "--run-id", "run", "--only-summary",
-                       "--loglevel", "WARNING", "--prometheus-port", str(port),
-                       "--prometheus-linger-s", "5"]
-            done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=240,
-                                  check=False)
+            command = [
+                sys.executable,
+                "-m",
+                "locust",
+                "-f",
+                str(REPO / "locustfiles" / "chat.py"),
+                "--headless",
+                "-u",
+                "32",
+                "-r",
+                "16",
+                "-t",
+                "30s",
+                "--host",
+                sim.url,
+                "--max-tokens",
+                "64",
+                "--output-jitter",
+                "0.5",
+                "--ignore-eos",
+                "--results-dir",
+                str(tmp),
+                "--run-id",
+                "run",
+                "--only-summary",
+                "--loglevel",
+                "WARNING",
+                "--prometheus-port",
+                str(port),
+                "--prometheus-linger-s",
+                "5",
+            ]
+            done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=240, check=False)
             stop.set()
             poller.join()
             output = done.stdout + done.stderr
@@ -102,10 +133,21 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
             summary = read_checked(results / "summary.json")
             lines = [orjson.loads(x) for x in (results / "requests.jsonl").read_bytes().splitlines() if x]
             assert last, "the exporter never answered: " + output[-2000:]
-            variables = {"run_id": "run", "target": sim.url, "model": summary["run"]["model"],
-                         "__rate_interval": "10s"}
-            yield Run(prom, summary, [record_from_json(x) for x in lines], lines,
-                      last[0].decode(), variables, output)
+            variables = {
+                "run_id": "run",
+                "target": sim.url,
+                "model": summary["run"]["model"],
+                "__rate_interval": "10s",
+            }
+            yield Run(
+                prom,
+                summary,
+                [record_from_json(x) for x in lines],
+                lines,
+                last[0].decode(),
+                variables,
+                output,
+            )
 
 
 def window_wall(run: Run) -> tuple[float, float]:
@@ -116,7 +158,7 @@ def window_wall(run: Run) -> tuple[float, float]:
 def present(prom: PrometheusServer, expr: str, at: float) -> bool:
     """Whether every server-side (vllm:/sglang:) series ``expr`` names was scraped at all."""
     names = re.findall(r"\b((?:vllm|sglang):[a-z0-9_]+)", expr)
-    return all(prom.query(f"count({{__name__=~\"{n}(_bucket|_sum|_count)?\"}})", at=at) for n in names)
+    return all(prom.query(f'count({{__name__=~"{n}(_bucket|_sum|_count)?"}})', at=at) for n in names)
 
 
 def test_every_dashboard_query_returns_data(run: Run) -> None:
@@ -169,8 +211,11 @@ def test_rate_over_the_measured_window_matches_the_summary(run: Run) -> None:
 
 def test_request_counters_equal_the_records(run: Run) -> None:
     families = {f.name: f for f in text_string_to_metric_families(run.final_exposition)}
-    by_outcome = {s.labels["outcome"]: s.value for s in families["llmload_requests"].samples
-                  if s.name == "llmload_requests_total"}
+    by_outcome = {
+        s.labels["outcome"]: s.value
+        for s in families["llmload_requests"].samples
+        if s.name == "llmload_requests_total"
+    }
     for outcome in {line["outcome"] for line in run.lines} | set(by_outcome):
         assert by_outcome.get(outcome, 0) == sum(line["outcome"] == outcome for line in run.lines), outcome
     prompt = [s.value for s in families["llmload_prompt_tokens"].samples]
@@ -183,8 +228,11 @@ def test_final_le_counts_equal_the_recount_from_requests_jsonl(run: Run) -> None
     for key, (name, _help) in HISTOGRAMS.items():
         spec = BY_KEY[key]
         for stage in stages:
-            buckets = [s for s in families[name].samples
-                       if s.name == f"{name}_bucket" and s.labels["stage"] == str(stage)]
+            buckets = [
+                s
+                for s in families[name].samples
+                if s.name == f"{name}_bucket" and s.labels["stage"] == str(stage)
+            ]
             les = [float(s.labels["le"]) for s in buckets[:-1]]
             records = [r for r in run.records if r.stage == stage]
             expected = recount(records, spec.source, les, spec.seconds)

@@ -33,16 +33,27 @@ def test_master_serves_the_merged_fleet(tmp_path: Path) -> None:
 
     def poll() -> None:
         while not stop.wait(0.25):
-            with contextlib.suppress(OSError, http.client.HTTPException), urllib.request.urlopen(
-                    f"http://127.0.0.1:{port}/metrics", timeout=2) as resp:
+            with (
+                contextlib.suppress(OSError, http.client.HTTPException),
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2) as resp,
+            ):
                 last[:] = [resp.read()]
 
     poller = threading.Thread(target=poll, daemon=True)
     poller.start()
-    with start_sim(["--ttft-ms", "50", "--step-ms", "20"]) as sim, \
-            LocustFleet(tmp_path, sim.url) as fleet:
-        fleet.start_master("--max-tokens", "32", "--ignore-eos", "--prometheus-port", str(port),
-                           "--prometheus-linger-s", "4", workers=3, users=24, run_time="8s")
+    with start_sim(["--ttft-ms", "50", "--step-ms", "20"]) as sim, LocustFleet(tmp_path, sim.url) as fleet:
+        fleet.start_master(
+            "--max-tokens",
+            "32",
+            "--ignore-eos",
+            "--prometheus-port",
+            str(port),
+            "--prometheus-linger-s",
+            "4",
+            workers=3,
+            users=24,
+            run_time="8s",
+        )
         for _ in range(3):
             fleet.start_worker()
         assert fleet.wait_master(120) == 0

@@ -31,10 +31,19 @@ def scrape_until_final(url: str, master_done: float, timeout_s: float = 60) -> s
 
 def test_master_exports_the_merged_fleet(tmp_path: Path) -> None:
     port = free_port()
-    with start_sim(["--ttft-ms", "20", "--step-ms", "10"]) as sim, \
-            LocustFleet(tmp_path, sim.url) as fleet:
-        fleet.start_master("--max-tokens", "16", "--ignore-eos", "--prometheus-port", str(port),
-                           "--prometheus-linger-s", "4", workers=2, users=8, run_time="8s")
+    with start_sim(["--ttft-ms", "20", "--step-ms", "10"]) as sim, LocustFleet(tmp_path, sim.url) as fleet:
+        fleet.start_master(
+            "--max-tokens",
+            "16",
+            "--ignore-eos",
+            "--prometheus-port",
+            str(port),
+            "--prometheus-linger-s",
+            "4",
+            workers=2,
+            users=8,
+            run_time="8s",
+        )
         for _ in range(2):
             fleet.start_worker()
         text = scrape_until_final(f"http://127.0.0.1:{port}/metrics", time.monotonic() + 10)

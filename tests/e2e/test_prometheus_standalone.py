@@ -33,13 +33,26 @@ from tests.support.prometheus import (
     synthetic_records,
 )
 
-pytestmark = [pytest.mark.e2e,
-              pytest.mark.skipif(PROMETHEUS is None, reason="Debian's prometheus package is missing: "
-                                 "run scripts/install-test-deps.sh as root")]
-LABELS = {"run_id": "standalone", "target": "http://127.0.0.1:1", "model": "synthetic",
-          "scenario": "chat", "version": "test"}
-VARIABLES = {"run_id": "standalone", "target": LABELS["target"], "model": "synthetic",
-             "__rate_interval": "10s"}
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(
+        PROMETHEUS is None,
+        reason="Debian's prometheus package is missing: run scripts/install-test-deps.sh as root",
+    ),
+]
+LABELS = {
+    "run_id": "standalone",
+    "target": "http://127.0.0.1:1",
+    "model": "synthetic",
+    "scenario": "chat",
+    "version": "test",
+}
+VARIABLES = {
+    "run_id": "standalone",
+    "target": LABELS["target"],
+    "model": "synthetic",
+    "__rate_interval": "10s",
+}
 
 
 class GrowingSource:

@@ -34,15 +34,34 @@ def test_bisection_is_exact_on_a_monotone_predicate() -> None:
 def test_search_finds_the_analytic_concurrency_within_one_step(tmp_path: Path) -> None:
     limit_ms, tokens = 17.3, 32
     params = get_profile("vllm").params()
-    analytic = max(c for c in range(1, 33)
-                   if 1000 / per_stream_decode_tok_per_s(params, c, output_tokens=tokens)
-                   <= limit_ms)
-    command = [sys.executable, "-m", "llmload.cli", "search", "--sim", "vllm",
-               "--slo", f"tpot_p50_ms<={limit_ms}", "--min", "1", "--max", "32",
-               "--stage-s", "5", "--max-tokens", str(tokens), "--output-jitter", "0",
-               "--results-dir", str(tmp_path)]
-    proc = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=600,
-                          check=False)
+    analytic = max(
+        c
+        for c in range(1, 33)
+        if 1000 / per_stream_decode_tok_per_s(params, c, output_tokens=tokens) <= limit_ms
+    )
+    command = [
+        sys.executable,
+        "-m",
+        "llmload.cli",
+        "search",
+        "--sim",
+        "vllm",
+        "--slo",
+        f"tpot_p50_ms<={limit_ms}",
+        "--min",
+        "1",
+        "--max",
+        "32",
+        "--stage-s",
+        "5",
+        "--max-tokens",
+        str(tokens),
+        "--output-jitter",
+        "0",
+        "--results-dir",
+        str(tmp_path),
+    ]
+    proc = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=600, check=False)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     result = orjson.loads((tmp_path / "search.json").read_bytes())
     assert abs(result["highest_passing"] - analytic) <= 1

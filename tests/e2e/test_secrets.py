@@ -56,15 +56,41 @@ def test_no_output_of_a_run_holds_a_secret(tmp_path: Path, processes: int) -> No
             time.sleep(0.5)
 
     with start_sim(["--ttft-ms", "5", "--step-ms", "2"]) as sim:
-        command = [sys.executable, "-m", "llmload.cli", "sweep", "--host", sim.url, "--no-wait",
-                   "--levels", "2", "--stage-s", "3", "--max-tokens", "8",
-                   "--results-dir", str(tmp_path), "--run-id", "canary", "--processes", str(processes),
-                   "--", "--loglevel", "DEBUG", "--extra-header", f"Authorization: Bearer {HEADER_KEY}",
-                   "--prometheus-port", str(port), "--prometheus-linger-s", "2"]
+        command = [
+            sys.executable,
+            "-m",
+            "llmload.cli",
+            "sweep",
+            "--host",
+            sim.url,
+            "--no-wait",
+            "--levels",
+            "2",
+            "--stage-s",
+            "3",
+            "--max-tokens",
+            "8",
+            "--results-dir",
+            str(tmp_path),
+            "--run-id",
+            "canary",
+            "--processes",
+            str(processes),
+            "--",
+            "--loglevel",
+            "DEBUG",
+            "--extra-header",
+            f"Authorization: Bearer {HEADER_KEY}",
+            "--prometheus-port",
+            str(port),
+            "--prometheus-linger-s",
+            "2",
+        ]
         scraper = threading.Thread(target=scrape, daemon=True)
         scraper.start()
-        proc = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=180, env=env,
-                              check=False)
+        proc = subprocess.run(
+            command, cwd=REPO, capture_output=True, text=True, timeout=180, env=env, check=False
+        )
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, output[-3000:]
     assert "Authorization: ***" in output  # the echoed command line, masked
@@ -75,9 +101,24 @@ def test_no_output_of_a_run_holds_a_secret(tmp_path: Path, processes: int) -> No
 
 
 def test_a_password_in_the_url_is_refused_without_being_echoed(tmp_path: Path) -> None:
-    command = [sys.executable, "-m", "locust", "-f", str(REPO / "locustfiles/chat.py"), "--headless",
-               "-u", "1", "-t", "2s", "--host", f"http://user:{URL_PASSWORD}@127.0.0.1:9",
-               "--results-dir", str(tmp_path), "--loglevel", "DEBUG"]
+    command = [
+        sys.executable,
+        "-m",
+        "locust",
+        "-f",
+        str(REPO / "locustfiles/chat.py"),
+        "--headless",
+        "-u",
+        "1",
+        "-t",
+        "2s",
+        "--host",
+        f"http://user:{URL_PASSWORD}@127.0.0.1:9",
+        "--results-dir",
+        str(tmp_path),
+        "--loglevel",
+        "DEBUG",
+    ]
     proc = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=60, check=False)
     output = proc.stdout + proc.stderr
     assert proc.returncode == 2, output[-3000:]

@@ -19,10 +19,18 @@ pytestmark = pytest.mark.e2e
 
 
 def sweep(results: Path, run_id: str, *args: str) -> tuple[int, dict[str, Any], str]:
-    command = [sys.executable, "-m", "llmload.cli", "sweep", "--results-dir", str(results),
-               "--run-id", run_id, *args]
-    proc = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=600,
-                          check=False)
+    command = [
+        sys.executable,
+        "-m",
+        "llmload.cli",
+        "sweep",
+        "--results-dir",
+        str(results),
+        "--run-id",
+        run_id,
+        *args,
+    ]
+    proc = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=600, check=False)
     summary = read_checked(results / run_id / "summary.json")
     return proc.returncode, summary, proc.stdout + proc.stderr
 
@@ -34,8 +42,9 @@ def stage_at(summary: dict[str, Any], concurrency: int) -> dict[str, Any]:
 def test_sweeps_reproduce_the_engine_table_and_compare_explains_it(tmp_path: Path) -> None:
     targets = {"vllm": (82.5, 1536.0), "sglang-nograph": (27.0, 2216.0)}
     for profile, (single, peak) in targets.items():
-        code, summary, output = sweep(tmp_path, profile, "--sim", profile,
-                                      "--levels", "1,32,128", "--stage-s", "12")
+        code, summary, output = sweep(
+            tmp_path, profile, "--sim", profile, "--levels", "1,32,128", "--stage-s", "12"
+        )
         assert code == 0, output[-3000:]
         head = summary["headline"]
         assert head["single_stream_tok_per_s"] == pytest.approx(single, rel=0.03)
@@ -47,27 +56,67 @@ def test_sweeps_reproduce_the_engine_table_and_compare_explains_it(tmp_path: Pat
     assert any("CUDA graphs are disabled" in w for w in nograph["warnings"])
 
     proc = subprocess.run(
-        [sys.executable, "-m", "llmload.cli", "compare", str(tmp_path / "vllm"),
-         str(tmp_path / "sglang-nograph"), "--format", "markdown"],
-        cwd=REPO, capture_output=True, text=True, timeout=120, check=True)
+        [
+            sys.executable,
+            "-m",
+            "llmload.cli",
+            "compare",
+            str(tmp_path / "vllm"),
+            str(tmp_path / "sglang-nograph"),
+            "--format",
+            "markdown",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     table = proc.stdout
     assert "single-stream" in table and "disable_cuda_graph" in table
     assert "0.33" in table  # 27 / 82.5, the ratio to the first run
 
 
 def test_an_interior_peak_is_found_below_the_top_level(tmp_path: Path) -> None:
-    code, summary, output = sweep(tmp_path, "peak", "--sim", "interior-peak",
-                                  "--levels", "4,32,128", "--stage-s", "8", "--max-tokens", "32")
+    code, summary, output = sweep(
+        tmp_path,
+        "peak",
+        "--sim",
+        "interior-peak",
+        "--levels",
+        "4,32,128",
+        "--stage-s",
+        "8",
+        "--max-tokens",
+        "32",
+    )
     assert code == 0, output[-3000:]
     assert summary["headline"]["peak_concurrency"] == 32
 
 
 def test_slo_exit_codes(run_locust: RunLocust) -> None:
     with start_sim(["--ttft-ms", "50", "--step-ms", "20"]) as sim:
-        met = run_locust(sim.url, "--max-tokens", "16", "--ignore-eos", "--slo",
-                         "ttft_p50_ms<=80,tpot_p50_ms<=25", users=2, run_time="4s")
-        missed = run_locust(sim.url, "--max-tokens", "16", "--ignore-eos", "--slo",
-                            "tpot_p50_ms<=10", users=2, run_time="4s", expect_code=3)
+        met = run_locust(
+            sim.url,
+            "--max-tokens",
+            "16",
+            "--ignore-eos",
+            "--slo",
+            "ttft_p50_ms<=80,tpot_p50_ms<=25",
+            users=2,
+            run_time="4s",
+        )
+        missed = run_locust(
+            sim.url,
+            "--max-tokens",
+            "16",
+            "--ignore-eos",
+            "--slo",
+            "tpot_p50_ms<=10",
+            users=2,
+            run_time="4s",
+            expect_code=3,
+        )
     assert met.summary["exit"]["code"] == 0
     assert met.summary["stages"][0]["goodput_req_per_s"] > 0
     assert missed.summary["exit"]["name"] == "slo_missed"
@@ -76,8 +125,7 @@ def test_slo_exit_codes(run_locust: RunLocust) -> None:
 
 def test_report_shows_server_acceptance_beside_tokens_per_event(run_locust: RunLocust) -> None:
     with start_sim(["--profile", "vllm", "--tokens-per-chunk", "3"]) as sim:
-        run = run_locust(sim.url, "--max-tokens", "64", "--ignore-eos", users=4,
-                         run_time="10s")
+        run = run_locust(sim.url, "--max-tokens", "64", "--ignore-eos", users=4, run_time="10s")
     stage = run.summary["stages"][0]
     assert stage["tokens_per_event"]["mean"] == pytest.approx(3.0, rel=0.01)
     spec = stage["server"]["spec_decode"]
@@ -89,10 +137,10 @@ def test_report_shows_server_acceptance_beside_tokens_per_event(run_locust: RunL
 
 def test_warmup_is_excluded_from_the_numbers(run_locust: RunLocust) -> None:
     # The simulator's first 8 requests stall 1 s before their first token: a cold server.
-    with start_sim(["--ttft-ms", "50", "--step-ms", "20", "--fault", "stall_first",
-                    "--fault-first", "8"]) as sim:
-        run = run_locust(sim.url, "--max-tokens", "16", "--ignore-eos", users=8,
-                         run_time="8s")
+    with start_sim(
+        ["--ttft-ms", "50", "--step-ms", "20", "--fault", "stall_first", "--fault-first", "8"]
+    ) as sim:
+        run = run_locust(sim.url, "--max-tokens", "16", "--ignore-eos", users=8, run_time="8s")
     stage = run.summary["stages"][0]
     # The window never saw the slow requests (1,050 ms each); the bound leaves room for a busy
     # machine's scheduling delays (p99 read 115 ms once in CI against the 50 ms the server set).

@@ -24,15 +24,25 @@ from tests.support.schema import read_checked
 
 pytestmark = pytest.mark.e2e
 CHROMIUM = Path("/usr/bin/chromium")
-_CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                   "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                   "--proxy-server=127.0.0.1:9", "--host-resolver-rules=MAP * ~NOTFOUND")
+_CHROMIUM_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--proxy-server=127.0.0.1:9",
+    "--host-resolver-rules=MAP * ~NOTFOUND",
+)
 LLMLOAD = [sys.executable, "-m", "llmload.cli"]
 
 
 def answer(status: int, body: bytes, content_type: str = "application/json") -> Send:
-    head = (f"HTTP/1.1 {status} X\r\nContent-Type: {content_type}\r\n"
-            f"Content-Length: {len(body)}\r\n\r\n").encode()
+    head = (
+        f"HTTP/1.1 {status} X\r\nContent-Type: {content_type}\r\nContent-Length: {len(body)}\r\n\r\n"
+    ).encode()
     return Send(head + body)
 
 
@@ -61,8 +71,10 @@ def assert_verdict(run: LocustRun, code: ExitCode, line_starts: str) -> dict[str
         assert 'class="ok" id="verdict"' in dom and "Run failed" not in dom
     else:
         assert 'class="fail" id="verdict"' in dom and f"Run failed: exit {int(code)}" in dom
-        assert html.escape(summary["exit"]["line"], quote=True).replace("://", "&#58;//") in dom \
+        assert (
+            html.escape(summary["exit"]["line"], quote=True).replace("://", "&#58;//") in dom
             or html.escape(summary["exit"]["line"], quote=False) in dom
+        )
         if summary["exit"]["errors"]:
             assert "<h2>Errors</h2>" in dom
     return summary
@@ -73,20 +85,34 @@ def rendered(report: Path, tmp_path: Path) -> str:
     Chromium is missing (scripts/install-test-deps.sh installs it as root)."""
     if not CHROMIUM.exists():
         return report.read_text(encoding="utf-8")
-    proc = subprocess.run([str(CHROMIUM), *_CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}",
-                           "--dump-dom", report.as_uri()], capture_output=True, text=True,
-                          timeout=120, check=False)
+    proc = subprocess.run(
+        [
+            str(CHROMIUM),
+            *_CHROMIUM_FLAGS,
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--dump-dom",
+            report.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert "<body>" in proc.stdout, proc.stderr[-2000:]
     return proc.stdout
 
 
-def test_every_request_failing_stops_the_run_and_the_report_is_red(run_locust: RunLocust,
-                                                                   tmp_path: Path) -> None:
+def test_every_request_failing_stops_the_run_and_the_report_is_red(
+    run_locust: RunLocust, tmp_path: Path
+) -> None:
     with start_sim(["--fault", "http_500", "--fault-rate", "1"]) as sim:
         run = run_locust(sim.url, users=4, run_time="20s", expect_code=None)
-    summary = assert_verdict(run, ExitCode.COULD_NOT_START,
-                             'every request failed: HTTP 500 "simulated server error" — the server '
-                             "failed: see its log (stopped after the first 20 requests)")
+    summary = assert_verdict(
+        run,
+        ExitCode.COULD_NOT_START,
+        'every request failed: HTTP 500 "simulated server error" — the server '
+        "failed: see its log (stopped after the first 20 requests)",
+    )
     assert summary["complete"] is False and summary["run"]["stopped"]["by"] == "fail_fast"
     # Stopped at once, and with no tight loop: a handful of requests, not tens of thousands.
     assert len(run.records) < 100
@@ -108,25 +134,29 @@ def test_errors_over_the_default_limit_fail_with_exit_1(run_locust: RunLocust, t
 
 def test_accepting_errors_on_purpose(run_locust: RunLocust) -> None:
     with start_sim(["--ttft-ms", "5", "--step-ms", "2", "--fault", "http_500", "--fault-rate", "0.5"]) as sim:
-        run = run_locust(sim.url, "--max-tokens", "16", "--max-error-rate", "1", users=2,
-                         run_time="4s", expect_code=None)
+        run = run_locust(
+            sim.url, "--max-tokens", "16", "--max-error-rate", "1", users=2, run_time="4s", expect_code=None
+        )
     assert_verdict(run, ExitCode.OK, "ok: every check passed")
     assert run.summary["stages"][0]["error_rate"] > 0.2  # measured, and accepted as asked
 
 
 def test_accepting_errors_does_not_make_a_run_without_one_answer_ok(run_locust: RunLocust) -> None:
     with start_sim(["--ttft-ms", "5", "--step-ms", "2", "--fault", "http_500", "--fault-rate", "1"]) as sim:
-        run = run_locust(sim.url, "--max-tokens", "16", "--max-error-rate", "1", users=2,
-                         run_time="4s", expect_code=None)
-    summary = assert_verdict(run, ExitCode.COULD_NOT_START,
-                             'every request failed: HTTP 500 "simulated server error"')
+        run = run_locust(
+            sim.url, "--max-tokens", "16", "--max-error-rate", "1", users=2, run_time="4s", expect_code=None
+        )
+    summary = assert_verdict(
+        run, ExitCode.COULD_NOT_START, 'every request failed: HTTP 500 "simulated server error"'
+    )
     assert summary["run"]["stopped"] is None  # no fail-fast stop: the run went to its end
     assert summary["stages"][0]["error_rate"] == 1.0
 
 
 def test_nothing_listening_is_one_line(run_locust: RunLocust) -> None:
-    run = run_locust(f"http://127.0.0.1:{dead_port()}", "--model", "m", users=4, run_time="20s",
-                     expect_code=None)
+    run = run_locust(
+        f"http://127.0.0.1:{dead_port()}", "--model", "m", users=4, run_time="20s", expect_code=None
+    )
     summary = assert_verdict(run, ExitCode.COULD_NOT_START, "every request failed: connect_error")
     assert "nothing accepted a connection" in summary["exit"]["line"]
     assert summary["stages"][0]["client_bound"] is False
@@ -138,12 +168,21 @@ def test_unauthorised_names_the_missing_key_and_wait_gives_up_at_once(run_locust
         env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
         run = run_locust(server.url, "--model", "m", users=2, run_time="20s", env=env, expect_code=None)
         started = time.monotonic()
-        wait = subprocess.run([*LLMLOAD, "wait", "--host", server.url], capture_output=True, text=True,
-                              timeout=60, env=env, check=False)
+        wait = subprocess.run(
+            [*LLMLOAD, "wait", "--host", server.url],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=env,
+            check=False,
+        )
         waited = time.monotonic() - started
-    assert_verdict(run, ExitCode.COULD_NOT_START,
-                   'every request failed: HTTP 401 "Invalid API key" — the server wants an API key: '
-                   "export OPENAI_API_KEY=...")
+    assert_verdict(
+        run,
+        ExitCode.COULD_NOT_START,
+        'every request failed: HTTP 401 "Invalid API key" — the server wants an API key: '
+        "export OPENAI_API_KEY=...",
+    )
     assert wait.returncode == ExitCode.COULD_NOT_START and waited < 30
     assert "the server wants an API key" in wait.stdout
 
@@ -159,18 +198,41 @@ def test_html_200_is_no_answer(run_locust: RunLocust) -> None:
 def test_a_rejected_extra_body_points_at_it(run_locust: RunLocust) -> None:
     body = b'{"error": {"message": "unknown field \'foo\'", "type": "invalid_request_error"}}'
     with RawServer([answer(400, body)]) as server:
-        run = run_locust(server.url, "--model", "m", "--extra-body", '{"foo": 1}', users=2,
-                         run_time="20s", expect_code=None)
-    assert_verdict(run, ExitCode.COULD_NOT_START,
-                   "every request failed: HTTP 400 \"unknown field 'foo'\" — check --extra-body")
+        run = run_locust(
+            server.url,
+            "--model",
+            "m",
+            "--extra-body",
+            '{"foo": 1}',
+            users=2,
+            run_time="20s",
+            expect_code=None,
+        )
+    assert_verdict(
+        run,
+        ExitCode.COULD_NOT_START,
+        "every request failed: HTTP 400 \"unknown field 'foo'\" — check --extra-body",
+    )
 
 
 def test_a_server_that_never_answers_measured_nothing(run_locust: RunLocust) -> None:
     with RawServer([Sleep(30)]) as server:
-        run = run_locust(server.url, "--model", "m", "--drain-s", "1", users=2, run_time="5s",
-                         expect_code=None, timeout_s=120)
-    assert_verdict(run, ExitCode.COULD_NOT_START,
-                   f"nothing measured: no request was sent: {server.url} gave no HTTP answer")
+        run = run_locust(
+            server.url,
+            "--model",
+            "m",
+            "--drain-s",
+            "1",
+            users=2,
+            run_time="5s",
+            expect_code=None,
+            timeout_s=120,
+        )
+    assert_verdict(
+        run,
+        ExitCode.COULD_NOT_START,
+        f"nothing measured: no request was sent: {server.url} gave no HTTP answer",
+    )
     # No empty files that look like results.
     assert all(p.stat().st_size > 0 for p in run.results.iterdir()), sorted(run.results.iterdir())
     assert not list(run.results.glob("*.png")) and not (run.results / "requests.jsonl").exists()
@@ -179,8 +241,11 @@ def test_a_server_that_never_answers_measured_nothing(run_locust: RunLocust) -> 
 def test_requests_that_never_finish_measured_nothing(run_locust: RunLocust) -> None:
     with start_sim(["--ttft-ms", "60000", "--step-ms", "10"]) as sim:
         run = run_locust(sim.url, "--drain-s", "1", users=2, run_time="4s", expect_code=None)
-    assert_verdict(run, ExitCode.COULD_NOT_START,
-                   "nothing measured: 2 requests were sent and none finished before the run ended")
+    assert_verdict(
+        run,
+        ExitCode.COULD_NOT_START,
+        "nothing measured: 2 requests were sent and none finished before the run ended",
+    )
     assert [r["outcome"] for r in run.records] == ["unfinished", "unfinished"]
     assert not list(run.results.glob("*.png"))
 
@@ -195,8 +260,9 @@ def test_bad_user_counts_stop_before_the_start(run_locust: RunLocust, users: str
 
 def test_an_unlisted_model_is_a_warning(run_locust: RunLocust) -> None:
     with start_sim(["--ttft-ms", "5", "--step-ms", "2"]) as sim:
-        run = run_locust(sim.url, "--model", "no-such-model", "--max-tokens", "8", users=2,
-                         run_time="3s", expect_code=None)
+        run = run_locust(
+            sim.url, "--model", "no-such-model", "--max-tokens", "8", users=2, run_time="3s", expect_code=None
+        )
     assert "--model 'no-such-model' is not among the models" in run.output
     assert any("no-such-model" in w for w in run.summary["warnings"])
 
@@ -204,11 +270,37 @@ def test_an_unlisted_model_is_a_warning(run_locust: RunLocust) -> None:
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_an_interrupted_run_is_marked(tmp_path: Path, sig: signal.Signals) -> None:
     with start_sim(["--ttft-ms", "20", "--step-ms", "5"]) as sim:
-        proc = subprocess.Popen([sys.executable, "-m", "locust", "-f", str(REPO / "locustfiles/chat.py"),
-                                 "--headless", "-u", "4", "-r", "4", "-t", "60s", "--host", sim.url,
-                                 "--max-tokens", "64", "--results-dir", str(tmp_path), "--run-id", "cut",
-                                 "--only-summary", "--loglevel", "WARNING"], cwd=REPO,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "locust",
+                "-f",
+                str(REPO / "locustfiles/chat.py"),
+                "--headless",
+                "-u",
+                "4",
+                "-r",
+                "4",
+                "-t",
+                "60s",
+                "--host",
+                sim.url,
+                "--max-tokens",
+                "64",
+                "--results-dir",
+                str(tmp_path),
+                "--run-id",
+                "cut",
+                "--only-summary",
+                "--loglevel",
+                "WARNING",
+            ],
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
         time.sleep(8)
         started = time.monotonic()
         proc.send_signal(sig)
@@ -228,10 +320,29 @@ def test_an_interrupted_run_is_marked(tmp_path: Path, sig: signal.Signals) -> No
 def test_ctrl_c_on_a_sweep_keeps_what_it_measured(tmp_path: Path) -> None:
     # A terminal's Ctrl+C signals the whole foreground process group: llmload, and whatever it
     # did not put in a group of its own.
-    proc = subprocess.Popen([*LLMLOAD, "sweep", "--sim", "vllm", "--levels", "1,2,4", "--stage-s", "4",
-                             "--max-tokens", "32", "--results-dir", str(tmp_path), "--run-id", "sw"],
-                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [
+            *LLMLOAD,
+            "sweep",
+            "--sim",
+            "vllm",
+            "--levels",
+            "1,2,4",
+            "--stage-s",
+            "4",
+            "--max-tokens",
+            "32",
+            "--results-dir",
+            str(tmp_path),
+            "--run-id",
+            "sw",
+        ],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     time.sleep(14)
     os.killpg(proc.pid, signal.SIGINT)
     output, _ = proc.communicate(timeout=90)
@@ -246,9 +357,26 @@ def test_ctrl_c_on_a_sweep_keeps_what_it_measured(tmp_path: Path) -> None:
 
 
 def test_a_sweep_against_nothing_is_one_line(tmp_path: Path) -> None:
-    proc = subprocess.run([*LLMLOAD, "sweep", "--host", f"http://127.0.0.1:{dead_port()}", "--no-wait",
-                           "--levels", "1", "--stage-s", "2", "--results-dir", str(tmp_path)],
-                          cwd=REPO, capture_output=True, text=True, timeout=120, check=False)
+    proc = subprocess.run(
+        [
+            *LLMLOAD,
+            "sweep",
+            "--host",
+            f"http://127.0.0.1:{dead_port()}",
+            "--no-wait",
+            "--levels",
+            "1",
+            "--stage-s",
+            "2",
+            "--results-dir",
+            str(tmp_path),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     output = proc.stdout + proc.stderr
     assert proc.returncode == ExitCode.COULD_NOT_START, output[-3000:]
     assert "Traceback" not in output
@@ -260,8 +388,9 @@ def test_two_identical_runs_do_not_turn_into_cache_hits(run_locust: RunLocust) -
     args = ("--prompt-tokens", "3000", "--max-tokens", "8", "--ignore-eos", "--seed", "7")
     with start_sim(["--profile", "vllm"]) as sim:
         first, second = (run_locust(sim.url, *args, users=1, run_time="6s") for _ in range(2))
-        cached, hits = (run_locust(sim.url, *args, "--prefix-cache", users=1, run_time="6s")
-                        for _ in range(2))
+        cached, hits = (
+            run_locust(sim.url, *args, "--prefix-cache", users=1, run_time="6s") for _ in range(2)
+        )
         # The trap itself: a run repeated exactly, its salt given back.
         salt = first.summary["run"]["reproducibility"]["salt"]
         repeat = run_locust(sim.url, *args, "--salt", salt, users=1, run_time="6s")
@@ -288,12 +417,40 @@ def test_a_distributed_run_fails_fast_too(run_locust: RunLocust) -> None:
 
 def test_ctrl_c_on_a_distributed_run_loses_no_worker(tmp_path: Path) -> None:
     with start_sim(["--ttft-ms", "20", "--step-ms", "5"]) as sim:
-        proc = subprocess.Popen([sys.executable, "-m", "locust", "-f", str(REPO / "locustfiles/chat.py"),
-                                 "--headless", "--processes", "2", "-u", "4", "-r", "4", "-t", "60s",
-                                 "--host", sim.url, "--max-tokens", "64", "--results-dir", str(tmp_path),
-                                 "--run-id", "cut", "--only-summary", "--loglevel", "WARNING"], cwd=REPO,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                start_new_session=True)
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "locust",
+                "-f",
+                str(REPO / "locustfiles/chat.py"),
+                "--headless",
+                "--processes",
+                "2",
+                "-u",
+                "4",
+                "-r",
+                "4",
+                "-t",
+                "60s",
+                "--host",
+                sim.url,
+                "--max-tokens",
+                "64",
+                "--results-dir",
+                str(tmp_path),
+                "--run-id",
+                "cut",
+                "--only-summary",
+                "--loglevel",
+                "WARNING",
+            ],
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
         time.sleep(12)
         os.killpg(proc.pid, signal.SIGINT)  # master and workers at once, as a terminal does
         output, _ = proc.communicate(timeout=90)

@@ -26,12 +26,31 @@ pytestmark = pytest.mark.e2e
 
 SIM = ["--ttft-ms", "20", "--step-ms", "10"]
 GROUPS, PREFIX_TOKENS, SHARE = 3, 40, 0.6
-PREFIX = ("--prefix-groups", str(GROUPS), "--prefix-tokens", str(PREFIX_TOKENS),
-          "--prefix-share", str(SHARE), "--prompt-tokens", "uniform:10:30",
-          "--max-tokens", "normal:8:2:12", "--ignore-eos")
+PREFIX = (
+    "--prefix-groups",
+    str(GROUPS),
+    "--prefix-tokens",
+    str(PREFIX_TOKENS),
+    "--prefix-share",
+    str(SHARE),
+    "--prompt-tokens",
+    "uniform:10:30",
+    "--max-tokens",
+    "normal:8:2:12",
+    "--ignore-eos",
+)
 TURNS, WORDS, REPLY = 3, 10, 8
-CONVERSATION = ("--turns", str(TURNS), "--prompt-tokens", str(WORDS), "--max-tokens", str(REPLY),
-                "--ignore-eos", "--think-time-s", "0.05")
+CONVERSATION = (
+    "--turns",
+    str(TURNS),
+    "--prompt-tokens",
+    str(WORDS),
+    "--max-tokens",
+    str(REPLY),
+    "--ignore-eos",
+    "--think-time-s",
+    "0.05",
+)
 
 
 def _measured(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -92,23 +111,25 @@ def _check_conversation(summary: dict[str, Any], records: list[dict[str, Any]]) 
 
 def test_prefix_groups_local(run_locust: RunLocust) -> None:
     with start_sim(SIM) as sim:
-        run = run_locust(sim.url, *PREFIX, locustfile="locustfiles/prefix.py", users=6,
-                         run_time="6s")
+        run = run_locust(sim.url, *PREFIX, locustfile="locustfiles/prefix.py", users=6, run_time="6s")
     _check_prefix(run.summary, run.records)
 
 
 def test_conversation_local(run_locust: RunLocust) -> None:
     with start_sim(SIM) as sim:
-        run = run_locust(sim.url, *CONVERSATION, locustfile="locustfiles/conversation.py",
-                         users=6, run_time="6s")
+        run = run_locust(
+            sim.url, *CONVERSATION, locustfile="locustfiles/conversation.py", users=6, run_time="6s"
+        )
     assert run.summary["run"]["scenario"] == "conversation"
     _check_conversation(run.summary, run.records)
 
 
 @pytest.mark.parametrize(
     ("locustfile", "args", "check"),
-    [("locustfiles/prefix.py", PREFIX, _check_prefix),
-     ("locustfiles/conversation.py", CONVERSATION, _check_conversation)],
+    [
+        ("locustfiles/prefix.py", PREFIX, _check_prefix),
+        ("locustfiles/conversation.py", CONVERSATION, _check_conversation),
+    ],
     ids=["prefix", "conversation"],
 )
 def test_distributed(tmp_path: Path, locustfile: str, args: tuple[str, ...], check: Any) -> None:

@@ -13,8 +13,10 @@ from tests.k8s.kustomize import Obj, combinations, render
 def kubectl() -> str:
     path = shutil.which("kubectl")
     if path is None:
-        pytest.skip("kubectl is not on PATH: these tests render k8s/ with `kubectl kustomize` "
-                    "(offline, no cluster needed); install kubectl to run them")
+        pytest.skip(
+            "kubectl is not on PATH: these tests render k8s/ with `kubectl kustomize` "
+            "(offline, no cluster needed); install kubectl to run them"
+        )
     return path
 
 

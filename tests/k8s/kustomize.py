@@ -42,8 +42,7 @@ def combinations() -> list[Combination]:
     combos.append(Combination("base+all", BASE, COMPONENTS))
     combos += [Combination(f"overlays/{o}", K8S / "overlays" / o) for o in OVERLAYS]
     combos.append(Combination("overlays/sweep+all", K8S / "overlays" / "sweep", COMPONENTS))
-    combos.append(Combination("overlays/sweep+results-pvc", K8S / "overlays" / "sweep",
-                              ("results-pvc",)))
+    combos.append(Combination("overlays/sweep+results-pvc", K8S / "overlays" / "sweep", ("results-pvc",)))
     combos.append(Combination("results-reader", K8S / "results-reader"))
     return combos
 
@@ -65,8 +64,9 @@ def _kustomization(combo: Combination, into: Path) -> Path:
 
 def render(kubectl: str, combo: Combination, scratch: Path) -> list[Obj]:
     directory = _kustomization(combo, scratch / combo.name.replace("/", "_").replace("+", "_"))
-    proc = subprocess.run([kubectl, "kustomize", str(directory)], capture_output=True, text=True,
-                          timeout=60, check=False)
+    proc = subprocess.run(
+        [kubectl, "kustomize", str(directory)], capture_output=True, text=True, timeout=60, check=False
+    )
     assert proc.returncode == 0, f"kubectl kustomize {combo.name} failed:\n{proc.stderr}"
     return [doc for doc in yaml.safe_load_all(proc.stdout) if doc]
 

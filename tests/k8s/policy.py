@@ -28,13 +28,28 @@ RUN_LABEL = "llmload.io/run-id"
 # locustfile's ConfigMap and the results reader pod may serve many runs.
 PER_RUN_KINDS = {"Job", "Service"}
 PER_RUN_CONFIGMAP = "llmload-options"
-RESTRICTED_VOLUMES = {"configMap", "csi", "downwardAPI", "emptyDir", "ephemeral",
-                      "persistentVolumeClaim", "projected", "secret"}
-SAFE_SYSCTLS = {"kernel.shm_rmid_forced", "net.ipv4.ip_local_port_range",
-                "net.ipv4.ip_unprivileged_port_start", "net.ipv4.tcp_syncookies",
-                "net.ipv4.ping_group_range", "net.ipv4.ip_local_reserved_ports",
-                "net.ipv4.tcp_keepalive_time", "net.ipv4.tcp_fin_timeout",
-                "net.ipv4.tcp_keepalive_intvl", "net.ipv4.tcp_keepalive_probes"}
+RESTRICTED_VOLUMES = {
+    "configMap",
+    "csi",
+    "downwardAPI",
+    "emptyDir",
+    "ephemeral",
+    "persistentVolumeClaim",
+    "projected",
+    "secret",
+}
+SAFE_SYSCTLS = {
+    "kernel.shm_rmid_forced",
+    "net.ipv4.ip_local_port_range",
+    "net.ipv4.ip_unprivileged_port_start",
+    "net.ipv4.tcp_syncookies",
+    "net.ipv4.ping_group_range",
+    "net.ipv4.ip_local_reserved_ports",
+    "net.ipv4.tcp_keepalive_time",
+    "net.ipv4.tcp_fin_timeout",
+    "net.ipv4.tcp_keepalive_intvl",
+    "net.ipv4.tcp_keepalive_probes",
+}
 # The image's environment (workers/Dockerfile ENV), for the HOME/MPLCONFIGDIR rule.
 DEFAULT_IMAGE_ENV = {"HOME": "/tmp/home", "MPLCONFIGDIR": "/tmp/mpl"}
 
@@ -164,7 +179,8 @@ def _label_rules(obj: Obj) -> list[str]:
     if labels.get(NAME_LABEL) != "llmload":
         out.append(f"label {NAME_LABEL}=llmload missing")
     per_run = obj["kind"] in PER_RUN_KINDS or (
-        obj["kind"] == "ConfigMap" and obj["metadata"]["name"].startswith(PER_RUN_CONFIGMAP))
+        obj["kind"] == "ConfigMap" and obj["metadata"]["name"].startswith(PER_RUN_CONFIGMAP)
+    )
     if per_run and not labels.get(RUN_LABEL):
         out.append(f"label {RUN_LABEL} missing (run-id)")
     if obj["kind"] == "Job":
@@ -193,17 +209,20 @@ def _fleet_rules(objects: list[Obj]) -> list[str]:
         for resource in ("cpu", "memory"):
             requests = (res.get("requests") or {}).get(resource)
             if requests != (res.get("limits") or {}).get(resource):
-                out.append(f"{_ref(worker)}: container {c['name']}: {resource} requests must equal "
-                           f"limits on workers (CPU requests == limits)")
+                out.append(
+                    f"{_ref(worker)}: container {c['name']}: {resource} requests must equal "
+                    f"limits on workers (CPU requests == limits)"
+                )
     parallelism, completions = worker["spec"].get("parallelism"), worker["spec"].get("completions")
     if parallelism != completions:
         out.append(f"{_ref(worker)}: parallelism {parallelism} != completions {completions}")
-    processes = int(env_value(worker["spec"]["template"]["spec"]["containers"][0],
-                              "LOCUST_PROCESSES") or 1)
+    processes = int(env_value(worker["spec"]["template"]["spec"]["containers"][0], "LOCUST_PROCESSES") or 1)
     expect = env_value(master["spec"]["template"]["spec"]["containers"][0], "LOCUST_EXPECT_WORKERS")
     if parallelism is not None and expect != str(parallelism * processes):
-        out.append(f"{_ref(master)}: LOCUST_EXPECT_WORKERS={expect} but the worker Job starts "
-                   f"{parallelism} pods x {processes} processes")
+        out.append(
+            f"{_ref(master)}: LOCUST_EXPECT_WORKERS={expect} but the worker Job starts "
+            f"{parallelism} pods x {processes} processes"
+        )
     return out
 
 

@@ -102,22 +102,29 @@ class Pod:
 def _map_path(value: str, mapping: Mapping[str, Path]) -> str:
     for container_path, host_path in sorted(mapping.items(), key=lambda kv: -len(kv[0])):
         if value == container_path or value.startswith(container_path + "/"):
-            return str(host_path) + value[len(container_path):]
+            return str(host_path) + value[len(container_path) :]
     return value
 
 
 def _expand(value: str, env: Mapping[str, str]) -> str:
     """Kubernetes' $(VAR) expansion ($$ escapes; unknown references stay as written)."""
-    return re.sub(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)",
-                  lambda m: "$" if m.group(0) == "$$" else env.get(m.group(1), m.group(0)), value)
+    return re.sub(
+        r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)",
+        lambda m: "$" if m.group(0) == "$$" else env.get(m.group(1), m.group(0)),
+        value,
+    )
 
 
 def _field_ref(path: str, pod_name: str, labels: Mapping[str, str]) -> str:
     match = re.fullmatch(r"metadata\.labels\['([^']+)'\]", path)
     if match:
         return labels.get(match.group(1), "")
-    known = {"metadata.name": pod_name, "metadata.namespace": "default",
-             "spec.nodeName": "localhost", "status.podIP": "127.0.0.1"}
+    known = {
+        "metadata.name": pod_name,
+        "metadata.namespace": "default",
+        "spec.nodeName": "localhost",
+        "status.podIP": "127.0.0.1",
+    }
     assert path in known, f"fieldRef {path} is not supported by the replay"
     return known[path]
 
@@ -131,8 +138,9 @@ def _source(objects: list[Obj], kind: str, ref: Mapping[str, object]) -> dict[st
     return dict(obj.get("data") or {})
 
 
-def container_env(objects: list[Obj], job: Obj, pod_name: str,
-                  image_env: Mapping[str, str]) -> dict[str, str]:
+def container_env(
+    objects: list[Obj], job: Obj, pod_name: str, image_env: Mapping[str, str]
+) -> dict[str, str]:
     """The environment the kubelet gives the first container of ``job``'s pod."""
     (container,) = job["spec"]["template"]["spec"]["containers"]
     labels = pod_labels(job)
@@ -140,8 +148,12 @@ def container_env(objects: list[Obj], job: Obj, pod_name: str,
     for source in container.get("envFrom") or []:
         for kind, key in (("ConfigMap", "configMapRef"), ("Secret", "secretRef")):
             if key in source:
-                env.update({source.get("prefix", "") + k: v
-                            for k, v in (_source(objects, kind, source[key]) or {}).items()})
+                env.update(
+                    {
+                        source.get("prefix", "") + k: v
+                        for k, v in (_source(objects, kind, source[key]) or {}).items()
+                    }
+                )
     for item in container.get("env") or []:
         if "value" in item:
             env[item["name"]] = _expand(item["value"], env)
@@ -150,16 +162,22 @@ def container_env(objects: list[Obj], job: Obj, pod_name: str,
         if "fieldRef" in ref:
             env[item["name"]] = _field_ref(ref["fieldRef"]["fieldPath"], pod_name, labels)
             continue
-        kind, key = ("Secret", "secretKeyRef") if "secretKeyRef" in ref else ("ConfigMap",
-                                                                             "configMapKeyRef")
+        kind, key = ("Secret", "secretKeyRef") if "secretKeyRef" in ref else ("ConfigMap", "configMapKeyRef")
         data = _source(objects, kind, ref[key])
         if data is not None:
             env[item["name"]] = data[ref[key]["key"]]
     return env
 
 
-def plan_pod(objects: list[Obj], job: Obj, index: int, root: Path, *,
-             image_env: Mapping[str, str], entrypoint: list[str]) -> Pod:
+def plan_pod(
+    objects: list[Obj],
+    job: Obj,
+    index: int,
+    root: Path,
+    *,
+    image_env: Mapping[str, str],
+    entrypoint: list[str],
+) -> Pod:
     spec = job["spec"]["template"]["spec"]
     (container,) = spec["containers"]
     name = f"{job['metadata']['name']}-{index}"
@@ -194,8 +212,7 @@ def _plan_volume(pod: Pod, objects: list[Obj], volume: Obj, path: str, root: Pat
     elif "configMap" in volume:
         host = root / "pods" / pod.name / volume["name"]
         host.mkdir(parents=True, exist_ok=True)
-        for key, text in (find(objects, "ConfigMap", volume["configMap"]["name"]).get("data")
-                          or {}).items():
+        for key, text in (find(objects, "ConfigMap", volume["configMap"]["name"]).get("data") or {}).items():
             (host / key).write_text(text)
     else:
         raise AssertionError(f"volume {volume['name']}: type not supported by the replay")
@@ -218,12 +235,34 @@ def start(pod: Pod, root: Path, cwd: Path = REPO) -> subprocess.Popen[bytes]:
     stash = root / "stash" / pod.name
     stash.mkdir(parents=True, exist_ok=True)
     log = (root / f"{pod.name}.log").open("wb")
-    argv = [unshare, "--mount", "--propagation", "private", "/bin/sh", "-c", SANDBOX, "sandbox",
-            str(pod.uid), str(pod.gid), ":".join(map(str, pod.binds)), ":".join(pod.tmpfs),
-            str(reveal or ""), str(stash), f"{REPO}:{root}", *pod.argv]
+    argv = [
+        unshare,
+        "--mount",
+        "--propagation",
+        "private",
+        "/bin/sh",
+        "-c",
+        SANDBOX,
+        "sandbox",
+        str(pod.uid),
+        str(pod.gid),
+        ":".join(map(str, pod.binds)),
+        ":".join(pod.tmpfs),
+        str(reveal or ""),
+        str(stash),
+        f"{REPO}:{root}",
+        *pod.argv,
+    ]
     with log:
-        return subprocess.Popen(argv, env=pod.env, cwd=cwd, stdout=log, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True)
+        return subprocess.Popen(
+            argv,
+            env=pod.env,
+            cwd=cwd,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
 
 
 def log_of(pod: Pod, root: Path) -> str:

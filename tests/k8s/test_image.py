@@ -22,20 +22,27 @@ def test_dockerfile_meets_the_rules() -> None:
     assert dockerfile.problems() == []
 
 
-@pytest.mark.parametrize(("old", "new", "expected"), [
-    ("USER 10001:10001", "USER llmload", "numeric"),
-    ("USER 10001:10001", "USER 0", "root"),
-    ("USER 10001:10001", "", "no USER"),
-    ("FROM python:3.11.13-slim-bookworm@sha256:", "FROM python:latest@sha256:", "latest"),
-    ("FROM python:3.11.13-slim-bookworm@sha256:86adf8dbadc3d6e82ee5dd2c74bec2e1c2467cdad47886280501df"
-     "722372d2e1", "FROM python", "no tag"),
-    ('ENTRYPOINT ["/app/entrypoint.sh"]', 'ENTRYPOINT ["locust"]', "ENTRYPOINT"),
-    ('ENTRYPOINT ["/app/entrypoint.sh"]', "ENTRYPOINT /app/entrypoint.sh", "exec-form"),
-    ("pip install --no-cache-dir", "pip install", "no-cache-dir"),
-    ("PYTHONDONTWRITEBYTECODE=1", "PYTHONDONTWRITEBYTECODE=0", "PYTHONDONTWRITEBYTECODE"),
-    ("MPLCONFIGDIR=/tmp/mpl", "MPLCONFIGDIR=/app/mpl", "MPLCONFIGDIR"),
-    ("EXPOSE 5557 9646", "EXPOSE 5557", "9646"),
-])
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        ("USER 10001:10001", "USER llmload", "numeric"),
+        ("USER 10001:10001", "USER 0", "root"),
+        ("USER 10001:10001", "", "no USER"),
+        ("FROM python:3.11.13-slim-bookworm@sha256:", "FROM python:latest@sha256:", "latest"),
+        (
+            "FROM python:3.11.13-slim-bookworm@sha256:86adf8dbadc3d6e82ee5dd2c74bec2e1c2467cdad47886280501df"
+            "722372d2e1",
+            "FROM python",
+            "no tag",
+        ),
+        ('ENTRYPOINT ["/app/entrypoint.sh"]', 'ENTRYPOINT ["locust"]', "ENTRYPOINT"),
+        ('ENTRYPOINT ["/app/entrypoint.sh"]', "ENTRYPOINT /app/entrypoint.sh", "exec-form"),
+        ("pip install --no-cache-dir", "pip install", "no-cache-dir"),
+        ("PYTHONDONTWRITEBYTECODE=1", "PYTHONDONTWRITEBYTECODE=0", "PYTHONDONTWRITEBYTECODE"),
+        ("MPLCONFIGDIR=/tmp/mpl", "MPLCONFIGDIR=/app/mpl", "MPLCONFIGDIR"),
+        ("EXPOSE 5557 9646", "EXPOSE 5557", "9646"),
+    ],
+)
 def test_dockerfile_rules_catch_mutants(tmp_path: Path, old: str, new: str, expected: str) -> None:
     text = dockerfile.DOCKERFILE.read_text()
     assert old in text
@@ -75,10 +82,15 @@ def _fake_locust(bin_dir: Path) -> None:
 
 def _entrypoint(tmp_path: Path, shell: str, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     _fake_locust(tmp_path / "bin")
-    full_env = {"PATH": f"{tmp_path / 'bin'}:/usr/bin:/bin", "HOME": str(tmp_path / "home"),
-                "MPLCONFIGDIR": str(tmp_path / "mpl"), **env}
-    return subprocess.run([shell, str(ENTRYPOINT), *args], env=full_env, capture_output=True,
-                          text=True, timeout=10, check=False)
+    full_env = {
+        "PATH": f"{tmp_path / 'bin'}:/usr/bin:/bin",
+        "HOME": str(tmp_path / "home"),
+        "MPLCONFIGDIR": str(tmp_path / "mpl"),
+        **env,
+    }
+    return subprocess.run(
+        [shell, str(ENTRYPOINT), *args], env=full_env, capture_output=True, text=True, timeout=10, check=False
+    )
 
 
 @pytest.fixture
@@ -87,13 +99,15 @@ def posix_sh() -> str:
     return shutil.which("dash") or "/bin/sh"
 
 
-@pytest.mark.parametrize(("role", "expected"), [
-    ("master", ["-f", "/app/locustfiles/chat.py", "--master", "--headless"]),
-    ("worker", ["-f", "/app/locustfiles/chat.py", "--worker"]),
-    ("standalone", ["-f", "/app/locustfiles/chat.py", "--headless"]),
-])
-def test_entrypoint_runs_the_role(tmp_path: Path, posix_sh: str, role: str,
-                                  expected: list[str]) -> None:
+@pytest.mark.parametrize(
+    ("role", "expected"),
+    [
+        ("master", ["-f", "/app/locustfiles/chat.py", "--master", "--headless"]),
+        ("worker", ["-f", "/app/locustfiles/chat.py", "--worker"]),
+        ("standalone", ["-f", "/app/locustfiles/chat.py", "--headless"]),
+    ],
+)
+def test_entrypoint_runs_the_role(tmp_path: Path, posix_sh: str, role: str, expected: list[str]) -> None:
     proc = _entrypoint(tmp_path, posix_sh, LLMLOAD_ROLE=role)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == expected
@@ -101,10 +115,10 @@ def test_entrypoint_runs_the_role(tmp_path: Path, posix_sh: str, role: str,
 
 
 def test_entrypoint_defaults_and_forwards(tmp_path: Path, posix_sh: str) -> None:
-    proc = _entrypoint(tmp_path, posix_sh, "--loglevel", "DEBUG",
-                       LOCUST_LOCUSTFILE="/app/custom/locustfile.py")
-    assert proc.stdout.split() == ["-f", "/app/custom/locustfile.py", "--headless", "--loglevel",
-                                   "DEBUG"]
+    proc = _entrypoint(
+        tmp_path, posix_sh, "--loglevel", "DEBUG", LOCUST_LOCUSTFILE="/app/custom/locustfile.py"
+    )
+    assert proc.stdout.split() == ["-f", "/app/custom/locustfile.py", "--headless", "--loglevel", "DEBUG"]
 
 
 def test_entrypoint_rejects_an_unknown_role(tmp_path: Path, posix_sh: str) -> None:

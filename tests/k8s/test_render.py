@@ -87,19 +87,21 @@ def _core_objects(rendered: dict[str, list[Obj]], into: Path) -> list[Path]:
 
 def _kubernetes_validate(version: str, files: list[Path]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "kubernetes_validate", "--strict", "--quiet", "-k", version,
-         *map(str, files)], capture_output=True, text=True, timeout=60, check=False)
+        [sys.executable, "-m", "kubernetes_validate", "--strict", "--quiet", "-k", version, *map(str, files)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
 
 
 @pytest.mark.parametrize("version", KUBERNETES_VERSIONS)
-def test_core_objects_validate_strictly(rendered: dict[str, list[Obj]], tmp_path: Path,
-                                       version: str) -> None:
+def test_core_objects_validate_strictly(rendered: dict[str, list[Obj]], tmp_path: Path, version: str) -> None:
     proc = _kubernetes_validate(version, _core_objects(rendered, tmp_path))
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-def test_strict_validation_rejects_an_unknown_field(rendered: dict[str, list[Obj]],
-                                                    tmp_path: Path) -> None:
+def test_strict_validation_rejects_an_unknown_field(rendered: dict[str, list[Obj]], tmp_path: Path) -> None:
     job = copy.deepcopy(find(rendered["base"], "Job", "llmload-worker"))
     job["spec"]["template"]["spec"]["containers"][0]["securityContext"]["readOnlyRootFileSystem"] = True
     path = tmp_path / "mutant.yaml"
@@ -119,23 +121,32 @@ def test_validated_versions_are_bundled() -> None:
 
 @pytest.fixture(scope="session")
 def operator_validator() -> Path:
-    proc = subprocess.run(["sh", str(TOOLS / "install.sh")], capture_output=True, text=True,
-                          timeout=300, check=False)
+    proc = subprocess.run(
+        ["sh", str(TOOLS / "install.sh")], capture_output=True, text=True, timeout=300, check=False
+    )
     assert proc.returncode == 0, f"tools/k8s/install.sh (npm ci) failed:\n{proc.stderr}"
     return TOOLS / "validate-prometheus-operator.mjs"
 
 
 def _validate_operator_objects(validator: Path, objects: list[Obj]) -> tuple[int, list[dict[str, object]]]:
-    proc = subprocess.run(["node", str(validator)], input=json.dumps(objects), capture_output=True,
-                          text=True, timeout=60, check=False)
+    proc = subprocess.run(
+        ["node", str(validator)],
+        input=json.dumps(objects),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert proc.returncode in (0, 1), proc.stderr
     return proc.returncode, [json.loads(line) for line in proc.stdout.splitlines()]
 
 
-def test_prometheus_operator_objects_validate(rendered: dict[str, list[Obj]],
-                                              operator_validator: Path) -> None:
-    objects = [o for objs in rendered.values() for o in objs
-               if o["apiVersion"].startswith(PROMETHEUS_OPERATOR)]
+def test_prometheus_operator_objects_validate(
+    rendered: dict[str, list[Obj]], operator_validator: Path
+) -> None:
+    objects = [
+        o for objs in rendered.values() for o in objs if o["apiVersion"].startswith(PROMETHEUS_OPERATOR)
+    ]
     assert objects, "no PodMonitor rendered"
     code, results = _validate_operator_objects(operator_validator, objects)
     assert code == 0, [r for r in results if not r["ok"]]
@@ -143,8 +154,9 @@ def test_prometheus_operator_objects_validate(rendered: dict[str, list[Obj]],
     assert len({r["schema"] for r in results}) == 2
 
 
-def test_prometheus_operator_validation_rejects_mutants(rendered: dict[str, list[Obj]],
-                                                        operator_validator: Path) -> None:
+def test_prometheus_operator_validation_rejects_mutants(
+    rendered: dict[str, list[Obj]], operator_validator: Path
+) -> None:
     good = find(rendered["base+podmonitor"], "PodMonitor", "llmload")
     port_number = copy.deepcopy(good)
     port_number["spec"]["podMetricsEndpoints"][0]["port"] = 9646

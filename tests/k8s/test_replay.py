@@ -29,10 +29,14 @@ from tests.k8s.replay import Pod, log_of, plan_pod, start
 
 pytestmark = [
     pytest.mark.e2e,
-    pytest.mark.skipif(os.geteuid() != 0, reason="the replay needs root for `unshare --mount` "
-                       "(it then drops to the pods' non-root user)"),
-    pytest.mark.skipif(not (shutil.which("unshare") and shutil.which("setpriv")),
-                       reason="the replay needs util-linux's unshare and setpriv"),
+    pytest.mark.skipif(
+        os.geteuid() != 0,
+        reason="the replay needs root for `unshare --mount` (it then drops to the pods' non-root user)",
+    ),
+    pytest.mark.skipif(
+        not (shutil.which("unshare") and shutil.which("setpriv")),
+        reason="the replay needs util-linux's unshare and setpriv",
+    ),
 ]
 
 
@@ -54,11 +58,14 @@ def root() -> Iterator[Path]:
 
 def _pods(objects: list[Obj], root: Path) -> tuple[Pod, list[Pod]]:
     image_env, entry = dockerfile.image_env(), dockerfile.entrypoint()
-    master = plan_pod(objects, find(objects, "Job", "llmload-master"), 0, root,
-                      image_env=image_env, entrypoint=entry)
+    master = plan_pod(
+        objects, find(objects, "Job", "llmload-master"), 0, root, image_env=image_env, entrypoint=entry
+    )
     worker_job = find(objects, "Job", "llmload-worker")
-    workers = [plan_pod(objects, worker_job, i, root, image_env=image_env, entrypoint=entry)
-               for i in range(worker_job["spec"]["parallelism"])]
+    workers = [
+        plan_pod(objects, worker_job, i, root, image_env=image_env, entrypoint=entry)
+        for i in range(worker_job["spec"]["parallelism"])
+    ]
     return master, workers
 
 
@@ -70,14 +77,22 @@ def _substitute(pods: list[Pod], replace: dict[str, str], master_port: int) -> N
             pod.env["LOCUST_MASTER_BIND_PORT"] = str(master_port)
 
 
-def _replay(objects: list[Obj], root: Path, replace: dict[str, str],
-            timeout_s: float) -> tuple[dict[str, int | None], dict[str, str]]:
+def _replay(
+    objects: list[Obj], root: Path, replace: dict[str, str], timeout_s: float
+) -> tuple[dict[str, int | None], dict[str, str]]:
     """Run master and workers to the end; returns each pod's exit status and log."""
     master, workers = _pods(objects, root)
     port = _free_port()
-    _substitute([master, *workers], {
-        "LOCUST_MASTER_NODE_HOST": "127.0.0.1", "LOCUST_MASTER_NODE_PORT": str(port),
-        "LLMLOAD_PROMETHEUS_PORT": str(_free_port()), **replace}, port)
+    _substitute(
+        [master, *workers],
+        {
+            "LOCUST_MASTER_NODE_HOST": "127.0.0.1",
+            "LOCUST_MASTER_NODE_PORT": str(port),
+            "LLMLOAD_PROMETHEUS_PORT": str(_free_port()),
+            **replace,
+        },
+        port,
+    )
     procs = {pod.name: start(pod, root) for pod in [master, *workers]}
     deadline = time.monotonic() + timeout_s
     try:
@@ -107,17 +122,21 @@ def _summary(objects: list[Obj], root: Path) -> dict[str, Any]:
     return data
 
 
-def test_sandbox_is_non_root_with_a_read_only_root(rendered: dict[str, list[Obj]],
-                                                   root: Path) -> None:
+def test_sandbox_is_non_root_with_a_read_only_root(rendered: dict[str, list[Obj]], root: Path) -> None:
     master, _ = _pods(rendered["base+results-pvc"], root)
     results = master.env["LLMLOAD_RESULTS_DIR"]
-    master.argv = ["/bin/sh", "-c", (
-        "id -u; id -g; grep -E '^(NoNewPrivs|CapEff|CapBnd):' /proc/self/status;"
-        "touch /var/tmp/probe || echo var-tmp-denied;"
-        f"touch {dockerfile.DOCKERFILE.parent}/probe 2>/dev/null || echo repo-denied;"
-        "mkdir -p $HOME $MPLCONFIGDIR && touch /tmp/probe && echo tmp-ok;"
-        f"touch {results}/probe && echo results-ok;"
-        f"python -c 'import llmload, locust' && echo python-ok")]
+    master.argv = [
+        "/bin/sh",
+        "-c",
+        (
+            "id -u; id -g; grep -E '^(NoNewPrivs|CapEff|CapBnd):' /proc/self/status;"
+            "touch /var/tmp/probe || echo var-tmp-denied;"
+            f"touch {dockerfile.DOCKERFILE.parent}/probe 2>/dev/null || echo repo-denied;"
+            "mkdir -p $HOME $MPLCONFIGDIR && touch /tmp/probe && echo tmp-ok;"
+            f"touch {results}/probe && echo results-ok;"
+            f"python -c 'import llmload, locust' && echo python-ok"
+        ),
+    ]
     proc = start(master, root)
     assert proc.wait(30) == 0, log_of(master, root)
     out = log_of(master, root)
@@ -132,8 +151,7 @@ def test_sandbox_is_non_root_with_a_read_only_root(rendered: dict[str, list[Obj]
     assert not Path("/var/tmp/probe").exists()
 
 
-def _assert_records_reached_the_claim(summary: dict[str, Any], run_dir: Path,
-                                      worker_processes: int) -> None:
+def _assert_records_reached_the_claim(summary: dict[str, Any], run_dir: Path, worker_processes: int) -> None:
     """Every worker process wrote its per-request records to the shared results volume."""
     listed = summary["run"]["records"]
     assert len(listed) == worker_processes, listed
@@ -155,9 +173,18 @@ SHORT = {"LLMLOAD_MAX_TOKENS": "32"}
 def test_chat_jobs_replay_against_the_simulator(rendered: dict[str, list[Obj]], root: Path) -> None:
     objects = rendered["base+results-pvc"]
     with start_sim(["--ttft-ms", "20", "--step-ms", "10"]) as sim:
-        codes, logs = _replay(objects, root, {
-            **SHORT, "LOCUST_HOST": sim.url, "LOCUST_RUN_TIME": "10s", "LOCUST_USERS": "4",
-            "LOCUST_SPAWN_RATE": "4"}, timeout_s=60)
+        codes, logs = _replay(
+            objects,
+            root,
+            {
+                **SHORT,
+                "LOCUST_HOST": sim.url,
+                "LOCUST_RUN_TIME": "10s",
+                "LOCUST_USERS": "4",
+                "LOCUST_SPAWN_RATE": "4",
+            },
+            timeout_s=60,
+        )
     assert all(code == 0 for code in codes.values()), _explain(codes, logs)
     summary = _summary(objects, root)
     assert summary["complete"] is True
@@ -171,9 +198,12 @@ def test_chat_jobs_replay_against_the_simulator(rendered: dict[str, list[Obj]], 
 def test_sweep_jobs_replay_against_the_simulator(rendered: dict[str, list[Obj]], root: Path) -> None:
     objects = rendered["overlays/sweep+results-pvc"]
     with start_sim(["--ttft-ms", "20", "--step-ms", "10"]) as sim:
-        codes, logs = _replay(objects, root, {
-            **SHORT, "LOCUST_HOST": sim.url, "LLMLOAD_LEVELS": "1,2", "LLMLOAD_STAGE_S": "2"},
-            timeout_s=60)
+        codes, logs = _replay(
+            objects,
+            root,
+            {**SHORT, "LOCUST_HOST": sim.url, "LLMLOAD_LEVELS": "1,2", "LLMLOAD_STAGE_S": "2"},
+            timeout_s=60,
+        )
     assert all(code == 0 for code in codes.values()), _explain(codes, logs)
     summary = _summary(objects, root)
     assert summary["complete"] is True

@@ -67,8 +67,15 @@ class Proc:
 class LocustFleet:
     """Start a master and workers of one run; read its results directory afterwards."""
 
-    def __init__(self, tmp: Path, host: str, *, locustfile: str = "locustfiles/chat.py",
-                 run_id: str = "run", master_host: str = "127.0.0.1") -> None:
+    def __init__(
+        self,
+        tmp: Path,
+        host: str,
+        *,
+        locustfile: str = "locustfiles/chat.py",
+        run_id: str = "run",
+        master_host: str = "127.0.0.1",
+    ) -> None:
         self.tmp = tmp
         self.host = host
         self.locustfile = str(REPO / locustfile)
@@ -83,8 +90,9 @@ class LocustFleet:
     def __enter__(self) -> LocustFleet:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.stop_all()
         if exc is not None:
             for p in self.procs():
@@ -93,34 +101,87 @@ class LocustFleet:
     def procs(self) -> list[Proc]:
         return ([self.master] if self.master else []) + self.workers
 
-    def _spawn(self, name: str, args: Sequence[str], prefix: Sequence[str],
-               env: dict[str, str] | None) -> Proc:
+    def _spawn(
+        self, name: str, args: Sequence[str], prefix: Sequence[str], env: dict[str, str] | None
+    ) -> Proc:
         log = self.tmp / f"{name}.log"
         f = log.open("wb")
-        command = [*prefix, sys.executable, "-m", "locust", "-f", self.locustfile,
-                   "--loglevel", "WARNING", *args]
-        popen = subprocess.Popen(command, cwd=REPO, stdout=f, stderr=subprocess.STDOUT,
-                                 stdin=subprocess.DEVNULL, start_new_session=True,
-                                 env={**os.environ, **(env or {})})
+        command = [
+            *prefix,
+            sys.executable,
+            "-m",
+            "locust",
+            "-f",
+            self.locustfile,
+            "--loglevel",
+            "WARNING",
+            *args,
+        ]
+        popen = subprocess.Popen(
+            command,
+            cwd=REPO,
+            stdout=f,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+            env={**os.environ, **(env or {})},
+        )
         return Proc(name, popen, log, time.monotonic(), f)
 
-    def start_master(self, *args: str, workers: int, users: int = 0, run_time: str | None = None,
-                     prefix: Sequence[str] = (), env: dict[str, str] | None = None) -> Proc:
+    def start_master(
+        self,
+        *args: str,
+        workers: int,
+        users: int = 0,
+        run_time: str | None = None,
+        prefix: Sequence[str] = (),
+        env: dict[str, str] | None = None,
+    ) -> Proc:
         timing = ["-u", str(users), "-r", str(users)] if users else []
         if run_time is not None:
             timing += ["-t", run_time]
-        self.master = self._spawn("master", [
-            "--master", "--headless", "--expect-workers", str(workers),
-            "--master-bind-host", self.master_host, "--master-bind-port", str(self.master_port),
-            "--host", self.host, "--results-dir", str(self.results_root),
-            "--run-id", self.run_id, "--only-summary", *timing, *args], prefix, env)
+        self.master = self._spawn(
+            "master",
+            [
+                "--master",
+                "--headless",
+                "--expect-workers",
+                str(workers),
+                "--master-bind-host",
+                self.master_host,
+                "--master-bind-port",
+                str(self.master_port),
+                "--host",
+                self.host,
+                "--results-dir",
+                str(self.results_root),
+                "--run-id",
+                self.run_id,
+                "--only-summary",
+                *timing,
+                *args,
+            ],
+            prefix,
+            env,
+        )
         return self.master
 
-    def start_worker(self, *args: str, prefix: Sequence[str] = (),
-                     env: dict[str, str] | None = None) -> Proc:
-        proc = self._spawn(f"worker{len(self.workers)}", [
-            "--worker", "--master-host", self.master_host, "--master-port", str(self.master_port),
-            "--results-dir", str(self.results_root), *args], prefix, env)
+    def start_worker(self, *args: str, prefix: Sequence[str] = (), env: dict[str, str] | None = None) -> Proc:
+        proc = self._spawn(
+            f"worker{len(self.workers)}",
+            [
+                "--worker",
+                "--master-host",
+                self.master_host,
+                "--master-port",
+                str(self.master_port),
+                "--results-dir",
+                str(self.results_root),
+                *args,
+            ],
+            prefix,
+            env,
+        )
         self.workers.append(proc)
         return proc
 
@@ -141,8 +202,9 @@ class LocustFleet:
         try:
             return self.master.wait(timeout_s)
         except subprocess.TimeoutExpired:
-            raise AssertionError(f"the master did not exit within {timeout_s} s:\n"
-                                 f"{self.master.output()[-4000:]}") from None
+            raise AssertionError(
+                f"the master did not exit within {timeout_s} s:\n{self.master.output()[-4000:]}"
+            ) from None
 
     def wait_workers(self, timeout_s: float) -> list[int | None]:
         deadline = time.monotonic() + timeout_s

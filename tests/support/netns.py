@@ -63,8 +63,9 @@ class Lab:
     def __enter__(self) -> Lab:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.close()
 
     def close(self) -> None:
@@ -98,15 +99,20 @@ class Lab:
 
     def has_netem(self, ns: str) -> bool:
         if self.netem is None:
-            probe = subprocess.run(["tc", "-n", ns, "qdisc", "add", "dev", "lo", "root", "netem",
-                                    "delay", "0ms"], capture_output=True, check=False)
+            probe = subprocess.run(
+                ["tc", "-n", ns, "qdisc", "add", "dev", "lo", "root", "netem", "delay", "0ms"],
+                capture_output=True,
+                check=False,
+            )
             self.netem = probe.returncode == 0
-            subprocess.run(["tc", "-n", ns, "qdisc", "del", "dev", "lo", "root"],
-                           capture_output=True, check=False)
+            subprocess.run(
+                ["tc", "-n", ns, "qdisc", "del", "dev", "lo", "root"], capture_output=True, check=False
+            )
         return self.netem
 
-    def link(self, ns: str, address: str, bridge_ns: str, delay_ms: float | None = None,
-             *, userspace: bool = False) -> str:
+    def link(
+        self, ns: str, address: str, bridge_ns: str, delay_ms: float | None = None, *, userspace: bool = False
+    ) -> str:
         """Connect ``ns`` (as ``eth0`` with ``address``) to the bridge; ``delay_ms`` on its
         egress. Returns how: ``veth``, ``veth+netem`` or ``tap delay line``."""
         peer = f"v-{ns.rsplit('-', 1)[1]}"[:15]
@@ -114,16 +120,18 @@ class Lab:
             self._delay_line(ns, peer, bridge_ns, delay_ms or 0.0)
             how = "tap delay line"
         else:
-            ip("-n", bridge_ns, "link", "add", peer, "type", "veth", "peer", "name", "eth0",
-               "netns", ns)
+            ip("-n", bridge_ns, "link", "add", peer, "type", "veth", "peer", "name", "eth0", "netns", ns)
             how = "veth"
         ip("-n", bridge_ns, "link", "set", peer, "master", "br0")
         ip("-n", bridge_ns, "link", "set", peer, "up")
         ip("-n", ns, "addr", "add", address, "dev", "eth0")
         ip("-n", ns, "link", "set", "eth0", "up")
         if delay_ms and how == "veth":
-            subprocess.run(["tc", "-n", ns, "qdisc", "add", "dev", "eth0", "root", "netem",
-                            "delay", f"{delay_ms}ms"], check=True, capture_output=True)
+            subprocess.run(
+                ["tc", "-n", ns, "qdisc", "add", "dev", "eth0", "root", "netem", "delay", f"{delay_ms}ms"],
+                check=True,
+                capture_output=True,
+            )
             how = "veth+netem"
         return how
 
@@ -131,8 +139,20 @@ class Lab:
         # Both taps are created in the bridge's namespace, then one moves to ``ns``: the open
         # descriptor follows the device.
         proc = subprocess.Popen(
-            [*self.exec(bridge_ns), sys.executable, "-m", "tests.support.netns", "delay", "eth0",
-             peer, str(delay_ms)], cwd=REPO, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL)
+            [
+                *self.exec(bridge_ns),
+                sys.executable,
+                "-m",
+                "tests.support.netns",
+                "delay",
+                "eth0",
+                peer,
+                str(delay_ms),
+            ],
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+        )
         self.procs.append(proc)
         assert proc.stdout is not None
         if proc.stdout.readline().strip() != b"ready":

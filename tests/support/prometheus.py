@@ -43,8 +43,13 @@ def free_port() -> int:
 class PrometheusServer:
     """One Prometheus process scraping ``targets`` (``host:port``) every ``interval``."""
 
-    def __init__(self, workdir: Path, targets: Mapping[str, Sequence[str]], interval: str = "1s",
-                 rule_files: Sequence[Path] = ()) -> None:
+    def __init__(
+        self,
+        workdir: Path,
+        targets: Mapping[str, Sequence[str]],
+        interval: str = "1s",
+        rule_files: Sequence[Path] = (),
+    ) -> None:
         assert PROMETHEUS is not None, MISSING
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -60,10 +65,17 @@ class PrometheusServer:
         (workdir / "prometheus.yml").write_text(json.dumps(config))
         self.log = (workdir / "prometheus.log").open("wb")
         self.proc = subprocess.Popen(
-            [PROMETHEUS, f"--config.file={workdir / 'prometheus.yml'}",
-             f"--storage.tsdb.path={workdir / 'tsdb'}", f"--web.listen-address=127.0.0.1:{self.port}",
-             "--web.enable-lifecycle"],
-            stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+            [
+                PROMETHEUS,
+                f"--config.file={workdir / 'prometheus.yml'}",
+                f"--storage.tsdb.path={workdir / 'tsdb'}",
+                f"--web.listen-address=127.0.0.1:{self.port}",
+                "--web.enable-lifecycle",
+            ],
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
         self._wait_ready()
 
     def _wait_ready(self, timeout_s: float = 30) -> None:
@@ -71,8 +83,10 @@ class PrometheusServer:
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"prometheus exited: {self.proc.returncode}")
-            with contextlib.suppress(OSError), urllib.request.urlopen(
-                    f"{self.url}/-/ready", timeout=1) as resp:
+            with (
+                contextlib.suppress(OSError),
+                urllib.request.urlopen(f"{self.url}/-/ready", timeout=1) as resp,
+            ):
                 if resp.status == 200:
                     return
             time.sleep(0.1)
@@ -88,8 +102,9 @@ class PrometheusServer:
     def query(self, expr: str, at: float | None = None) -> list[dict[str, Any]]:
         params = {"query": expr} if at is None else {"query": expr, "time": f"{at:.3f}"}
         data = self.api("query", **params)
-        result: list[dict[str, Any]] = data["result"] if data["resultType"] == "vector" else [
-            {"metric": {}, "value": data["result"]}]
+        result: list[dict[str, Any]] = (
+            data["result"] if data["resultType"] == "vector" else [{"metric": {}, "value": data["result"]}]
+        )
         return result
 
     def samples(self, selector: str, at: float, window_s: int) -> list[tuple[float, float]]:
@@ -98,8 +113,9 @@ class PrometheusServer:
         assert len(data["result"]) == 1, data["result"]
         return [(float(t), float(v)) for t, v in data["result"][0]["values"]]
 
-    def wait_for(self, expr: str, check: Callable[[list[dict[str, Any]]], bool],
-                 timeout_s: float = 30) -> list[dict[str, Any]]:
+    def wait_for(
+        self, expr: str, check: Callable[[list[dict[str, Any]]], bool], timeout_s: float = 30
+    ) -> list[dict[str, Any]]:
         deadline = time.monotonic() + timeout_s
         while True:
             result = self.query(expr)
@@ -118,8 +134,9 @@ class PrometheusServer:
 
 
 @contextlib.contextmanager
-def running_prometheus(workdir: Path, targets: Mapping[str, Sequence[str]],
-                       rule_files: Sequence[Path] = ()) -> Iterator[PrometheusServer]:
+def running_prometheus(
+    workdir: Path, targets: Mapping[str, Sequence[str]], rule_files: Sequence[Path] = ()
+) -> Iterator[PrometheusServer]:
     server = PrometheusServer(workdir, targets, rule_files=rule_files)
     try:
         yield server
@@ -129,12 +146,33 @@ def running_prometheus(workdir: Path, targets: Mapping[str, Sequence[str]],
 
 def record_from_json(d: Mapping[str, Any]) -> RequestRecord:
     """A ``requests.jsonl`` line back into the record it was written from."""
-    r = RequestRecord(d["id"], d["user"], d["stage"], Phase(d["phase"]), d["endpoint"], d["stream"],
-                      scheduled_ns=d["scheduled_ns"])
-    for name in ("prompt_tokens_requested", "max_tokens", "connect_start_ns", "connected_ns",
-                 "sent_ns", "headers_ns", "first_token_ns", "first_output_ns", "last_token_ns",
-                 "done_ns", "status", "finish_reason", "output_tokens", "prompt_tokens", "events",
-                 "reads"):
+    r = RequestRecord(
+        d["id"],
+        d["user"],
+        d["stage"],
+        Phase(d["phase"]),
+        d["endpoint"],
+        d["stream"],
+        scheduled_ns=d["scheduled_ns"],
+    )
+    for name in (
+        "prompt_tokens_requested",
+        "max_tokens",
+        "connect_start_ns",
+        "connected_ns",
+        "sent_ns",
+        "headers_ns",
+        "first_token_ns",
+        "first_output_ns",
+        "last_token_ns",
+        "done_ns",
+        "status",
+        "finish_reason",
+        "output_tokens",
+        "prompt_tokens",
+        "events",
+        "reads",
+    ):
         setattr(r, name, d[name])
     r.outcome, r.error_detail = d["outcome"], d["error"]
     r.token_source = TokenSource(d["token_source"])
@@ -146,9 +184,13 @@ def _samples(r: RequestRecord, source: str) -> list[tuple[float, int]]:
     """``(value, times)`` of one sample stream of one ok record, as docs/metrics.md defines it."""
     tpot = derive.tpot_ns(r)
     single: dict[str, float | int | None] = {
-        "ttft": derive.ttft_ns(r), "ttfot": derive.ttfot_ns(r), "e2e": derive.e2e_ns(r),
-        "queue": derive.queue_ns(r), "tpot": None if tpot is None else round(tpot),
-        "prompt_tokens": r.prompt_tokens, "generation_tokens": r.output_tokens,
+        "ttft": derive.ttft_ns(r),
+        "ttfot": derive.ttfot_ns(r),
+        "e2e": derive.e2e_ns(r),
+        "queue": derive.queue_ns(r),
+        "tpot": None if tpot is None else round(tpot),
+        "prompt_tokens": r.prompt_tokens,
+        "generation_tokens": r.output_tokens,
     }
     if source in single:
         value = single[source]
@@ -161,8 +203,7 @@ def _samples(r: RequestRecord, source: str) -> list[tuple[float, int]]:
     return [(float(t), 1) for t in r.event_tokens[1:]]
 
 
-def recount(records: Sequence[RequestRecord], source: str, les: Sequence[float],
-            seconds: bool) -> list[int]:
+def recount(records: Sequence[RequestRecord], source: str, les: Sequence[float], seconds: bool) -> list[int]:
     """How many samples of ``source`` are ≤ each ``le`` (seconds if ``seconds``); +Inf last.
 
     Compared in the samples' own unit (int ns), so no float rounding decides a boundary case.
@@ -180,8 +221,16 @@ def synthetic_records(rng: random.Random, n: int, stage: int = 0) -> list[Reques
     out = []
     for i in range(n):
         sent = i * 50 * MS
-        r = RequestRecord(f"r{i}", f"u{i % 7}", stage, rng.choice(list(Phase)), "chat", True,
-                          scheduled_ns=sent - rng.choice((0, 0, 3 * MS)), sent_ns=sent)
+        r = RequestRecord(
+            f"r{i}",
+            f"u{i % 7}",
+            stage,
+            rng.choice(list(Phase)),
+            "chat",
+            True,
+            scheduled_ns=sent - rng.choice((0, 0, 3 * MS)),
+            sent_ns=sent,
+        )
         t = sent + rng.choice((10 * MS, 20 * MS, 40 * MS, rng.randrange(1, 3000) * MS // 7))
         stamps, tokens = [], []
         for _ in range(rng.randrange(1, 40)):

@@ -21,8 +21,10 @@ def _validator() -> jsonschema.Draft202012Validator:
 
 def problems(summary: Any) -> list[str]:
     """Where ``summary`` breaks the schema, one line each (empty: it is a valid summary)."""
-    return [f"{'/'.join(map(str, e.absolute_path)) or '(top)'}: {e.message[:300]}"
-            for e in _validator().iter_errors(summary)]
+    return [
+        f"{'/'.join(map(str, e.absolute_path)) or '(top)'}: {e.message[:300]}"
+        for e in _validator().iter_errors(summary)
+    ]
 
 
 def read_checked(path: Path) -> dict[str, Any]:

@@ -20,9 +20,16 @@ URL = "http://127.0.0.1:9"
 
 def config(results_dir: Path) -> RunConfig:
     """Records go to ``results_dir/run``."""
-    return RunConfig(host=URL, request=RequestConfig(model="m"), workload=WorkloadConfig(),
-                     phases=PhaseConfig(), timeouts=Timeouts(), transport=TransportConfig(URL),
-                     results_dir=str(results_dir), run_id="run")
+    return RunConfig(
+        host=URL,
+        request=RequestConfig(model="m"),
+        workload=WorkloadConfig(),
+        phases=PhaseConfig(),
+        timeouts=Timeouts(),
+        transport=TransportConfig(URL),
+        results_dir=str(results_dir),
+        run_id="run",
+    )
 
 
 def measuring(results_dir: Path, concurrency: int) -> Session:

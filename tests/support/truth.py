@@ -24,17 +24,35 @@ from llmload.record import RequestRecord, TokenSource
 
 def rebuild(d: dict[str, Any]) -> RequestRecord:
     return RequestRecord(
-        request_id=d["id"], user=d["user"], stage=d["stage"], phase=Phase(d["phase"]),
-        endpoint=d["endpoint"], stream=d["stream"], scheduled_ns=d["scheduled_ns"],
-        prompt_tokens_requested=d["prompt_tokens_requested"], max_tokens=d["max_tokens"],
-        connect_start_ns=d["connect_start_ns"], connected_ns=d["connected_ns"],
-        sent_ns=d["sent_ns"], headers_ns=d["headers_ns"], first_token_ns=d["first_token_ns"],
-        first_output_ns=d["first_output_ns"], last_token_ns=d["last_token_ns"],
-        done_ns=d["done_ns"], status=d["status"], outcome=d["outcome"],
-        error_detail=d["error"], finish_reason=d["finish_reason"],
-        output_tokens=d["output_tokens"], prompt_tokens=d["prompt_tokens"],
-        token_source=TokenSource(d["token_source"]), events=d["events"], reads=d["reads"],
-        event_ns=array("q", d["event_ns"]), event_tokens=array("l", d["event_tokens"]))
+        request_id=d["id"],
+        user=d["user"],
+        stage=d["stage"],
+        phase=Phase(d["phase"]),
+        endpoint=d["endpoint"],
+        stream=d["stream"],
+        scheduled_ns=d["scheduled_ns"],
+        prompt_tokens_requested=d["prompt_tokens_requested"],
+        max_tokens=d["max_tokens"],
+        connect_start_ns=d["connect_start_ns"],
+        connected_ns=d["connected_ns"],
+        sent_ns=d["sent_ns"],
+        headers_ns=d["headers_ns"],
+        first_token_ns=d["first_token_ns"],
+        first_output_ns=d["first_output_ns"],
+        last_token_ns=d["last_token_ns"],
+        done_ns=d["done_ns"],
+        status=d["status"],
+        outcome=d["outcome"],
+        error_detail=d["error"],
+        finish_reason=d["finish_reason"],
+        output_tokens=d["output_tokens"],
+        prompt_tokens=d["prompt_tokens"],
+        token_source=TokenSource(d["token_source"]),
+        events=d["events"],
+        reads=d["reads"],
+        event_ns=array("q", d["event_ns"]),
+        event_tokens=array("l", d["event_tokens"]),
+    )
 
 
 @dataclass
@@ -80,8 +98,9 @@ def check_quantiles(stage: dict[str, Any], truth: dict[str, Metric]) -> list[str
         for name, q in (("p50", 0.5), ("p99", 0.99)):
             got, hist, exact = reported[name], metric.hist_ms(q), metric.exact_ms(q)
             if abs(got - hist) > 1e-4 or abs(got - exact) > 0.02 * exact + 1e-4:
-                problems.append(f"{key} {name}: summary {got} ms, merged records {hist:.4f}, "
-                                f"exact {exact:.4f}")
+                problems.append(
+                    f"{key} {name}: summary {got} ms, merged records {hist:.4f}, exact {exact:.4f}"
+                )
     return problems
 
 
@@ -100,7 +119,8 @@ def wait_sim_settled(sim: SimLike, timeout_s: float = 15.0) -> list[dict[str, An
     while True:
         c = sim.counters()
         logged = sim.requests()
-        if (c["running"] == 0 and c["waiting"] == 0 and len(logged) == c["requests_total"]) \
-                or time.monotonic() > deadline:
+        if (
+            c["running"] == 0 and c["waiting"] == 0 and len(logged) == c["requests_total"]
+        ) or time.monotonic() > deadline:
             return logged
         time.sleep(0.2)

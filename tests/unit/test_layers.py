@@ -13,13 +13,36 @@ import ast
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "llmload"
-CORE = ("protocol", "metrics", "workload", "record.py", "recorder.py", "config.py", "stages.py",
-        "phases.py", "options.py", "verdict.py", "exitcodes.py", "failfast.py", "redact.py",
-        "errors.py")
+CORE = (
+    "protocol",
+    "metrics",
+    "workload",
+    "record.py",
+    "recorder.py",
+    "config.py",
+    "stages.py",
+    "phases.py",
+    "options.py",
+    "verdict.py",
+    "exitcodes.py",
+    "failfast.py",
+    "redact.py",
+    "errors.py",
+)
 # Below the run's config: what it is built from (specs, parsing, statistics) never reads it.
 BELOW_CONFIG = ("protocol", "metrics", "workload", "phases.py", "errors.py", "redact.py")
-IO = ("socket", "gevent", "locust", "httpx", "prometheus_client", "llmload.locust", "llmload.run",
-      "llmload.transport", "llmload.export", "llmload.target")
+IO = (
+    "socket",
+    "gevent",
+    "locust",
+    "httpx",
+    "prometheus_client",
+    "llmload.locust",
+    "llmload.run",
+    "llmload.transport",
+    "llmload.export",
+    "llmload.target",
+)
 
 
 def _type_only(tree: ast.Module) -> set[int]:
@@ -85,9 +108,17 @@ def test_what_the_config_is_built_from_does_not_read_it() -> None:
 
 
 def test_no_two_modules_import_each_other() -> None:
-    by_name = {".".join(("llmload", *p.relative_to(SRC).with_suffix("").parts)).removesuffix(".__init__"): p
-               for p in files(".")}
+    by_name = {
+        ".".join(("llmload", *p.relative_to(SRC).with_suffix("").parts)).removesuffix(".__init__"): p
+        for p in files(".")
+    }
     deps = {name: {n for n in imports(path) if n in by_name} for name, path in by_name.items()}
-    pairs = sorted({tuple(sorted((a, b))) for a, targets in deps.items() for b in targets
-                    if a != b and a in deps.get(b, set())})
+    pairs = sorted(
+        {
+            tuple(sorted((a, b)))
+            for a, targets in deps.items()
+            for b in targets
+            if a != b and a in deps.get(b, set())
+        }
+    )
     assert pairs == []

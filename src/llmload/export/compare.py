@@ -19,11 +19,30 @@ from llmload.export.tables import Row, stage_rows
 
 NOISE = "≈"
 # Fingerprint keys that differ between any two runs without explaining anything.
-_VOLATILE = frozenset({"port", "host", "pid", "url", "started_at", "fetched_at", "scraped_at",
-                       "uptime_s", "created", "warnings", "endpoints", "engine_evidence", "reachable"})
+_VOLATILE = frozenset(
+    {
+        "port",
+        "host",
+        "pid",
+        "url",
+        "started_at",
+        "fetched_at",
+        "scraped_at",
+        "uptime_s",
+        "created",
+        "warnings",
+        "endpoints",
+        "engine_evidence",
+        "reachable",
+    }
+)
 _LATENCY_ROWS = (("TTFT", "ttft"), ("ITL", "itl"), ("TPOT", "tpot"))
-_STAGE_METRICS = (("output tok/s", "output_tok_per_s", 1), ("decode tok/s per stream", "decode_tok_per_s", 1),
-                  ("TTFT p50 ms", "ttft_p50_ms", 1), ("TPOT p50 ms", "tpot_p50_ms", 2))
+_STAGE_METRICS = (
+    ("output tok/s", "output_tok_per_s", 1),
+    ("decode tok/s per stream", "decode_tok_per_s", 1),
+    ("TTFT p50 ms", "ttft_p50_ms", 1),
+    ("TPOT p50 ms", "tpot_p50_ms", 2),
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,11 +111,18 @@ def _peak(rows: Sequence[Row]) -> Value:
 
 def server_differences(runs: Sequence[RunData]) -> tuple[tuple[str, tuple[str, ...]], ...]:
     flat = [dict(flatten(run.server)) for run in runs]
-    keys = sorted({k for f in flat for k in f if k.split(".")[-1] not in _VOLATILE
-                   and k.split(".")[0] not in _VOLATILE},
-                  key=lambda k: (k not in ("engine", "version"), k))
-    return tuple((k, tuple(f.get(k, "-") for f in flat)) for k in keys
-                 if len({f.get(k, "-") for f in flat}) > 1)
+    keys = sorted(
+        {
+            k
+            for f in flat
+            for k in f
+            if k.split(".")[-1] not in _VOLATILE and k.split(".")[0] not in _VOLATILE
+        },
+        key=lambda k: (k not in ("engine", "version"), k),
+    )
+    return tuple(
+        (k, tuple(f.get(k, "-") for f in flat)) for k in keys if len({f.get(k, "-") for f in flat}) > 1
+    )
 
 
 def _levels(all_rows: Sequence[Sequence[Row]]) -> list[int]:
@@ -110,9 +136,12 @@ def choose_levels(all_rows: Sequence[Sequence[Row]], wanted: Sequence[int] | Non
     if wanted:
         missing = [c for c in wanted if c not in common]
         if missing:
-            raise ConfigError("--stages", ",".join(map(str, wanted)),
-                              f"level {missing[0]} is not in every run (common levels: "
-                              f"{', '.join(map(str, common)) or 'none'})")
+            raise ConfigError(
+                "--stages",
+                ",".join(map(str, wanted)),
+                f"level {missing[0]} is not in every run (common levels: "
+                f"{', '.join(map(str, common)) or 'none'})",
+            )
         return tuple(wanted)
     picks = [common[0], common[len(common) // 2], common[-1]] if common else []
     return tuple(dict.fromkeys(picks))
@@ -122,22 +151,44 @@ def compare(runs: Sequence[RunData], stages: Sequence[int] | None = None) -> Com
     all_rows = tuple(tuple(stage_rows(run.summary)) for run in runs)
     levels = choose_levels(all_rows, stages)
     headline = (
-        CompareRow("single-stream output tok/s (C=1)",
-                   tuple(Value.of(_at(rows, "output_tok_per_s", 1)) for rows in all_rows)),
+        CompareRow(
+            "single-stream output tok/s (C=1)",
+            tuple(Value.of(_at(rows, "output_tok_per_s", 1)) for rows in all_rows),
+        ),
         CompareRow("peak output tok/s", tuple(_peak(rows) for rows in all_rows)),
     )
     latency = []
     for level in levels:
-        latency.append(CompareRow(f"output tok/s at C={level}",
-                                  tuple(Value.of(_at(rows, "output_tok_per_s", level)) for rows in all_rows)))
+        latency.append(
+            CompareRow(
+                f"output tok/s at C={level}",
+                tuple(Value.of(_at(rows, "output_tok_per_s", level)) for rows in all_rows),
+            )
+        )
         for title, metric in _LATENCY_ROWS:
             for q in ("p50", "p99"):
-                latency.append(CompareRow(
-                    f"{title} {q} ms at C={level}",
-                    tuple(Value.of(_at(rows, f"{metric}_{q}_ms", level)) for rows in all_rows), 2))
-    per_stage = [CompareRow(f"C={level} {title}",
-                            tuple(Value.of(_at(rows, column, level)) for rows in all_rows), digits)
-                 for level in _levels(all_rows) for title, column, digits in _STAGE_METRICS]
+                latency.append(
+                    CompareRow(
+                        f"{title} {q} ms at C={level}",
+                        tuple(Value.of(_at(rows, f"{metric}_{q}_ms", level)) for rows in all_rows),
+                        2,
+                    )
+                )
+    per_stage = [
+        CompareRow(
+            f"C={level} {title}", tuple(Value.of(_at(rows, column, level)) for rows in all_rows), digits
+        )
+        for level in _levels(all_rows)
+        for title, column, digits in _STAGE_METRICS
+    ]
     warnings = tuple((run.label, w) for run in runs for w in all_warnings(run.summary))
-    return Comparison(tuple(runs), headline, server_differences(runs), warnings, tuple(latency),
-                      tuple(per_stage), levels, all_rows)
+    return Comparison(
+        tuple(runs),
+        headline,
+        server_differences(runs),
+        warnings,
+        tuple(latency),
+        tuple(per_stage),
+        levels,
+        all_rows,
+    )

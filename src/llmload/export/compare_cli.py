@@ -27,13 +27,17 @@ def _parse_levels(text: str | None) -> list[int] | None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="llmload compare",
-                                description="Compare runs side by side, with ratios to the first.")
+    p = argparse.ArgumentParser(
+        prog="llmload compare", description="Compare runs side by side, with ratios to the first."
+    )
     p.add_argument("runs", nargs="+", type=Path, metavar="RUN_DIR", help="two or more results directories")
     p.add_argument("--format", choices=("console", "markdown", "html"), default="console")
     p.add_argument("--out", type=Path, help="write to this file instead of stdout")
-    p.add_argument("--stages", help="concurrency levels for the latency rows, e.g. 1,32,128 "
-                                    "(default: the lowest, a middle and the highest common level)")
+    p.add_argument(
+        "--stages",
+        help="concurrency levels for the latency rows, e.g. 1,32,128 "
+        "(default: the lowest, a middle and the highest common level)",
+    )
     return p
 
 
@@ -42,8 +46,11 @@ def main(argv: Sequence[str]) -> int:
     if len(args.runs) < 2:
         raise ConfigError("RUN_DIR", " ".join(map(str, args.runs)), "give at least two runs to compare")
     comparison = compare([load_run(path) for path in args.runs], _parse_levels(args.stages))
-    text = {"console": compare_render.console, "markdown": compare_render.markdown,
-            "html": compare_render.html_page}[args.format](comparison)
+    text = {
+        "console": compare_render.console,
+        "markdown": compare_render.markdown,
+        "html": compare_render.html_page,
+    }[args.format](comparison)
     if args.out is None:
         sys.stdout.write(text)
         return 0

@@ -16,8 +16,10 @@ from llmload.export.plots import render
 from llmload.export.rundata import verdict_of
 from llmload.export.series import FigureSpec, level_series, throughput_figure
 
-_FOOTNOTE = (f"{NOISE} marks a ratio within the repeat spread of both runs (their min-max ranges "
-             "over repeats overlap): noise, not a difference.")
+_FOOTNOTE = (
+    f"{NOISE} marks a ratio within the repeat spread of both runs (their min-max ranges "
+    "over repeats overlap): noise, not a difference."
+)
 
 
 def _letters(n: int) -> list[str]:
@@ -26,9 +28,10 @@ def _letters(n: int) -> list[str]:
 
 def _legend(c: Comparison) -> list[tuple[str, str, str, str]]:
     """Each run: letter, id, target, and its verdict (a failed run's numbers are no baseline)."""
-    return [(letter, run.label, str((run.summary.get("run") or {}).get("target") or "-"),
-             _verdict(run.summary))
-            for letter, run in zip(_letters(len(c.runs)), c.runs, strict=True)]
+    return [
+        (letter, run.label, str((run.summary.get("run") or {}).get("target") or "-"), _verdict(run.summary))
+        for letter, run in zip(_letters(len(c.runs)), c.runs, strict=True)
+    ]
 
 
 def _verdict(summary: Mapping[str, Any]) -> str:
@@ -37,8 +40,10 @@ def _verdict(summary: Mapping[str, Any]) -> str:
 
 
 def _value_cells(row: CompareRow) -> list[str]:
-    return [h.fmt(v.value, row.digits) + (f" {v.note}" if v.note and v.value is not None else "")
-            for v in row.values]
+    return [
+        h.fmt(v.value, row.digits) + (f" {v.note}" if v.note and v.value is not None else "")
+        for v in row.values
+    ]
 
 
 def _headers(c: Comparison, first: str, style: str) -> list[str]:
@@ -62,8 +67,10 @@ def _text_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[s
     widths = [max(len(str(r[i])) for r in [headers, *rows]) for i in range(len(headers))]
 
     def line(cells: Sequence[str]) -> str:
-        return "  ".join(str(x).ljust(w) if i == 0 else str(x).rjust(w)
-                         for i, (x, w) in enumerate(zip(cells, widths, strict=True))).rstrip()
+        return "  ".join(
+            str(x).ljust(w) if i == 0 else str(x).rjust(w)
+            for i, (x, w) in enumerate(zip(cells, widths, strict=True))
+        ).rstrip()
 
     return [line(headers), "  ".join("-" * w for w in widths), *(line(r) for r in rows)]
 
@@ -73,8 +80,11 @@ def console(c: Comparison) -> str:
     out += [f"  {x}  {label}  ·  {target}  ·  {verdict}" for x, label, target, verdict in _legend(c)]
     out += ["", *_text_table(_headers(c, "", "letter"), _rows(c.headline))]
     if c.server_diffs:
-        out += ["", "server differences:", *_text_table(["", *_letters(len(c.runs))],
-                                                          [[k, *v] for k, v in c.server_diffs])]
+        out += [
+            "",
+            "server differences:",
+            *_text_table(["", *_letters(len(c.runs))], [[k, *v] for k, v in c.server_diffs]),
+        ]
     out += [f"warning [{label}]: {w}" for label, w in c.warnings]
     out += ["", *_text_table(_headers(c, "at chosen levels", "letter"), _rows(c.latency))]
     out += ["", *_text_table(_headers(c, "per stage", "letter"), _rows(c.per_stage))]
@@ -96,8 +106,12 @@ def markdown(c: Comparison) -> str:
     out += _md_table(["run", "id (engine)", "target", "verdict"], [list(x) for x in _legend(c)], left=4)
     out += ["", *_md_table(_headers(c, "", "full"), _rows(c.headline))]
     if c.server_diffs:
-        out += ["", "**Server differences**", "",
-                *_md_table(["setting", *_letters(len(c.runs))], [[k, *v] for k, v in c.server_diffs])]
+        out += [
+            "",
+            "**Server differences**",
+            "",
+            *_md_table(["setting", *_letters(len(c.runs))], [[k, *v] for k, v in c.server_diffs]),
+        ]
     if c.warnings:
         out += ["", *(f"- ⚠ **{label}**: {w}" for label, w in c.warnings)]
     out += ["", "### At chosen concurrency levels", "", *_md_table(_headers(c, "", "full"), _rows(c.latency))]
@@ -110,9 +124,14 @@ def figures(c: Comparison) -> tuple[FigureSpec, ...]:
     """The overlaid plots: every run's tok/s, and per-stream decode speed, against concurrency."""
     runs = {run.label: rows for run, rows in zip(c.runs, c.rows, strict=True)}
     tput = throughput_figure(runs, "compare_throughput")
-    decode = FigureSpec("compare_decode", "Per-stream decode speed", "concurrency", "decode tok/s per stream",
-                        tuple(level_series(rows, "decode_tok_per_s", label) for label, rows in runs.items()),
-                        tput.xscale)
+    decode = FigureSpec(
+        "compare_decode",
+        "Per-stream decode speed",
+        "concurrency",
+        "decode tok/s per stream",
+        tuple(level_series(rows, "decode_tok_per_s", label) for label, rows in runs.items()),
+        tput.xscale,
+    )
     return tput, decode
 
 
@@ -126,12 +145,19 @@ def html_page(c: Comparison) -> str:
         h.table(headers, _rows(c.headline), css="big"),
     ]
     if c.server_diffs:
-        body += [h.heading("Server differences", 3),
-                 h.table(["setting", *_letters(len(c.runs))], [[k, *v] for k, v in c.server_diffs],
-                         css="diff")]
-    body += [h.heading("At chosen concurrency levels"), h.table(headers, _rows(c.latency)),
-             h.heading("Per stage"), h.table(headers, _rows(c.per_stage)),
-             h.paragraph(_FOOTNOTE, "note"), h.heading("Plots"),
-             "<div class=\"plots\">" + "".join(h.png_figure(f.name, render(f), f.title) for f in figures(c))
-             + "</div>"]
+        body += [
+            h.heading("Server differences", 3),
+            h.table(["setting", *_letters(len(c.runs))], [[k, *v] for k, v in c.server_diffs], css="diff"),
+        ]
+    body += [
+        h.heading("At chosen concurrency levels"),
+        h.table(headers, _rows(c.latency)),
+        h.heading("Per stage"),
+        h.table(headers, _rows(c.per_stage)),
+        h.paragraph(_FOOTNOTE, "note"),
+        h.heading("Plots"),
+        '<div class="plots">'
+        + "".join(h.png_figure(f.name, render(f), f.title) for f in figures(c))
+        + "</div>",
+    ]
     return h.page("llmload compare", body)

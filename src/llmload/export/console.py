@@ -52,8 +52,11 @@ def render_stage(stage: dict[str, Any]) -> str:
         f"  tokens per event {_num(tpe.get('mean'))} (max {_num(tpe.get('max'), 0)})"
         f" · events per read {_num(epr.get('mean'))} (max {_num(epr.get('max'), 0)})"
         f" · token source {stage.get('token_source') or '-'}",
-        *([f"  goodput {_num(stage['goodput_req_per_s'], 3)} req/s (requests meeting every SLO)"]
-          if stage.get("goodput_req_per_s") is not None else []),
+        *(
+            [f"  goodput {_num(stage['goodput_req_per_s'], 3)} req/s (requests meeting every SLO)"]
+            if stage.get("goodput_req_per_s") is not None
+            else []
+        ),
         f"  finish reasons: {_counts(stage['finish_reasons'])} · errors: {_counts(stage['errors'])}",
     ]
     for process, health in (stage.get("client_health") or {}).items():

@@ -46,44 +46,59 @@ def esc(value: object) -> str:
 
 def page(title: str, body: Iterable[str]) -> str:
     return (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         # Forbid every fetch: even a stray reference could not leave the file.
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
         "img-src data:; style-src 'unsafe-inline'\">"
-        f"<meta name=\"viewport\" content=\"width=device-width\"><title>{esc(title)}</title>"
+        f'<meta name="viewport" content="width=device-width"><title>{esc(title)}</title>'
         f"<style>{_CSS}</style></head><body><main>\n" + "\n".join(body) + "\n</main></body></html>\n"
     )
 
 
-def table(headers: Sequence[str], rows: Iterable[Sequence[str]], *, left: int = 1,
-          row_classes: Sequence[str] | None = None, css: str = "") -> str:
+def table(
+    headers: Sequence[str],
+    rows: Iterable[Sequence[str]],
+    *,
+    left: int = 1,
+    row_classes: Sequence[str] | None = None,
+    css: str = "",
+) -> str:
     """A table of already-formatted cells (escaped here); the first ``left`` columns align left."""
-    head = "".join(f"<th class=\"k\">{esc(h)}</th>" if i < left else f"<th>{esc(h)}</th>"
-                   for i, h in enumerate(headers))
+    head = "".join(
+        f'<th class="k">{esc(h)}</th>' if i < left else f"<th>{esc(h)}</th>" for i, h in enumerate(headers)
+    )
     body = []
     for n, row in enumerate(rows):
         cls = row_classes[n] if row_classes and n < len(row_classes) and row_classes[n] else ""
-        cells = "".join(f"<td class=\"k\">{esc(c)}</td>" if i < left else f"<td>{esc(c)}</td>"
-                        for i, c in enumerate(row))
-        body.append(f"<tr class=\"{cls}\">{cells}</tr>" if cls else f"<tr>{cells}</tr>")
-    attr = f" class=\"{css}\"" if css else ""
-    return f"<div class=\"scroll\"><table{attr}><thead><tr>{head}</tr></thead><tbody>" + "".join(body) + \
-        "</tbody></table></div>"
+        cells = "".join(
+            f'<td class="k">{esc(c)}</td>' if i < left else f"<td>{esc(c)}</td>" for i, c in enumerate(row)
+        )
+        body.append(f'<tr class="{cls}">{cells}</tr>' if cls else f"<tr>{cells}</tr>")
+    attr = f' class="{css}"' if css else ""
+    return (
+        f'<div class="scroll"><table{attr}><thead><tr>{head}</tr></thead><tbody>'
+        + "".join(body)
+        + "</tbody></table></div>"
+    )
 
 
 def warnings_box(warnings: Sequence[str], *, title: str = "Warnings") -> str:
     if not warnings:
         return ""
     items = "".join(f"<li>{esc(w)}</li>" for w in warnings)
-    return (f"<section class=\"warn\" id=\"warnings\"><h2>⚠ {esc(title)} ({len(warnings)})</h2>"
-            f"<ul>{items}</ul></section>")
+    return (
+        f'<section class="warn" id="warnings"><h2>⚠ {esc(title)} ({len(warnings)})</h2>'
+        f"<ul>{items}</ul></section>"
+    )
 
 
 def png_figure(name: str, png: bytes, caption: str) -> str:
     data = base64.b64encode(png).decode("ascii")
-    return (f"<figure id=\"plot-{esc(name)}\">"
-            f"<img alt=\"{esc(caption)}\" src=\"data:image/png;base64,{data}\">"
-            f"<figcaption>{esc(caption)}</figcaption></figure>")
+    return (
+        f'<figure id="plot-{esc(name)}">'
+        f'<img alt="{esc(caption)}" src="data:image/png;base64,{data}">'
+        f"<figcaption>{esc(caption)}</figcaption></figure>"
+    )
 
 
 def heading(text: str, level: int = 2) -> str:
@@ -91,7 +106,7 @@ def heading(text: str, level: int = 2) -> str:
 
 
 def paragraph(text: str, css: str = "") -> str:
-    return f"<p class=\"{css}\">{esc(text)}</p>" if css else f"<p>{esc(text)}</p>"
+    return f'<p class="{css}">{esc(text)}</p>' if css else f"<p>{esc(text)}</p>"
 
 
 def fmt(value: float | int | None, digits: int = 1) -> str:
@@ -116,12 +131,16 @@ def verdict_banner(exit_: Mapping[str, Any], *, warnings: int = 0) -> str:
     """The run's verdict, first on the page: green only when it passed with nothing to warn of."""
     line = str(exit_.get("line") or exit_.get("name") or "")
     if exit_.get("code") == 0:
-        tail = f" ({warnings} warnings below)" if warnings else \
-            "; the server settings and the client looked sound"
-        return f"<div class=\"ok\" id=\"verdict\">Verdict: {esc(line)}{esc(tail)}.</div>"
+        tail = (
+            f" ({warnings} warnings below)"
+            if warnings
+            else "; the server settings and the client looked sound"
+        )
+        return f'<div class="ok" id="verdict">Verdict: {esc(line)}{esc(tail)}.</div>'
     reasons = "".join(f"<li>{esc(r)}</li>" for r in exit_.get("reasons") or [])
     errors = "".join(_error_item(e) for e in exit_.get("errors") or [])
-    return (f"<section class=\"fail\" id=\"verdict\"><h2>✗ Run failed: exit "
-            f"{esc(exit_.get('code'))} · {esc(exit_.get('name'))}</h2><p>{esc(line)}</p>"
-            f"<ul>{reasons}</ul>" + (f"<p>Top errors</p><ul>{errors}</ul>" if errors else "")
-            + "</section>")
+    return (
+        f'<section class="fail" id="verdict"><h2>✗ Run failed: exit '
+        f"{esc(exit_.get('code'))} · {esc(exit_.get('name'))}</h2><p>{esc(line)}</p>"
+        f"<ul>{reasons}</ul>" + (f"<p>Top errors</p><ul>{errors}</ul>" if errors else "") + "</section>"
+    )

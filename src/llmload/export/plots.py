@@ -35,8 +35,17 @@ def _draw(ax: Axes, s: Series, color: str) -> None:
     if s.low is not None and s.high is not None:
         below = [0.0 if math.isnan(v) or lo is None else v - lo for v, lo in zip(y, s.low, strict=True)]
         above = [0.0 if math.isnan(v) or hi is None else hi - v for v, hi in zip(y, s.high, strict=True)]
-        ax.errorbar(x, y, yerr=[below, above], fmt="o-", capsize=4, label=f"{s.label} (repeat spread)",
-                    color=color, linewidth=1.5, markersize=4)
+        ax.errorbar(
+            x,
+            y,
+            yerr=[below, above],
+            fmt="o-",
+            capsize=4,
+            label=f"{s.label} (repeat spread)",
+            color=color,
+            linewidth=1.5,
+            markersize=4,
+        )
     else:
         ax.plot(x, y, "o-", label=s.label, color=color, linewidth=1.5, markersize=4)
     for xi, yi, text in zip(x, y, s.point_labels or (), strict=False):
@@ -71,8 +80,15 @@ def render(spec: FigureSpec) -> bytes:
         _draw(right if s.right_axis and right is not None else ax, s, color)
     for x, label in spec.markers:
         ax.axvline(x, color="0.75", linewidth=0.8, linestyle="--")
-        ax.annotate(label, (x, 1.0), xycoords=("data", "axes fraction"), xytext=(2, -10),
-                    textcoords="offset points", fontsize=7, color="0.4")
+        ax.annotate(
+            label,
+            (x, 1.0),
+            xycoords=("data", "axes fraction"),
+            xytext=(2, -10),
+            textcoords="offset points",
+            fontsize=7,
+            color="0.4",
+        )
     _style_x(ax, spec)
     ax.set(title=spec.title, xlabel=spec.xlabel, ylabel=spec.ylabel)
     ax.set_ylim(bottom=0)

@@ -37,12 +37,16 @@ _go_float = cast(Callable[[float], str], _untyped_go_float)
 
 # Help text per sample stream; the names and bounds are llmload.metrics.classic's SPECS.
 _HELP = {
-    "ttft": "Time to the first token-bearing event.", "ttfot": "Time to the first content event.",
-    "itl": "Inter-token latency, one sample per token.", "tpot": "Per-request time per output token.",
-    "e2e": "End-to-end request latency.", "chunk_gap": "Raw gap between token-bearing reads.",
+    "ttft": "Time to the first token-bearing event.",
+    "ttfot": "Time to the first content event.",
+    "itl": "Inter-token latency, one sample per token.",
+    "tpot": "Per-request time per output token.",
+    "e2e": "End-to-end request latency.",
+    "chunk_gap": "Raw gap between token-bearing reads.",
     "queue": "How late the client sent a scheduled request.",
     "tokens_per_event": "Tokens of each token-bearing event but the first.",
-    "prompt_tokens": "Prompt tokens per request (usage).", "generation_tokens": "Output tokens per request.",
+    "prompt_tokens": "Prompt tokens per request (usage).",
+    "generation_tokens": "Output tokens per request.",
 }
 _FINE = " Fine buckets: 1-2-5 per decade from 100 µs."
 # Classic histogram key -> (family name, help).
@@ -89,8 +93,9 @@ class LlmloadCollector:
         return _families(self.source, histograms=True)[0]
 
 
-def _families(source: ExportSource, histograms: bool) -> tuple[Iterator[Metric], list[str],
-                                                                 dict[int, ClassicStats]]:
+def _families(
+    source: ExportSource, histograms: bool
+) -> tuple[Iterator[Metric], list[str], dict[int, ClassicStats]]:
     """The metric families of one scrape (histograms last), and the read they come from."""
     labels = source.labels()
     common = [labels.get(n, "") for n in COMMON_LABELS]
@@ -98,8 +103,12 @@ def _families(source: ExportSource, histograms: bool) -> tuple[Iterator[Metric],
     # zero, so increase() over a run is exact instead of missing the first interval.
     stages = dict(source.classic()) or {0: ClassicStats()}
     families = itertools.chain(
-        (_run_info(labels, common),), _counters(stages, common), _gauges(source.gauges(), common),
-        _health(source.health(), common), _histograms(stages, common) if histograms else ())
+        (_run_info(labels, common),),
+        _counters(stages, common),
+        _gauges(source.gauges(), common),
+        _health(source.health(), common),
+        _histograms(stages, common) if histograms else (),
+    )
     return families, common, stages
 
 
@@ -127,7 +136,7 @@ def _histograms(stages: Mapping[int, ClassicStats], common: list[str]) -> Iterat
 
 
 def _escape(value: str) -> str:
-    return value.replace("\\", r"\\").replace("\n", r"\n").replace('"', r'\"')
+    return value.replace("\\", r"\\").replace("\n", r"\n").replace('"', r"\"")
 
 
 def _histogram_text(stages: Mapping[int, ClassicStats], common: list[str]) -> str:
@@ -142,11 +151,16 @@ def _histogram_text(stages: Mapping[int, ClassicStats], common: list[str]) -> st
             base = ",".join(f'{k}="{_escape(v)}"' for k, v in sorted(labels.items()))
             cumulative = stats.cumulative(key)
             # "le" sorts first, as generate_latest orders labels; Go formats n < 1e6 as "<n>.0".
-            out += [f'{name}_bucket{{le="{le}",{base}}} {n}.0\n' if n < 1_000_000 else
-                    f'{name}_bucket{{le="{le}",{base}}} {_go_float(n)}\n'
-                    for le, n in zip(les, cumulative, strict=True)]
-            out += [f"{name}_count{{{base}}} {_go_float(cumulative[-1])}\n",
-                    f"{name}_sum{{{base}}} {_go_float(stats.sums[BY_KEY[key].source] * scale)}\n"]
+            out += [
+                f'{name}_bucket{{le="{le}",{base}}} {n}.0\n'
+                if n < 1_000_000
+                else f'{name}_bucket{{le="{le}",{base}}} {_go_float(n)}\n'
+                for le, n in zip(les, cumulative, strict=True)
+            ]
+            out += [
+                f"{name}_count{{{base}}} {_go_float(cumulative[-1])}\n",
+                f"{name}_sum{{{base}}} {_go_float(stats.sums[BY_KEY[key].source] * scale)}\n",
+            ]
     return "".join(out)
 
 
@@ -220,8 +234,7 @@ class _QuietHandler(WSGIRequestHandler):
 def _app(source: ExportSource) -> Callable[[dict[str, Any], Any], list[bytes]]:
     def app(_environ: dict[str, Any], start_response: Any) -> list[bytes]:  # any path, as upstream
         body = render(source)
-        start_response("200 OK", [("Content-Type", CONTENT_TYPE_LATEST),
-                                  ("Content-Length", str(len(body)))])
+        start_response("200 OK", [("Content-Type", CONTENT_TYPE_LATEST), ("Content-Length", str(len(body)))])
         return [body]
 
     return app

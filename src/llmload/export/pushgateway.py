@@ -22,12 +22,12 @@ JOB = "llmload"
 _log = logging.getLogger(__name__)
 
 
-def push_final(url: str, job: str, grouping: Mapping[str, str], registry: CollectorRegistry,
-               *, timeout_s: float = 10.0) -> bool:
+def push_final(
+    url: str, job: str, grouping: Mapping[str, str], registry: CollectorRegistry, *, timeout_s: float = 10.0
+) -> bool:
     """PUT the registry's current exposition as the group ``job`` + ``grouping``; False on error."""
     try:
-        push_to_gateway(url, job=job, registry=registry, grouping_key=dict(grouping),
-                        timeout=timeout_s)
+        push_to_gateway(url, job=job, registry=registry, grouping_key=dict(grouping), timeout=timeout_s)
     except (OSError, ValueError) as exc:  # unreachable, refused, non-2xx, malformed URL
         _log.warning("llmload: could not push the final metrics to %s: %s", url, exc)
         return False
@@ -44,12 +44,14 @@ def delete_group(url: str, job: str, grouping: Mapping[str, str], *, timeout_s: 
     return True
 
 
-def finish(config: ExporterConfig, handle: ExporterHandle, run_id: str,
-           sleep: Callable[[float], None] = time.sleep) -> None:
+def finish(
+    config: ExporterConfig, handle: ExporterHandle, run_id: str, sleep: Callable[[float], None] = time.sleep
+) -> None:
     """Push the final snapshot (if asked), linger, delete the pushed group (if asked), close."""
     grouping = {"run_id": run_id}
     pushed = config.pushgateway_url is not None and push_final(
-        config.pushgateway_url, JOB, grouping, handle.registry)
+        config.pushgateway_url, JOB, grouping, handle.registry
+    )
     if config.linger_s > 0:
         sleep(config.linger_s)  # scrapes keep being answered meanwhile, by the server's thread
     if pushed and config.pushgateway_delete and config.pushgateway_url is not None:

@@ -50,7 +50,7 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="llmload report",
         description="Rebuild a run's stages.csv, plots and self-contained report.html from its "
-                    "results directory.",
+        "results directory.",
     )
     p.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="a results directory (holds summary.json)")
     p.add_argument("--out", type=Path, help="write into this directory instead of RUN_DIR")

@@ -22,22 +22,39 @@ CAPTIONS = {
 # (header, stages.csv column, digits); columns that are empty in every stage are left out, and
 # input/total tok/s and p90s stay in stages.csv only, so the table fits the page.
 _STAGE_TABLE = (
-    ("stage", "index", 0), ("C", "concurrency", 0), ("window s", "window_s", 0),
-    ("ok", "requests_ok", 0), ("failed", "requests_failed", 0), ("unfinished", "requests_unfinished", 0),
-    ("out tok/s", "output_tok_per_s", 1), ("req/s", "request_per_s", 2),
+    ("stage", "index", 0),
+    ("C", "concurrency", 0),
+    ("window s", "window_s", 0),
+    ("ok", "requests_ok", 0),
+    ("failed", "requests_failed", 0),
+    ("unfinished", "requests_unfinished", 0),
+    ("out tok/s", "output_tok_per_s", 1),
+    ("req/s", "request_per_s", 2),
     ("goodput req/s", "goodput_req_per_s", 2),
-    ("TTFT p50", "ttft_p50_ms", 1), ("TTFT p99", "ttft_p99_ms", 1), ("ITL p50", "itl_p50_ms", 2),
-    ("ITL p99", "itl_p99_ms", 2), ("TPOT p50", "tpot_p50_ms", 2), ("TPOT p99", "tpot_p99_ms", 2),
-    ("E2E p50", "e2e_p50_ms", 0), ("E2E p99", "e2e_p99_ms", 0), ("decode tok/s", "decode_tok_per_s", 1),
-    ("tokens/event", "tokens_per_event", 2), ("server accept len", "server_acceptance_length", 2),
-    ("server accept rate", "server_acceptance_rate", 2), ("client-bound", "client_bound", 0),
+    ("TTFT p50", "ttft_p50_ms", 1),
+    ("TTFT p99", "ttft_p99_ms", 1),
+    ("ITL p50", "itl_p50_ms", 2),
+    ("ITL p99", "itl_p99_ms", 2),
+    ("TPOT p50", "tpot_p50_ms", 2),
+    ("TPOT p99", "tpot_p99_ms", 2),
+    ("E2E p50", "e2e_p50_ms", 0),
+    ("E2E p99", "e2e_p99_ms", 0),
+    ("decode tok/s", "decode_tok_per_s", 1),
+    ("tokens/event", "tokens_per_event", 2),
+    ("server accept len", "server_acceptance_length", 2),
+    ("server accept rate", "server_acceptance_rate", 2),
+    ("client-bound", "client_bound", 0),
 )
 
 
 def _header(run: RunData) -> list[str]:
     info: Mapping[str, Any] = run.summary.get("run") or {}
-    parts = [f"target {info.get('target') or '?'}", f"model {info.get('model') or '?'}",
-             f"scenario {info.get('scenario') or '?'}", f"started {info.get('started_at') or '?'}"]
+    parts = [
+        f"target {info.get('target') or '?'}",
+        f"model {info.get('model') or '?'}",
+        f"scenario {info.get('scenario') or '?'}",
+        f"started {info.get('started_at') or '?'}",
+    ]
     return [f"<h1>llmload report · run {h.esc(run.run_id)}</h1>", h.paragraph(" · ".join(parts), "sub")]
 
 
@@ -48,19 +65,32 @@ def _headline(summary: Mapping[str, Any]) -> list[str]:
     peak_c = head.get("peak_concurrency")
     rows = [
         ("single-stream output tok/s (C=1)", h.fmt(head.get("single_stream_tok_per_s"))),
-        ("peak output tok/s", h.fmt(head.get("peak_tok_per_s"))
-         + ("" if peak_c is None else f" at C={peak_c}")),
-        ("per-stream speed halves at", "-" if head.get("half_speed_concurrency") is None
-         else f"C={head['half_speed_concurrency']}"),
+        (
+            "peak output tok/s",
+            h.fmt(head.get("peak_tok_per_s")) + ("" if peak_c is None else f" at C={peak_c}"),
+        ),
+        (
+            "per-stream speed halves at",
+            "-" if head.get("half_speed_concurrency") is None else f"C={head['half_speed_concurrency']}",
+        ),
     ]
     out = [h.heading("Headline"), h.table(("", "value"), rows, css="big")]
     levels = head.get("levels") or []
     if levels:
-        out.append(h.table(
-            ("concurrency", "output tok/s", "repeat spread", "decode tok/s per stream"),
-            [(str(lv.get("concurrency")), h.fmt(lv.get("output_tok_per_s")),
-              _spread(lv.get("spread")), h.fmt(lv.get("decode_tok_per_s")))
-             for lv in levels]))
+        out.append(
+            h.table(
+                ("concurrency", "output tok/s", "repeat spread", "decode tok/s per stream"),
+                [
+                    (
+                        str(lv.get("concurrency")),
+                        h.fmt(lv.get("output_tok_per_s")),
+                        _spread(lv.get("spread")),
+                        h.fmt(lv.get("decode_tok_per_s")),
+                    )
+                    for lv in levels
+                ],
+            )
+        )
     return out
 
 
@@ -71,37 +101,58 @@ def _spread(spread: Any) -> str:
 
 
 def _stages(rows: Sequence[Row]) -> list[str]:
-    columns = [c for c in _STAGE_TABLE
-               if c[1] == "client_bound" or any(r.get(c[1]) is not None for r in rows)]
+    columns = [
+        c for c in _STAGE_TABLE if c[1] == "client_bound" or any(r.get(c[1]) is not None for r in rows)
+    ]
     body = [[h.fmt(r.get(col), digits) for _title, col, digits in columns] for r in rows]
     classes = ["bad" if r.get("client_bound") else "" for r in rows]
-    return [h.heading("Stages"),
-            h.paragraph("Latencies in ms, over requests sent in each stage's measured window; "
-                        "the full table, with p90, is stages.csv. Highlighted: client-bound stages.", "note"),
-            h.table([c[0] for c in columns], body, left=0, row_classes=classes, css="wide")]
+    return [
+        h.heading("Stages"),
+        h.paragraph(
+            "Latencies in ms, over requests sent in each stage's measured window; "
+            "the full table, with p90, is stages.csv. Highlighted: client-bound stages.",
+            "note",
+        ),
+        h.table([c[0] for c in columns], body, left=0, row_classes=classes, css="wide"),
+    ]
 
 
 def _spec_decode(rows: Sequence[Row]) -> list[str]:
-    rows = [r for r in rows if r.get("server_acceptance_length") is not None
-            or r.get("server_acceptance_rate") is not None]
+    rows = [
+        r
+        for r in rows
+        if r.get("server_acceptance_length") is not None or r.get("server_acceptance_rate") is not None
+    ]
     if not rows:
         return []
     return [
         h.heading("Speculative decoding"),
-        h.paragraph("The server's acceptance beside the client's tokens per event. With one event per "
-                    "decode step, tokens per event should track the mean acceptance length; if it "
-                    "stays near 1 the server splits its steps into single-token events.", "note"),
-        h.table(("stage", "C", "client tokens/event", "server mean acceptance length",
-                 "server acceptance rate"),
-                [(str(r.get("index")), str(r.get("concurrency")), h.fmt(r.get("tokens_per_event"), 2),
-                  h.fmt(r.get("server_acceptance_length"), 2), h.fmt(r.get("server_acceptance_rate"), 3))
-                 for r in rows], left=0),
+        h.paragraph(
+            "The server's acceptance beside the client's tokens per event. With one event per "
+            "decode step, tokens per event should track the mean acceptance length; if it "
+            "stays near 1 the server splits its steps into single-token events.",
+            "note",
+        ),
+        h.table(
+            ("stage", "C", "client tokens/event", "server mean acceptance length", "server acceptance rate"),
+            [
+                (
+                    str(r.get("index")),
+                    str(r.get("concurrency")),
+                    h.fmt(r.get("tokens_per_event"), 2),
+                    h.fmt(r.get("server_acceptance_length"), 2),
+                    h.fmt(r.get("server_acceptance_rate"), 3),
+                )
+                for r in rows
+            ],
+            left=0,
+        ),
     ]
 
 
 def _plots(pngs: Mapping[str, bytes]) -> list[str]:
     figures = [h.png_figure(name, png, CAPTIONS.get(name, name)) for name, png in pngs.items()]
-    return [h.heading("Plots"), "<div class=\"plots\">" + "".join(figures) + "</div>"]
+    return [h.heading("Plots"), '<div class="plots">' + "".join(figures) + "</div>"]
 
 
 def _key_values(title: str, value: Any, skip: tuple[str, ...] = ()) -> list[str]:
@@ -114,8 +165,9 @@ def _key_values(title: str, value: Any, skip: tuple[str, ...] = ()) -> list[str]
 def _errors(summary: Mapping[str, Any]) -> list[str]:
     """Failure kinds by stage (every phase), with the HTTP status and one answer per kind."""
     stages = summary.get("stages") or []
-    by_stage = [(stage_name(s), (s.get("attempts") or {}).get("errors") or s.get("errors") or {})
-                for s in stages]
+    by_stage = [
+        (stage_name(s), (s.get("attempts") or {}).get("errors") or s.get("errors") or {}) for s in stages
+    ]
     kinds = sorted({kind for _name, errors in by_stage for kind in errors})
     if not kinds:
         return []
@@ -129,15 +181,25 @@ def _errors(summary: Mapping[str, Any]) -> list[str]:
         message = str(sample.get("message") or "")
         if len(message) > _SAMPLE_CHARS:
             message = message[:_SAMPLE_CHARS] + "..."
-        rows.append([kind, *(h.fmt(errors.get(kind, 0)) for _n, errors in by_stage),
-                     h.fmt(sample.get("status")), message])
-    table = h.table(["kind", *(name for name, _e in by_stage), "HTTP status", "a server answer"],
-                    rows)
-    return [h.heading("Errors"),
-            h.paragraph("Failed requests of every phase (warm-up and drain included) by kind and "
-                        "stage; each kind with the first answer the server gave for it. Every "
-                        "failed request is in requests.jsonl.", "note"),
-            table]
+        rows.append(
+            [
+                kind,
+                *(h.fmt(errors.get(kind, 0)) for _n, errors in by_stage),
+                h.fmt(sample.get("status")),
+                message,
+            ]
+        )
+    table = h.table(["kind", *(name for name, _e in by_stage), "HTTP status", "a server answer"], rows)
+    return [
+        h.heading("Errors"),
+        h.paragraph(
+            "Failed requests of every phase (warm-up and drain included) by kind and "
+            "stage; each kind with the first answer the server gave for it. Every "
+            "failed request is in requests.jsonl.",
+            "note",
+        ),
+        table,
+    ]
 
 
 def render_report(run: RunData, rows: Sequence[Row], pngs: Mapping[str, bytes]) -> str:

@@ -85,8 +85,10 @@ def read_summary(run_dir: Path) -> dict[str, Any]:
         raise ResultsError(f"{path} is not an llmload summary (no 'stages' list)")
     version = data.get("schema_version", 1)
     if not isinstance(version, int) or version > SCHEMA_VERSION:
-        raise ResultsError(f"{path} has schema_version {version!r}: written by a newer llmload "
-                           f"than this one (which reads 1 to {SCHEMA_VERSION}): upgrade llmload")
+        raise ResultsError(
+            f"{path} has schema_version {version!r}: written by a newer llmload "
+            f"than this one (which reads 1 to {SCHEMA_VERSION}): upgrade llmload"
+        )
     return upgrade(data)
 
 
@@ -107,9 +109,11 @@ def upgrade(summary: dict[str, Any]) -> dict[str, Any]:
     out["stages"] = [_stage_from_v1(stage) for stage in summary.get("stages") or []]
     headline = summary.get("headline")
     if headline:
-        out["headline"] = {"peak_rate_req_per_s": None, **headline,
-                           "levels": [{"rate_req_per_s": None, **level}
-                                      for level in headline.get("levels") or []]}
+        out["headline"] = {
+            "peak_rate_req_per_s": None,
+            **headline,
+            "levels": [{"rate_req_per_s": None, **level} for level in headline.get("levels") or []],
+        }
     out.setdefault("headline", None)
     out.setdefault("warnings", [])
     out.setdefault("server", {})
@@ -121,13 +125,22 @@ def upgrade(summary: dict[str, Any]) -> dict[str, Any]:
 def _stage_from_v1(stage: Mapping[str, Any]) -> dict[str, Any]:
     req = stage.get("requests") or {}
     errors = dict(stage.get("errors") or {})
-    attempts = {"finished": int(req.get("ok", 0)) + int(req.get("failed", 0)),
-                "failed": int(req.get("failed", 0)), "unfinished": int(req.get("unfinished", 0)),
-                "errors": errors}
-    unknown = ("rate_req_per_s", "goodput_req_per_s", "cached_prompt_tokens",
-               "prompt_cache_hit_rate")
-    return {**dict.fromkeys(unknown), "attempts": attempts, "error_samples": {},
-            "partial": False, "ttft_ms_by_label": {}, "warnings": [], **stage}
+    attempts = {
+        "finished": int(req.get("ok", 0)) + int(req.get("failed", 0)),
+        "failed": int(req.get("failed", 0)),
+        "unfinished": int(req.get("unfinished", 0)),
+        "errors": errors,
+    }
+    unknown = ("rate_req_per_s", "goodput_req_per_s", "cached_prompt_tokens", "prompt_cache_hit_rate")
+    return {
+        **dict.fromkeys(unknown),
+        "attempts": attempts,
+        "error_samples": {},
+        "partial": False,
+        "ttft_ms_by_label": {},
+        "warnings": [],
+        **stage,
+    }
 
 
 def _number(row: Mapping[str, str | None], key: str, where: str) -> float | None:
@@ -157,11 +170,18 @@ def read_timeseries(path: Path) -> tuple[TimePoint, ...] | None:
             if t_s is None:
                 raise ResultsError(f"{where}: t_s is empty")
             stage = _number(row, "stage", where)
-            points.append(TimePoint(
-                t_s, None if stage is None else int(stage), (row.get("phase") or "").strip(),
-                _number(row, "output_tok_per_s", where), _number(row, "in_flight", where),
-                _number(row, "requests_ok", where), _number(row, "errors", where),
-                _number(row, "ttft_p50_ms", where)))
+            points.append(
+                TimePoint(
+                    t_s,
+                    None if stage is None else int(stage),
+                    (row.get("phase") or "").strip(),
+                    _number(row, "output_tok_per_s", where),
+                    _number(row, "in_flight", where),
+                    _number(row, "requests_ok", where),
+                    _number(row, "errors", where),
+                    _number(row, "ttft_p50_ms", where),
+                )
+            )
     return tuple(points)
 
 
@@ -185,8 +205,10 @@ def all_warnings(summary: Mapping[str, Any]) -> list[str]:
     for stage in summary.get("stages") or []:
         name = stage_name(stage)
         if stage.get("client_bound"):
-            out.append(f"{name} is CLIENT-BOUND: its numbers measure the load generator, not the "
-                       "server; add workers before publishing them")
+            out.append(
+                f"{name} is CLIENT-BOUND: its numbers measure the load generator, not the "
+                "server; add workers before publishing them"
+            )
         out += [f"{name}: {w}" for w in stage.get("warnings") or []]
     return out
 
@@ -202,8 +224,16 @@ def spec_decode(stage: Mapping[str, Any]) -> tuple[float | None, float | None]:
         return None, None
     places = [server, *(v for v in server.values() if isinstance(v, Mapping))]
     rate = _first(places, ("acceptance_rate", "spec_decode_acceptance_rate", "accept_rate"))
-    length = _first(places, ("mean_acceptance_length", "acceptance_length", "accept_length",
-                             "spec_accept_length", "accept_length_gauge_mean"))
+    length = _first(
+        places,
+        (
+            "mean_acceptance_length",
+            "acceptance_length",
+            "accept_length",
+            "spec_accept_length",
+            "accept_length_gauge_mean",
+        ),
+    )
     return rate, length
 
 
@@ -244,7 +274,9 @@ def verdict_of(summary: Mapping[str, Any]) -> Mapping[str, Any]:
     if summary.get("exit"):
         return dict(summary["exit"])
     checks = ((summary.get("run") or {}).get("options") or {}).get("checks") or {}
-    config = ChecksConfig(parse_slo(",".join(checks.get("slo") or [])),
-                          parse_max_error_rate(checks.get("max_error_rate")),
-                          bool(checks.get("fail_on_client_bound")))
+    config = ChecksConfig(
+        parse_slo(",".join(checks.get("slo") or [])),
+        parse_max_error_rate(checks.get("max_error_rate")),
+        bool(checks.get("fail_on_client_bound")),
+    )
     return judge(summary, config).to_json()

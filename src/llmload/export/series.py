@@ -97,16 +97,24 @@ def throughput_figure(runs: Mapping[str, Sequence[Row]], name: str = "throughput
     """Aggregate output tok/s against concurrency, one series per run."""
     all_rows = [row for rows in runs.values() for row in rows]
     return FigureSpec(
-        name, "Aggregate output throughput", "concurrency", "output tok/s",
+        name,
+        "Aggregate output throughput",
+        "concurrency",
+        "output tok/s",
         tuple(level_series(rows, "output_tok_per_s", label) for label, rows in runs.items()),
-        concurrency_scale(all_rows))
+        concurrency_scale(all_rows),
+    )
 
 
 def latency_figure(rows: Sequence[Row], metric: str, title: str) -> FigureSpec:
     return FigureSpec(
-        metric, f"{title} p50 and p99", "concurrency", f"{title} (ms)",
+        metric,
+        f"{title} p50 and p99",
+        "concurrency",
+        f"{title} (ms)",
         tuple(level_series(rows, f"{metric}_{q}_ms", f"{title} {q}") for q in ("p50", "p99")),
-        concurrency_scale(rows))
+        concurrency_scale(rows),
+    )
 
 
 def _first_labels(levels: Iterable[int]) -> tuple[str, ...]:
@@ -127,10 +135,19 @@ def throughput_latency_figure(rows: Sequence[Row]) -> FigureSpec:
         if isinstance(x, float) and isinstance(y, float):
             points.append((_int(r.get("concurrency")), _int(r.get("index")), x, y))
     points.sort()
-    series = Series("stages", tuple(p[2] for p in points), tuple(p[3] for p in points),
-                    point_labels=_first_labels(p[0] for p in points))
-    return FigureSpec("throughput_latency", "Throughput-latency curve", "aggregate output tok/s",
-                      "per-stream decode tok/s", (series,))
+    series = Series(
+        "stages",
+        tuple(p[2] for p in points),
+        tuple(p[3] for p in points),
+        point_labels=_first_labels(p[0] for p in points),
+    )
+    return FigureSpec(
+        "throughput_latency",
+        "Throughput-latency curve",
+        "aggregate output tok/s",
+        "per-stream decode tok/s",
+        (series,),
+    )
 
 
 def timeline_figure(points: Sequence[TimePoint], rows: Sequence[Row]) -> FigureSpec:
@@ -143,11 +160,23 @@ def timeline_figure(points: Sequence[TimePoint], rows: Sequence[Row]) -> FigureS
             markers.append((p.t_s, f"C={level.get(p.stage, '?')}"))
             previous = p.stage
     return FigureSpec(
-        "timeline", "Throughput and in-flight requests over time", "time (s)", "output tok/s",
-        (Series("output tok/s", tuple(p.t_s for p in points), tuple(p.output_tok_per_s for p in points)),
-         Series("in flight", tuple(p.t_s for p in points), tuple(p.in_flight for p in points),
-                right_axis=True, step=True)),
-        right_ylabel="requests in flight", markers=tuple(markers))
+        "timeline",
+        "Throughput and in-flight requests over time",
+        "time (s)",
+        "output tok/s",
+        (
+            Series("output tok/s", tuple(p.t_s for p in points), tuple(p.output_tok_per_s for p in points)),
+            Series(
+                "in flight",
+                tuple(p.t_s for p in points),
+                tuple(p.in_flight for p in points),
+                right_axis=True,
+                step=True,
+            ),
+        ),
+        right_ylabel="requests in flight",
+        markers=tuple(markers),
+    )
 
 
 LATENCIES = (("ttft", "TTFT"), ("itl", "ITL"), ("tpot", "TPOT"))

@@ -88,8 +88,10 @@ def stage_summary(
         "error_rate": _ratio(sum(failed.values()), sum(o.values())),
         # every request of the stage, warm-up and drain included (the verdict's evidence)
         "attempts": _attempts(stats),
-        "error_samples": {kind: {"status": status, "message": redact_text(message)}
-                          for kind, (status, message) in sorted(stats.error_samples.items())},
+        "error_samples": {
+            kind: {"status": status, "message": redact_text(message)}
+            for kind, (status, message) in sorted(stats.error_samples.items())
+        },
         "partial": False,
         "finish_reasons": dict(sorted(stats.finish_reasons.items())),
         "output_tokens": c.output_tokens,
@@ -115,16 +117,21 @@ def stage_summary(
     }
     for key in ("ttft", "ttfot", "itl", "tpot", "e2e", "e2e_scheduled", "chunk_gap", "connect", "queue"):
         stage[f"{key}_ms"] = latency_ms(h[key])
-    stage["ttft_ms_by_label"] = {label: latency_ms(hist)
-                                 for label, hist in sorted(stats.ttft_by_label.items())}
+    stage["ttft_ms_by_label"] = {
+        label: latency_ms(hist) for label, hist in sorted(stats.ttft_by_label.items())
+    }
     return stage
 
 
 def _attempts(stats: StageStats) -> dict[str, Any]:
     a = stats.attempts
     errors = {kind: n for kind, n in sorted(a.items()) if kind not in (OK, UNFINISHED)}
-    return {"finished": sum(a.values()) - a[UNFINISHED], "failed": sum(errors.values()),
-            "unfinished": a[UNFINISHED], "errors": errors}
+    return {
+        "finished": sum(a.values()) - a[UNFINISHED],
+        "failed": sum(errors.values()),
+        "unfinished": a[UNFINISHED],
+        "errors": errors,
+    }
 
 
 def _round(x: float) -> float | None:
@@ -149,10 +156,16 @@ def reproducibility(seed: int, workers: int) -> dict[str, Any]:
             return None
 
     try:
-        rev: str | None = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=5,
-            check=False,
-        ).stdout.strip() or None
+        rev: str | None = (
+            subprocess.run(
+                ["git", "rev-parse", "--short", "HEAD"],
+                capture_output=True,
+                text=True,
+                timeout=5,
+                check=False,
+            ).stdout.strip()
+            or None
+        )
     except OSError:
         rev = None
     return {
@@ -209,21 +222,30 @@ def headline(stages: list[dict[str, Any]]) -> dict[str, Any]:
     for (kind, level), group in sorted(by_level.items()):
         rates = [s["output_tok_per_s"] for s in group]
         speeds = [v for v in map(_decode_tok_per_s, group) if v is not None]
-        levels.append({
-            "concurrency": group[0].get("concurrency") if kind == "concurrency" else None,
-            "rate_req_per_s": level if kind == "rate" else None,
-            "output_tok_per_s": round(sum(rates) / len(rates), 3),
-            "spread": [min(rates), max(rates)],
-            "decode_tok_per_s": round(sum(speeds) / len(speeds), 3) if speeds else None,
-        })
+        levels.append(
+            {
+                "concurrency": group[0].get("concurrency") if kind == "concurrency" else None,
+                "rate_req_per_s": level if kind == "rate" else None,
+                "output_tok_per_s": round(sum(rates) / len(rates), 3),
+                "spread": [min(rates), max(rates)],
+                "decode_tok_per_s": round(sum(speeds) / len(speeds), 3) if speeds else None,
+            }
+        )
     single = next((lv for lv in levels if lv["concurrency"] == 1), None)
     peak = max(levels, key=lambda lv: lv["output_tok_per_s"], default=None)
     half = None
     if single is not None and single["decode_tok_per_s"]:
         limit = single["decode_tok_per_s"] / 2
-        half = next((lv["concurrency"] for lv in levels if lv["concurrency"] is not None
-                     and lv["decode_tok_per_s"] is not None and lv["decode_tok_per_s"] < limit),
-                    None)
+        half = next(
+            (
+                lv["concurrency"]
+                for lv in levels
+                if lv["concurrency"] is not None
+                and lv["decode_tok_per_s"] is not None
+                and lv["decode_tok_per_s"] < limit
+            ),
+            None,
+        )
     return {
         "single_stream_tok_per_s": single["output_tok_per_s"] if single else None,
         "peak_tok_per_s": peak["output_tok_per_s"] if peak else None,

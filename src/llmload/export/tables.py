@@ -17,13 +17,28 @@ from llmload.export.rundata import spec_decode
 Cell = float | int | bool | None
 Row = dict[str, Cell]
 
-LATENCY_COLUMNS = tuple(f"{metric}_{q}_ms" for metric in ("ttft", "itl", "tpot", "e2e")
-                        for q in ("p50", "p90", "p99"))
+LATENCY_COLUMNS = tuple(
+    f"{metric}_{q}_ms" for metric in ("ttft", "itl", "tpot", "e2e") for q in ("p50", "p90", "p99")
+)
 STAGE_COLUMNS = (
-    "index", "concurrency", "window_s", "requests_ok", "requests_failed", "requests_unfinished",
-    "error_rate", "output_tok_per_s", "input_tok_per_s", "total_tok_per_s", "request_per_s",
-    "goodput_req_per_s", *LATENCY_COLUMNS, "decode_tok_per_s", "tokens_per_event",
-    "server_acceptance_rate", "server_acceptance_length", "client_bound",
+    "index",
+    "concurrency",
+    "window_s",
+    "requests_ok",
+    "requests_failed",
+    "requests_unfinished",
+    "error_rate",
+    "output_tok_per_s",
+    "input_tok_per_s",
+    "total_tok_per_s",
+    "request_per_s",
+    "goodput_req_per_s",
+    *LATENCY_COLUMNS,
+    "decode_tok_per_s",
+    "tokens_per_event",
+    "server_acceptance_rate",
+    "server_acceptance_length",
+    "client_bound",
 )
 INT_COLUMNS = frozenset({"index", "concurrency", "requests_ok", "requests_failed", "requests_unfinished"})
 

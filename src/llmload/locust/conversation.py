@@ -58,5 +58,12 @@ class ConversationUser(ConnectionUser):
 
     def _send(self, prompt: Prompt) -> RequestRecord:
         assert self._transport is not None
-        return send_request(self.environment, self._session, self.endpoint, self._transport,
-                            prompt, user_id=self._user_id, index=self._count)
+        return send_request(
+            self.environment,
+            self._session,
+            self.endpoint,
+            self._transport,
+            prompt,
+            user_id=self._user_id,
+            index=self._count,
+        )

@@ -73,15 +73,19 @@ class MasterRole:
         self.fleet.join(client_id)
         expected = self._environment.parsed_options.expect_workers
         names = ", ".join(self.fleet.workers)
-        print(f"llmload: {len(self.fleet.workers)} of {expected} expected workers connected: "
-              f"{names}", file=sys.stderr, flush=True)
+        print(
+            f"llmload: {len(self.fleet.workers)} of {expected} expected workers connected: {names}",
+            file=sys.stderr,
+            flush=True,
+        )
         for a in self.fleet.history:  # a late joiner learns the phase it joins in
             self._environment.runner.send_message(PHASE, asdict(a), client_id=client_id)
 
     def test_start(self) -> None:
         self.server.start()
-        source = FleetSource(self.fleet, running_users(self._environment), self.run_id,
-                             self.config.host, self.config.scenario)
+        source = FleetSource(
+            self.fleet, running_users(self._environment), self.run_id, self.config.host, self.config.scenario
+        )
         self.exporter = start_exporter_if(self.config, source)
         if self._environment.shape_class is None:
             self.conductor.start_ticking()
@@ -105,8 +109,11 @@ class MasterRole:
             runner.server.send_to_client(Message("stop", None, client.id))  # type: ignore[no-untyped-call]
         deadline = time.time() + self._environment.stop_timeout + self.config.fleet.final_wait_s
         while self.fleet.waiting_for() and time.time() < deadline:
-            gone = [cid for cid in self.fleet.workers
-                    if cid not in runner.clients or runner.clients[cid].state == STATE_MISSING]
+            gone = [
+                cid
+                for cid in self.fleet.workers
+                if cid not in runner.clients or runner.clients[cid].state == STATE_MISSING
+            ]
             self.fleet.mark_lost(gone)
             gevent.sleep(0.1)
         late = self.fleet.waiting_for()
@@ -120,8 +127,12 @@ class MasterRole:
                     runner.server.send_to_client(Message("quit", None, cid))  # type: ignore[no-untyped-call]
 
     def test_stop(self) -> None:
-        self.exit_code, self.final_text = conclude(self.config, self.results, self.write(complete=True),
-                                                   exit_code_on_error=exit_code_on_error(self._environment))
+        self.exit_code, self.final_text = conclude(
+            self.config,
+            self.results,
+            self.write(complete=True),
+            exit_code_on_error=exit_code_on_error(self._environment),
+        )
         self._environment.process_exit_code = self.fleet.exit_code = self.exit_code
 
     def after_quit(self) -> None:
@@ -130,16 +141,33 @@ class MasterRole:
 
     def write(self, *, complete: bool) -> dict[str, Any]:
         lost = self.fleet.lost_report(time.time(), self.config.workload.max_tokens)
-        warnings = [*self.fleet.warnings,
-                    *(f"worker {x['worker']} was lost: up to {x['requests_missing_at_most']} "
-                      "requests may be missing" for x in lost)]
+        warnings = [
+            *self.fleet.warnings,
+            *(
+                f"worker {x['worker']} was lost: up to {x['requests_missing_at_most']} "
+                "requests may be missing"
+                for x in lost
+            ),
+        ]
         views = self.fleet.views()
         summary = build_summary(
-            self.config, run_id=self.run_id, started_at=self.started_at, model=self.fleet.model,
-            views=views, records=self.fleet.record_files(), complete=complete and not lost,
-            workers=len(self.fleet.workers), extra_run={"lost_workers": lost}, warnings=warnings,
-            stopped=self.fleet.stopped)
+            self.config,
+            run_id=self.run_id,
+            started_at=self.started_at,
+            model=self.fleet.model,
+            views=views,
+            records=self.fleet.record_files(),
+            complete=complete and not lost,
+            workers=len(self.fleet.workers),
+            extra_run={"lost_workers": lost},
+            warnings=warnings,
+            stopped=self.fleet.stopped,
+        )
         self.server.attach(summary)
-        write_results(self.results, summary, [v.stats.to_dict() for v in views],
-               self.fleet.timeseries.rows(self.fleet.announcements))
+        write_results(
+            self.results,
+            summary,
+            [v.stats.to_dict() for v in views],
+            self.fleet.timeseries.rows(self.fleet.announcements),
+        )
         return summary

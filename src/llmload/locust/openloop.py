@@ -64,8 +64,9 @@ class OpenLoopUser(SessionUser):
         cfg = self._session.config
         assert state.rate is not None and state.started_ns is not None
         kind: ArrivalKind = cfg.open_loop.arrival  # type: ignore[assignment]
-        arrivals = Arrivals(state.rate, kind, cfg.open_loop.burstiness,
-                            seed=cfg.workload.seed * 1_000_003 + stage)
+        arrivals = Arrivals(
+            state.rate, kind, cfg.open_loop.burstiness, seed=cfg.workload.seed * 1_000_003 + stage
+        )
         for offset in arrivals.offsets(*self._share):
             due_ns = state.started_ns + int(offset * 1e9)
             delay = (due_ns - time.perf_counter_ns()) / 1e9
@@ -80,9 +81,17 @@ class OpenLoopUser(SessionUser):
         transport = self._idle.pop() if self._idle else session.transports.new()
         prompt = session.prompts.get(self._user_id, self._count)
         index, self._count = self._count, self._count + 1
-        send_request(self.environment, session, self.endpoint, transport, prompt,
-                     user_id=self._user_id, index=index, stage_window=(stage, state.window),
-                     scheduled_ns=due_ns)
+        send_request(
+            self.environment,
+            session,
+            self.endpoint,
+            transport,
+            prompt,
+            user_id=self._user_id,
+            index=index,
+            stage_window=(stage, state.window),
+            scheduled_ns=due_ns,
+        )
         self._idle.append(transport)
 
     def on_stop(self) -> None:

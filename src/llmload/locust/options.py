@@ -155,8 +155,7 @@ def to_config(opts: Any, scenario: str = "chat", host: str | None = None) -> Run
         prefix=PrefixSpec(opts.prefix_groups, opts.prefix_tokens, opts.prefix_share),
         conversation=ConversationSpec(opts.turns, opts.think_time_s),
     )
-    timeouts = Timeouts.from_flags(opts.first_token_timeout, opts.stall_timeout,
-                                   opts.request_timeout)
+    timeouts = Timeouts.from_flags(opts.first_token_timeout, opts.stall_timeout, opts.request_timeout)
     transport = _transport_config(
         base_url=host.rstrip("/"),
         kind=opts.transport,
@@ -180,11 +179,17 @@ def to_config(opts: Any, scenario: str = "chat", host: str | None = None) -> Run
         transport=transport,
         sweep=sweep,
         open_loop=open_loop,
-        exporter=ExporterConfig(opts.prometheus_port, opts.prometheus_host, opts.prometheus_linger_s,
-                                opts.pushgateway_url, opts.pushgateway_delete),
+        exporter=ExporterConfig(
+            opts.prometheus_port,
+            opts.prometheus_host,
+            opts.prometheus_linger_s,
+            opts.pushgateway_url,
+            opts.pushgateway_delete,
+        ),
         fleet=FleetConfig(opts.report_interval_s, opts.final_wait_s),
-        checks=ChecksConfig(parse_slo(opts.slo), parse_max_error_rate(opts.max_error_rate),
-                            opts.fail_on_client_bound),
+        checks=ChecksConfig(
+            parse_slo(opts.slo), parse_max_error_rate(opts.max_error_rate), opts.fail_on_client_bound
+        ),
         results_dir=opts.results_dir,
         run_id=opts.run_id,
         scenario=scenario,

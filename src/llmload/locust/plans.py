@@ -19,14 +19,19 @@ def make_conductor(environment: Any, config: RunConfig, announce: Any, progress:
         users = environment.parsed_options.num_users or 1
         if open_loop.rate is not None:
             users = open_loop.max_in_flight
-        plans = Conductor.plain_run(users, phases.warmup_requests, phases.warmup_s,
-                                    open_loop.rate)
+        plans = Conductor.plain_run(users, phases.warmup_requests, phases.warmup_s, open_loop.rate)
         return Conductor(plans, announce, progress)
     sweep = config.sweep
-    plans = sweep_plans(list(sweep.levels), window_s=sweep.window_s,
-                        warmup_requests=phases.warmup_requests, warmup_s=phases.warmup_s,
-                        drain_s=phases.drain_s, repeat=sweep.repeat, rates=list(sweep.rates),
-                        max_in_flight=open_loop.max_in_flight)
+    plans = sweep_plans(
+        list(sweep.levels),
+        window_s=sweep.window_s,
+        warmup_requests=phases.warmup_requests,
+        warmup_s=phases.warmup_s,
+        drain_s=phases.drain_s,
+        repeat=sweep.repeat,
+        rates=list(sweep.rates),
+        max_in_flight=open_loop.max_in_flight,
+    )
     return Conductor(plans, announce, progress)
 
 

@@ -26,8 +26,7 @@ Role = LocalRole | MasterRole | WorkerRole
 def role_of(environment: Any) -> Role:
     role: Role | None = getattr(environment, _ROLE, None)
     if role is None:
-        raise RuntimeError("llmload is not installed: call llmload.locust.install(events) "
-                           "in the locustfile")
+        raise RuntimeError("llmload is not installed: call llmload.locust.install(events) in the locustfile")
     return role
 
 
@@ -73,8 +72,11 @@ def _on_init(environment: Any, runner: Any = None, **_kw: Any) -> None:
             if not environment.parsed_options.stop_timeout:
                 # Let in-flight requests finish at the end (the drain) instead of killing them.
                 environment.stop_timeout = config.phases.drain_s
-            role = MasterRole(environment, config) if isinstance(runner, MasterRunner) \
+            role = (
+                MasterRole(environment, config)
+                if isinstance(runner, MasterRunner)
                 else LocalRole(environment, config)
+            )
     except LlmloadError as exc:
         _fatal(exc)
         return
@@ -99,7 +101,6 @@ def _on_init(environment: Any, runner: Any = None, **_kw: Any) -> None:
 
     environment.events.quitting.add_listener(on_quitting)
     environment.events.quit.add_listener(on_quit)
-
 
 
 def _on_test_start(environment: Any, **_kw: Any) -> None:

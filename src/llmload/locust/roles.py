@@ -33,15 +33,15 @@ from llmload.stages import Announcement
 
 
 def _announcement(data: dict[str, Any]) -> Announcement:
-    return Announcement(data["stage"], Phase(data["phase"]), data["wall_time"],
-                        data["concurrency"], data.get("rate"))
+    return Announcement(
+        data["stage"], Phase(data["phase"]), data["wall_time"], data["concurrency"], data.get("rate")
+    )
 
 
 class LocalRole:
     def __init__(self, environment: Any, config: RunConfig) -> None:
         self.session = Session(config)
-        self.conductor = make_conductor(environment, config, self._announce,
-                                        self.session.progress)
+        self.conductor = make_conductor(environment, config, self._announce, self.session.progress)
         self._environment = environment
         self.server = ServerWatch(config, planned_concurrency(environment, config))
         self.final_text: str | None = None
@@ -82,8 +82,11 @@ class LocalRole:
         summary = self.write(complete=True)
         self.session.close()
         self.exit_code, self.final_text = conclude(
-            self.session.config, self.session.results, summary,
-            exit_code_on_error=exit_code_on_error(self._environment))
+            self.session.config,
+            self.session.results,
+            summary,
+            exit_code_on_error=exit_code_on_error(self._environment),
+        )
         self._environment.process_exit_code = self.session.exit_code = self.exit_code
 
     def after_quit(self) -> None:
@@ -92,12 +95,21 @@ class LocalRole:
 
     def write(self, *, complete: bool) -> dict[str, Any]:
         s = self.session
-        summary = build_summary(s.config, run_id=s.run_id, started_at=s.started_at, model=s.model,
-                                views=s.views(), records=[s.describe()], complete=complete,
-                                warnings=list(s.warnings), stopped=s.stopped)
+        summary = build_summary(
+            s.config,
+            run_id=s.run_id,
+            started_at=s.started_at,
+            model=s.model,
+            views=s.views(),
+            records=[s.describe()],
+            complete=complete,
+            warnings=list(s.warnings),
+            stopped=s.stopped,
+        )
         self.server.attach(summary)
-        write_results(s.results, summary, [v.stats.to_dict() for v in s.views()],
-               s.timeseries.rows(s.announcements))
+        write_results(
+            s.results, summary, [v.stats.to_dict() for v in s.views()], s.timeseries.rows(s.announcements)
+        )
         return summary
 
 
@@ -123,14 +135,14 @@ class WorkerRole:
         """Called at test_start, once the master's options have reached this worker."""
         runner = self._environment.runner
         index = max(runner.worker_index, 0)
-        self.session = session = Session(config, process_tag=f"worker-{index}",
-                                         user_offset=index * 1_000_000)
+        self.session = session = Session(config, process_tag=f"worker-{index}", user_offset=index * 1_000_000)
         session.start()
         for a, received in self._pending:
             session.apply(a, received)
         self._pending.clear()
-        self._shipper = Shipper(session, runner.send_message, lambda: runner.user_count,
-                                config.fleet.report_interval_s)
+        self._shipper = Shipper(
+            session, runner.send_message, lambda: runner.user_count, config.fleet.report_interval_s
+        )
         shipper = self._shipper
         # The master stops the fleet: tell it now, not at the next report.
         session.on_stop = lambda _why: shipper.ship(final=False)

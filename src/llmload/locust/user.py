@@ -53,8 +53,15 @@ class ChatUser(ConnectionUser):
     def generate(self) -> None:
         assert self._transport is not None
         prompt = self._session.prompts.get(self._user_id, self._count)
-        send_request(self.environment, self._session, self.endpoint, self._transport, prompt,
-                     user_id=self._user_id, index=self._count)
+        send_request(
+            self.environment,
+            self._session,
+            self.endpoint,
+            self._transport,
+            prompt,
+            user_id=self._user_id,
+            index=self._count,
+        )
         self._count += 1
 
 

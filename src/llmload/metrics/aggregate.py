@@ -206,9 +206,9 @@ class StageStats:
         stats.outcomes.update(d["outcomes"])
         stats.finish_reasons.update(d["finish_reasons"])
         stats.token_sources.update(d["token_sources"])
-        stats.ttft_by_label = {k: LogHistogram.from_dict(h)
-                               for k, h in d.get("ttft_by_label", {}).items()}
+        stats.ttft_by_label = {k: LogHistogram.from_dict(h) for k, h in d.get("ttft_by_label", {}).items()}
         stats.attempts.update(d.get("attempts", {}))
-        stats.error_samples = {kind: (status, message)
-                               for kind, (status, message) in d.get("error_samples", {}).items()}
+        stats.error_samples = {
+            kind: (status, message) for kind, (status, message) in d.get("error_samples", {}).items()
+        }
         return stats

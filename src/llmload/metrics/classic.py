@@ -55,13 +55,81 @@ def one_two_five(lowest: int, highest: int) -> tuple[int, ...]:
 
 
 # vLLM's lists (vllm/v1/metrics/loggers.py), copied exactly: overlays depend on identical bounds.
-VLLM_TTFT_NS = _ns((0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5,
-                    5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0))
+VLLM_TTFT_NS = _ns(
+    (
+        0.001,
+        0.005,
+        0.01,
+        0.02,
+        0.04,
+        0.06,
+        0.08,
+        0.1,
+        0.25,
+        0.5,
+        0.75,
+        1.0,
+        2.5,
+        5.0,
+        7.5,
+        10.0,
+        20.0,
+        40.0,
+        80.0,
+        160.0,
+        640.0,
+        2560.0,
+    )
+)
 # vllm:inter_token_latency_seconds and vllm:request_time_per_output_token_seconds share it.
-VLLM_ITL_NS = _ns((0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0,
-                   7.5, 10.0, 20.0, 40.0, 80.0))
-VLLM_E2E_NS = _ns((0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0,
-                   60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0))
+VLLM_ITL_NS = _ns(
+    (
+        0.01,
+        0.025,
+        0.05,
+        0.075,
+        0.1,
+        0.15,
+        0.2,
+        0.3,
+        0.4,
+        0.5,
+        0.75,
+        1.0,
+        2.5,
+        5.0,
+        7.5,
+        10.0,
+        20.0,
+        40.0,
+        80.0,
+    )
+)
+VLLM_E2E_NS = _ns(
+    (
+        0.3,
+        0.5,
+        0.8,
+        1.0,
+        1.5,
+        2.0,
+        2.5,
+        5.0,
+        10.0,
+        15.0,
+        20.0,
+        30.0,
+        40.0,
+        50.0,
+        60.0,
+        120.0,
+        240.0,
+        480.0,
+        960.0,
+        1920.0,
+        7680.0,
+    )
+)
 FINE_NS = one_two_five(100_000, 100 * _NS)  # 100 µs .. 100 s
 # vLLM builds its token lists as 1-2-5 up to max_model_len: this is the same list, uncut.
 TOKENS = one_two_five(1, 1_000_000)
@@ -151,8 +219,12 @@ class ClassicStats:
             self.counts[source][bisect_left(UNION[source], value)] += 1
             self.sums[source] += value
 
-    def _observe_all(self, source: str, values: Sequence[int], weights: Sequence[int] | None = None,
-                     ) -> None:
+    def _observe_all(
+        self,
+        source: str,
+        values: Sequence[int],
+        weights: Sequence[int] | None = None,
+    ) -> None:
         """Count a request's per-read samples (``weights[i]`` times each, when given) at once:
         sorted, then one ``bisect`` per bound up to the largest value instead of one per sample
         (a 1,000-token request has 1,000 samples and ~40 bounds)."""
@@ -205,15 +277,22 @@ class ClassicStats:
                 end -= 1
             if end:
                 hist[source] = counts[:end]
-        return {"layout": LAYOUT, "h": hist, "s": {k: v for k, v in self.sums.items() if v},
-                "o": dict(self.outcomes), "pt": self.prompt_tokens_total,
-                "gt": self.generation_tokens_total}
+        return {
+            "layout": LAYOUT,
+            "h": hist,
+            "s": {k: v for k, v in self.sums.items() if v},
+            "o": dict(self.outcomes),
+            "pt": self.prompt_tokens_total,
+            "gt": self.generation_tokens_total,
+        }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ClassicStats:
         if d.get("layout") != LAYOUT:
-            raise ValueError(f"classic bucket layout {d.get('layout')!r} != {LAYOUT}: "
-                             "workers and master run different llmload versions")
+            raise ValueError(
+                f"classic bucket layout {d.get('layout')!r} != {LAYOUT}: "
+                "workers and master run different llmload versions"
+            )
         stats = cls()
         for source, counts in d["h"].items():
             mine = stats.counts[source]
@@ -230,10 +309,13 @@ class ClassicStats:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ClassicStats):
             return NotImplemented
-        return (self.counts == other.counts and self.sums == other.sums
-                and self.outcomes == other.outcomes
-                and self.prompt_tokens_total == other.prompt_tokens_total
-                and self.generation_tokens_total == other.generation_tokens_total)
+        return (
+            self.counts == other.counts
+            and self.sums == other.sums
+            and self.outcomes == other.outcomes
+            and self.prompt_tokens_total == other.prompt_tokens_total
+            and self.generation_tokens_total == other.generation_tokens_total
+        )
 
     __hash__ = None  # type: ignore[assignment]  # mutable: equal by value, never hashed
 

@@ -32,10 +32,22 @@ OPTION = "--slo"
 LATENCY_METRICS = ("ttft", "ttfot", "itl", "tpot", "e2e", "e2e_scheduled", "chunk_gap", "connect", "queue")
 REQUEST_METRICS = ("ttft", "ttfot", "tpot", "e2e", "itl")
 # Numeric stage fields a rule may name besides the ones with a rate suffix (see _is_stage_field).
-STAGE_FIELDS = ("output_tok_per_s", "input_tok_per_s", "total_tok_per_s", "request_per_s",
-                "goodput_req_per_s", "error_rate", "duration_s", "output_tokens", "window_output_tokens")
+STAGE_FIELDS = (
+    "output_tok_per_s",
+    "input_tok_per_s",
+    "total_tok_per_s",
+    "request_per_s",
+    "goodput_req_per_s",
+    "error_rate",
+    "duration_s",
+    "output_tokens",
+    "window_output_tokens",
+)
 _OPS: Mapping[str, Callable[[float, float], bool]] = {
-    "<=": operator.le, "<": operator.lt, ">=": operator.ge, ">": operator.gt,
+    "<=": operator.le,
+    "<": operator.lt,
+    ">=": operator.ge,
+    ">": operator.gt,
 }
 # Two-character operators first, so "<=" is never read as "<" followed by "=200".
 _CLAUSE = re.compile(r"^\s*([a-z][a-z0-9_]*)\s*(<=|>=|<|>)\s*([^\s<>=]+)\s*$")
@@ -82,8 +94,9 @@ def quantile_of(stat: str) -> float | None:
 def _parse_clause(clause: str) -> SloRule:
     m = _CLAUSE.match(clause)
     if m is None:
-        raise ConfigError(OPTION, clause, "expected METRIC OP NUMBER with OP one of <=, <, >=, >, "
-                          "e.g. ttft_p99_ms<=200")
+        raise ConfigError(
+            OPTION, clause, "expected METRIC OP NUMBER with OP one of <=, <, >=, >, e.g. ttft_p99_ms<=200"
+        )
     key, op, number = m.groups()
     try:
         threshold = float(number)
@@ -95,12 +108,17 @@ def _parse_clause(clause: str) -> SloRule:
     if lat is not None:
         metric, stat = lat.group("metric"), lat.group("stat")
         if metric not in LATENCY_METRICS:
-            raise ConfigError(OPTION, clause, f"unknown latency metric {metric!r}; "
-                              f"one of {', '.join(LATENCY_METRICS)}")
+            raise ConfigError(
+                OPTION, clause, f"unknown latency metric {metric!r}; one of {', '.join(LATENCY_METRICS)}"
+            )
         return SloRule(key, op, threshold, metric, stat)
     if not _is_stage_field(key):
-        raise ConfigError(OPTION, clause, f"unknown metric {key!r}: use <metric>_<pNN|mean|min|max>_ms "
-                          f"or a stage field such as {', '.join(STAGE_FIELDS[:5])}")
+        raise ConfigError(
+            OPTION,
+            clause,
+            f"unknown metric {key!r}: use <metric>_<pNN|mean|min|max>_ms "
+            f"or a stage field such as {', '.join(STAGE_FIELDS[:5])}",
+        )
     return SloRule(key, op, threshold)
 
 
@@ -136,8 +154,9 @@ def parse_max_error_rate(value: str | float | None) -> float | None:
     return rate
 
 
-def observe(rule: SloRule, stage: Mapping[str, Any],
-            histograms: Mapping[str, LogHistogram] | None = None) -> float | None:
+def observe(
+    rule: SloRule, stage: Mapping[str, Any], histograms: Mapping[str, LogHistogram] | None = None
+) -> float | None:
     """The stage's value of the rule's statistic, or None when the stage did not measure it."""
     if rule.metric is None:
         value = stage.get(rule.key)
@@ -154,8 +173,9 @@ def observe(rule: SloRule, stage: Mapping[str, Any],
     return None if value_ns is None else value_ns / _NS_PER_MS
 
 
-def evaluate(rules: Sequence[SloRule], stage: Mapping[str, Any],
-             histograms: Mapping[str, LogHistogram] | None = None) -> list[SloResult]:
+def evaluate(
+    rules: Sequence[SloRule], stage: Mapping[str, Any], histograms: Mapping[str, LogHistogram] | None = None
+) -> list[SloResult]:
     """Every rule against one stage of ``summary.json`` (``histograms``: that stage's, in ns)."""
     results = []
     for rule in rules:
@@ -164,9 +184,15 @@ def evaluate(rules: Sequence[SloRule], stage: Mapping[str, Any],
     return results
 
 
-def request_meets(rules: Sequence[SloRule], *, ttft_ms: float | None, tpot_ms: float | None,
-                  e2e_ms: float | None, ttfot_ms: float | None = None,
-                  itl_ms_max: float | None = None) -> bool:
+def request_meets(
+    rules: Sequence[SloRule],
+    *,
+    ttft_ms: float | None,
+    tpot_ms: float | None,
+    e2e_ms: float | None,
+    ttfot_ms: float | None = None,
+    itl_ms_max: float | None = None,
+) -> bool:
     """Whether one successful request met every request-level rule (the goodput predicate).
 
     Give only requests that succeeded: a failed request is never good. A metric the request did

@@ -29,6 +29,7 @@ class TimeSeries:
 
     def add(self, r: RequestRecord, wall_minus_perf_ns: int) -> None:
         """Fold one record; ``wall_minus_perf_ns`` converts this process's stamps to wall time."""
+
         def second(t_ns: int) -> int:
             return (t_ns + wall_minus_perf_ns) // _NS
 
@@ -93,15 +94,17 @@ class TimeSeries:
                     stage, phase = s, p
             h = self.ttft.get(sec)
             p50 = h.quantile(0.5) if h is not None else None
-            rows.append({
-                "t_s": sec - start,
-                "wall_s": sec,
-                "stage": stage,
-                "phase": phase,
-                "output_tok_per_s": self.tokens.get(sec, 0),
-                "in_flight": self.in_flight.get(sec, 0),
-                "requests_ok": self.ok.get(sec, 0),
-                "errors": self.errors.get(sec, 0),
-                "ttft_p50_ms": None if p50 is None else round(p50 / 1e6, 3),
-            })
+            rows.append(
+                {
+                    "t_s": sec - start,
+                    "wall_s": sec,
+                    "stage": stage,
+                    "phase": phase,
+                    "output_tok_per_s": self.tokens.get(sec, 0),
+                    "in_flight": self.in_flight.get(sec, 0),
+                    "requests_ok": self.ok.get(sec, 0),
+                    "errors": self.errors.get(sec, 0),
+                    "ttft_p50_ms": None if p50 is None else round(p50 / 1e6, 3),
+                }
+            )
         return rows

@@ -20,7 +20,6 @@ MAX_CHUNK_LINE_BYTES: Final = 8 * 1024  # a size line with extensions; real ones
 MAX_TRAILER_BYTES: Final = 64 * 1024
 
 
-
 @dataclass(frozen=True, slots=True)
 class HttpRequest:
     """One HTTP request, ready to be written. ``headers`` excludes Host and Content-Length.

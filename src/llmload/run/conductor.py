@@ -39,8 +39,9 @@ class Conductor:
         self.started = time.time()
 
     @staticmethod
-    def plain_run(concurrency: int, warmup_requests: int | None, warmup_s: float,
-                  rate: float | None = None) -> list[StagePlan]:
+    def plain_run(
+        concurrency: int, warmup_requests: int | None, warmup_s: float, rate: float | None = None
+    ) -> list[StagePlan]:
         """A plain run: one stage whose window lasts until Locust stops the test."""
         return [StagePlan(0, max(concurrency, 1), math.inf, warmup_requests, warmup_s, 0.0, rate)]
 
@@ -52,6 +53,7 @@ class Conductor:
 
     def start_ticking(self, interval_s: float = 0.1) -> None:
         """For plain runs, which have no LoadTestShape to tick them."""
+
         def loop() -> None:
             while self.controller.phase is not Phase.DONE:
                 self.tick()
@@ -63,6 +65,7 @@ class Conductor:
         """Print where the run is every few seconds: stage i/n, level, phase, times, tok/s.
 
         ``tokens`` counts output tokens received so far, in-flight requests included."""
+
         def loop() -> None:
             before, since = tokens(), time.time()
             while self.controller.phase is not Phase.DONE:
@@ -82,8 +85,10 @@ class Conductor:
         elapsed = _clock(now - self.started)
         remaining = c.remaining_s(now)
         left = "until stopped" if math.isinf(remaining) else f"≥{_clock(remaining)} left"
-        return (f"llmload: stage {plan.index + 1}/{len(c.plans)} · {plan.level}"
-                f" · {c.phase.value} · {elapsed} elapsed, {left} · ~{tok_per_s:,.0f} tok/s")
+        return (
+            f"llmload: stage {plan.index + 1}/{len(c.plans)} · {plan.level}"
+            f" · {c.phase.value} · {elapsed} elapsed, {left} · ~{tok_per_s:,.0f} tok/s"
+        )
 
     def cut_short(self) -> bool:
         """The test stops while a sweep has stages to go: it was interrupted. (A plain run has
@@ -99,8 +104,7 @@ class Conductor:
         self._ticker = self._progress_greenlet = None
         plan = self.controller.current
         if plan is not None and self.controller.phase is Phase.MEASURE:
-            self._announce(Announcement(plan.index, Phase.DRAIN, time.time(),
-                                        plan.concurrency, plan.rate))
+            self._announce(Announcement(plan.index, Phase.DRAIN, time.time(), plan.concurrency, plan.rate))
 
 
 def _clock(seconds: float) -> str:

@@ -51,17 +51,23 @@ class Delta:
 
     def to_wire(self) -> dict[str, Any]:
         return {
-            "seq": self.seq, "name": self.name, "records_file": self.records_file,
-            "final": self.final, "model": self.model,
+            "seq": self.seq,
+            "name": self.name,
+            "records_file": self.records_file,
+            "final": self.final,
+            "model": self.model,
             "stages": {str(k): v.to_dict() for k, v in self.stages.items()},
             "classic": {str(k): v.to_dict() for k, v in self.classic.items()},
             "timeseries": None if self.timeseries is None else self.timeseries.to_dict(),
-            "users": self.users, "in_flight": self.in_flight, "records": self.records,
+            "users": self.users,
+            "in_flight": self.in_flight,
+            "records": self.records,
             "tokens_received": self.tokens_received,
             "completed": _str_keys(self.completed),
             "in_flight_measured": _str_keys(self.in_flight_measured),
             "health_now": dict(self.health_now),
-            "health": _str_keys(self.health), "lateness": _str_keys(self.lateness),
+            "health": _str_keys(self.health),
+            "lateness": _str_keys(self.lateness),
             "warnings": list(self.warnings),
             "stopped": None if self.stopped is None else dict(self.stopped),
         }
@@ -70,20 +76,25 @@ class Delta:
     def from_wire(cls, data: Mapping[str, Any]) -> Delta:
         series = data.get("timeseries")
         return cls(
-            seq=int(data["seq"]), name=str(data["name"]), records_file=str(data["records_file"]),
-            final=bool(data.get("final")), model=data.get("model"),
+            seq=int(data["seq"]),
+            name=str(data["name"]),
+            records_file=str(data["records_file"]),
+            final=bool(data.get("final")),
+            model=data.get("model"),
             stages={int(k): StageStats.from_dict(v) for k, v in data.get("stages", {}).items()},
-            classic={int(k): ClassicStats.from_dict(v)
-                     for k, v in data.get("classic", {}).items()},
+            classic={int(k): ClassicStats.from_dict(v) for k, v in data.get("classic", {}).items()},
             timeseries=None if series is None else TimeSeries.from_dict(series),
-            users=int(data.get("users", 0)), in_flight=int(data.get("in_flight", 0)),
+            users=int(data.get("users", 0)),
+            in_flight=int(data.get("in_flight", 0)),
             records=int(data.get("records", 0)),
             tokens_received=int(data.get("tokens_received", 0)),
             completed=_int_keys(data.get("completed")),
             in_flight_measured=_int_keys(data.get("in_flight_measured")),
             health_now=data.get("health_now") or {},
-            health=_int_keys(data.get("health")), lateness=_int_keys(data.get("lateness")),
-            warnings=tuple(data.get("warnings") or ()), stopped=data.get("stopped") or None,
+            health=_int_keys(data.get("health")),
+            lateness=_int_keys(data.get("lateness")),
+            warnings=tuple(data.get("warnings") or ()),
+            stopped=data.get("stopped") or None,
         )
 
 

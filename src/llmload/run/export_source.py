@@ -16,8 +16,13 @@ from llmload.run.session import Session
 
 
 def _labels(run_id: str, target: str, model: str | None, scenario: str) -> dict[str, str]:
-    return {"run_id": run_id, "target": target, "model": model or "",
-            "scenario": scenario, "version": llmload.__version__}
+    return {
+        "run_id": run_id,
+        "target": target,
+        "model": model or "",
+        "scenario": scenario,
+        "version": llmload.__version__,
+    }
 
 
 class SessionSource:
@@ -32,9 +37,13 @@ class SessionSource:
     def gauges(self) -> Mapping[str, float]:
         s = self._session
         state = s.stages.get(s.stage)
-        gauges = {"users": float(self._users()), "in_flight": float(s.in_flight),
-                  "workers": 0.0, "stage": float(max(s.stage, 0)),
-                  "concurrency": float(state.concurrency if state else 0)}
+        gauges = {
+            "users": float(self._users()),
+            "in_flight": float(s.in_flight),
+            "workers": 0.0,
+            "stage": float(max(s.stage, 0)),
+            "concurrency": float(state.concurrency if state else 0),
+        }
         if s.exit_code is not None:
             gauges["exit_code"] = float(s.exit_code)
         return gauges
@@ -48,8 +57,9 @@ class SessionSource:
 
 
 class FleetSource:
-    def __init__(self, fleet: Fleet, users: Callable[[], int], run_id: str, target: str,
-                 scenario: str) -> None:
+    def __init__(
+        self, fleet: Fleet, users: Callable[[], int], run_id: str, target: str, scenario: str
+    ) -> None:
         self._fleet = fleet
         self._users = users
         self._labels = (run_id, target, scenario)
@@ -61,10 +71,13 @@ class FleetSource:
         f = self._fleet
         live = [w for w in f.workers.values() if not w.lost and not w.final]
         meta = f.stages.get(f.current_stage)
-        gauges = {"users": float(self._users()),
-                  "in_flight": float(sum(w.in_flight for w in live)), "workers": float(len(live)),
-                  "stage": float(max(f.current_stage, 0)),
-                  "concurrency": float(meta.concurrency if meta else 0)}
+        gauges = {
+            "users": float(self._users()),
+            "in_flight": float(sum(w.in_flight for w in live)),
+            "workers": float(len(live)),
+            "stage": float(max(f.current_stage, 0)),
+            "concurrency": float(meta.concurrency if meta else 0),
+        }
         if f.exit_code is not None:
             gauges["exit_code"] = float(f.exit_code)
         return gauges

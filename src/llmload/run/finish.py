@@ -15,8 +15,9 @@ from llmload.export.results import ResultsDir
 from llmload.verdict import judge
 
 
-def write_results(results: ResultsDir, summary: dict[str, Any], stats: list[dict[str, Any]],
-           series: list[dict[str, Any]]) -> None:
+def write_results(
+    results: ResultsDir, summary: dict[str, Any], stats: list[dict[str, Any]], series: list[dict[str, Any]]
+) -> None:
     results.write_json("histograms.json", {"stages": stats})
     results.write_csv("timeseries.csv", series)
     results.write_json("summary.json", summary)
@@ -26,13 +27,21 @@ def start_exporter_if(config: RunConfig, source: ExportSource) -> ExporterHandle
     if not config.exporter.port:
         return None
     handle = start_exporter(config.exporter, source)
-    print(f"llmload: Prometheus metrics on http://{config.exporter.host}:{handle.port}/metrics",
-          file=sys.stderr, flush=True)
+    print(
+        f"llmload: Prometheus metrics on http://{config.exporter.host}:{handle.port}/metrics",
+        file=sys.stderr,
+        flush=True,
+    )
     return handle
 
 
-def conclude(config: RunConfig, results: ResultsDir, summary: dict[str, Any], *,
-             exit_code_on_error: int = int(ExitCode.ERRORS_OVER_LIMIT)) -> tuple[int, str]:
+def conclude(
+    config: RunConfig,
+    results: ResultsDir,
+    summary: dict[str, Any],
+    *,
+    exit_code_on_error: int = int(ExitCode.ERRORS_OVER_LIMIT),
+) -> tuple[int, str]:
     """Judge the run, record the verdict in the summary, write the report; return the exit
     code and the table (printed at Locust's ``quit`` event, after Locust's own tables, so ours
     is what stays on screen, its verdict line last)."""
@@ -42,5 +51,3 @@ def conclude(config: RunConfig, results: ResultsDir, summary: dict[str, Any], *,
     write_report(results.path)
     code = exit_code_on_error if verdict.code is ExitCode.ERRORS_OVER_LIMIT else int(verdict.code)
     return code, console.render(summary, str(results.path))
-
-

@@ -118,8 +118,10 @@ class Fleet:
     def progress(self) -> Progress:
         stage = max(self.current_stage, 0)
         live = [w for w in self.workers.values() if not w.lost]
-        return Progress(sum(w.completed.get(stage, 0) for w in live),
-                        sum(w.in_flight_measured.get(stage, 0) for w in live))
+        return Progress(
+            sum(w.completed.get(stage, 0) for w in live),
+            sum(w.in_flight_measured.get(stage, 0) for w in live),
+        )
 
     def tokens_received(self) -> int:
         return sum(w.tokens_received for w in self.workers.values())
@@ -148,10 +150,16 @@ class Fleet:
             silence = max(0.0, now - (w.last_heard_wall or w.joined_wall))
             per_user = 1 + (silence / w.min_e2e_s if w.min_e2e_s else silence)
             bound = int(w.users * per_user + 0.999999)
-            out.append({"worker": w.name, "client_id": w.client_id, "silent_s": round(silence, 3),
-                        "last_seq": w.last_seq, "requests_missing_at_most": bound,
-                        "output_tokens_missing_at_most": None if max_tokens is None
-                        else bound * max_tokens})
+            out.append(
+                {
+                    "worker": w.name,
+                    "client_id": w.client_id,
+                    "silent_s": round(silence, 3),
+                    "last_seq": w.last_seq,
+                    "requests_missing_at_most": bound,
+                    "output_tokens_missing_at_most": None if max_tokens is None else bound * max_tokens,
+                }
+            )
         return out
 
     def views(self) -> list[StageView]:
@@ -159,19 +167,24 @@ class Fleet:
         for index, meta in sorted(self.stages.items()):
             t0, t1 = meta.walls.get("measure"), meta.walls.get("drain")
             window_s = (t1 - t0) if t0 is not None and t1 is not None else 0.0
-            views.append(StageView(
-                index=index,
-                concurrency=meta.concurrency,
-                stats=self.stats.get(index, StageStats()),
-                window_s=window_s,
-                measured=t0 is not None,
-                health={w.name: w.health[index] for w in self.workers.values() if index in w.health},
-                lateness_s={w.name: w.lateness[index] for w in self.workers.values()
-                            if index in w.lateness},
-                rate=meta.rate,
-            ))
+            views.append(
+                StageView(
+                    index=index,
+                    concurrency=meta.concurrency,
+                    stats=self.stats.get(index, StageStats()),
+                    window_s=window_s,
+                    measured=t0 is not None,
+                    health={w.name: w.health[index] for w in self.workers.values() if index in w.health},
+                    lateness_s={
+                        w.name: w.lateness[index] for w in self.workers.values() if index in w.lateness
+                    },
+                    rate=meta.rate,
+                )
+            )
         return views
 
     def record_files(self) -> list[dict[str, Any]]:
-        return [{"process": w.name, "records": w.records, "records_file": w.records_file,
-                 "lost": w.lost} for w in self.workers.values()]
+        return [
+            {"process": w.name, "records": w.records, "records_file": w.records_file, "lost": w.lost}
+            for w in self.workers.values()
+        ]

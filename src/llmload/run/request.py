@@ -19,10 +19,18 @@ from llmload.transport.base import Transport
 from llmload.workload.prompts import Prompt
 
 
-def send_request(environment: Any, session: Session, endpoint: Endpoint, transport: Transport,
-                 prompt: Prompt, *, user_id: int, index: int,
-                 stage_window: tuple[int, Window] | None = None,
-                 scheduled_ns: int | None = None) -> RequestRecord:
+def send_request(
+    environment: Any,
+    session: Session,
+    endpoint: Endpoint,
+    transport: Transport,
+    prompt: Prompt,
+    *,
+    user_id: int,
+    index: int,
+    stage_window: tuple[int, Window] | None = None,
+    scheduled_ns: int | None = None,
+) -> RequestRecord:
     """One request of a user, whatever its kind: tag it with the stage it is sent in, run it,
     write and fold its record (also when the run ends mid-request), report it to Locust."""
     if scheduled_ns is None:
@@ -40,9 +48,17 @@ def send_request(environment: Any, session: Session, endpoint: Endpoint, transpo
         session.on_record(record, counted)
 
     client = session.client(endpoint)
-    record = client.run(transport, prompt, request_id=f"{session.process_tag}-{user_id}-{index}",
-                        user=str(user_id), stage=stage, window=window, scheduled_ns=scheduled_ns,
-                        on_unfinished=unfinished, active=session.active)
+    record = client.run(
+        transport,
+        prompt,
+        request_id=f"{session.process_tag}-{user_id}-{index}",
+        user=str(user_id),
+        stage=stage,
+        window=window,
+        scheduled_ns=scheduled_ns,
+        on_unfinished=unfinished,
+        active=session.active,
+    )
     try:
         gevent.idle()  # as above: the bookkeeping waits for the reads that arrived meanwhile
     finally:  # also when the run ends the user here: a finished request is never dropped
@@ -58,5 +74,11 @@ def report_to_locust(environment: Any, name: str, r: RequestRecord) -> None:
     tokens, the only size that matters here. Metrics never travel as fake requests."""
     e2e_ms = ((r.done_ns or 0) - (r.sent_ns or r.scheduled_ns)) / 1e6
     error = None if r.outcome == OK else RuntimeError(f"{r.outcome}: {r.error_detail or ''}")
-    environment.events.request.fire(request_type="POST", name=name, response_time=e2e_ms,
-                                    response_length=r.output_tokens, exception=error, context={})
+    environment.events.request.fire(
+        request_type="POST",
+        name=name,
+        response_time=e2e_ms,
+        response_length=r.output_tokens,
+        exception=error,
+        context={},
+    )

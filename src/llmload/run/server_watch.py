@@ -23,8 +23,7 @@ from llmload.target.scrape import Scraper, Snapshot, summarize
 
 
 class ServerWatch:
-    def __init__(self, config: RunConfig, planned_concurrency: int | None,
-                 interval_s: float = 5.0) -> None:
+    def __init__(self, config: RunConfig, planned_concurrency: int | None, interval_s: float = 5.0) -> None:
         self._config = config
         self._planned = planned_concurrency
         self._interval_s = interval_s
@@ -63,7 +62,7 @@ class ServerWatch:
             self._marks[a.stage] = len(scraper.snapshots) - 1
         elif a.phase is Phase.DRAIN and a.stage in self._marks:
             scraper.poll()
-            samples: list[Snapshot] = scraper.snapshots[self._marks[a.stage]:]
+            samples: list[Snapshot] = scraper.snapshots[self._marks[a.stage] :]
             if len(samples) >= 2:
                 self._stages[a.stage] = summarize(samples[0], samples[-1], samples)
 
@@ -84,8 +83,9 @@ class ServerWatch:
             server = self.stage(stage["index"])
             if server is not None:
                 stage["server"] = server
-                warning = cache_warning(server.get("prefix_cache_hit_rate"), self._config.workload,
-                                        "server /metrics")
+                warning = cache_warning(
+                    server.get("prefix_cache_hit_rate"), self._config.workload, "server /metrics"
+                )
                 if warning:
                     stage["warnings"] = [*stage.get("warnings", []), warning]
         summary["warnings"] = [*self.info.get("warnings", []), *summary.get("warnings", [])]

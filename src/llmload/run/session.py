@@ -83,7 +83,8 @@ class Session:
         self.results = ResultsDir(config.results_dir, self.run_id)
         local = process_tag == "local"
         self.records = self.results.open_records(
-            "requests.jsonl" if local else f"requests-{process_tag}.jsonl", keep_empty=not local)
+            "requests.jsonl" if local else f"requests-{process_tag}.jsonl", keep_empty=not local
+        )
         self.transports = TransportFactory(config.transport)
         self.prompts = make_prompts(config)
         self.health = HealthMonitor()
@@ -122,11 +123,11 @@ class Session:
     def start(self) -> None:
         verify: bool | str = self.config.transport.ca_file or self.config.transport.verify
         if self.model is None:
-            self.model = first_model(self.config.host, api_key=self.config.request.api_key,
-                                     verify=verify)
+            self.model = first_model(self.config.host, api_key=self.config.request.api_key, verify=verify)
         else:
-            warning = check_model(self.config.host, self.model, api_key=self.config.request.api_key,
-                                  verify=verify)
+            warning = check_model(
+                self.config.host, self.model, api_key=self.config.request.api_key, verify=verify
+            )
             if warning:
                 self.warnings.append(warning)
         self.health.start()
@@ -309,9 +310,13 @@ class Session:
         def ms(ns: float | None) -> float | None:
             return None if ns is None else ns / 1e6
 
-        return request_meets(self.config.checks.slo, ttft_ms=ms(derive.ttft_ns(r)),
-                             tpot_ms=ms(derive.tpot_ns(r)), e2e_ms=ms(derive.e2e_ns(r)),
-                             ttfot_ms=ms(derive.ttfot_ns(r)))
+        return request_meets(
+            self.config.checks.slo,
+            ttft_ms=ms(derive.ttft_ns(r)),
+            tpot_ms=ms(derive.tpot_ns(r)),
+            e2e_ms=ms(derive.e2e_ns(r)),
+            ttfot_ms=ms(derive.ttfot_ns(r)),
+        )
 
     def _add_tokens_to_later_windows(self, r: RequestRecord) -> None:
         # A request sent in one stage can still be streaming in a later stage's window; its
@@ -366,8 +371,11 @@ class Session:
         per_read = [st.stats.hist["events_per_read"] for st in self.stages.values()]
         reads = sum(h.count for h in per_read)
         events = sum(h.total for h in per_read)
-        return {"loop_lag_p99_ms": snap["loop_lag_p99_ms"], "cpu_percent": snap["cpu_percent"],
-                "events_per_read_mean": events / reads if reads else None}
+        return {
+            "loop_lag_p99_ms": snap["loop_lag_p99_ms"],
+            "cpu_percent": snap["cpu_percent"],
+            "events_per_read_mean": events / reads if reads else None,
+        }
 
     def take_timeseries(self) -> TimeSeries:
         self.fold_pending()
@@ -376,5 +384,8 @@ class Session:
 
     def describe(self) -> dict[str, Any]:
         self.fold_pending()
-        return {"process": self.process_tag, "records": self.records.count,
-                "records_file": self.records.path.name}
+        return {
+            "process": self.process_tag,
+            "records": self.records.count,
+            "records_file": self.records.path.name,
+        }

@@ -15,8 +15,13 @@ PHASE = "llmload_phase"
 
 
 class Shipper:
-    def __init__(self, session: Session, send: Callable[[str, dict[str, Any]], None],
-                 users: Callable[[], int], interval_s: float = 2.0) -> None:
+    def __init__(
+        self,
+        session: Session,
+        send: Callable[[str, dict[str, Any]], None],
+        users: Callable[[], int],
+        interval_s: float = 2.0,
+    ) -> None:
         self._session = session
         self._send = send
         self._users = users
@@ -37,15 +42,25 @@ class Shipper:
     def ship(self, *, final: bool) -> None:
         s = self._session
         delta = Delta(
-            seq=self._seq, name=s.process_tag, records_file=s.records.path.name, final=final,
-            model=s.model, stages=s.take_stats(), classic=s.take_classic(),
-            timeseries=s.take_timeseries(), users=self._users(), in_flight=s.in_flight,
-            records=s.records.count, tokens_received=s.tokens_received(),
-            completed=s.completed(), in_flight_measured=s.in_flight_measured(),
+            seq=self._seq,
+            name=s.process_tag,
+            records_file=s.records.path.name,
+            final=final,
+            model=s.model,
+            stages=s.take_stats(),
+            classic=s.take_classic(),
+            timeseries=s.take_timeseries(),
+            users=self._users(),
+            in_flight=s.in_flight,
+            records=s.records.count,
+            tokens_received=s.tokens_received(),
+            completed=s.completed(),
+            in_flight_measured=s.in_flight_measured(),
             health_now=s.health_now(),
             health={k: st.health for k, st in s.stages.items() if st.health is not None},
             lateness={k: st.lateness_s for k, st in s.stages.items()},
-            warnings=tuple(s.warnings), stopped=s.stopped,
+            warnings=tuple(s.warnings),
+            stopped=s.stopped,
         )
         self._seq += 1
         self._send(MESSAGE, delta.to_wire())

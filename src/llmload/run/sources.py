@@ -25,8 +25,7 @@ def prompt_source(w: WorkloadConfig) -> PromptSource:
     else:
         prompts = w.prompt_tokens if w.prompt_lengths is None else w.prompt_lengths
         outputs = w.max_tokens if w.output_lengths is None else w.output_lengths
-        source = SyntheticPrompts(prompts, outputs, w.output_jitter, w.seed, w.prefix_cache,
-                                  run_salt=w.salt)
+        source = SyntheticPrompts(prompts, outputs, w.output_jitter, w.seed, w.prefix_cache, run_salt=w.salt)
     if w.prefix.groups:
         source = SharedPrefixes(source, w.prefix, w.seed, w.salt)
     return source

@@ -43,23 +43,32 @@ def cache_warning(hit_rate: float | None, workload: WorkloadConfig, source: str)
     intends_unique = not workload.prefix_cache and not workload.prefix.groups and workload.dataset is None
     if hit_rate is None or hit_rate <= CACHE_HIT_LIMIT or not intends_unique:
         return None
-    return (f"{source}: the prefix cache served {hit_rate:.0%} of the prompt tokens of prompts "
-            "meant to be unique, so TTFT measures cache hits (a --salt reused from an earlier run?)")
+    return (
+        f"{source}: the prefix cache served {hit_rate:.0%} of the prompt tokens of prompts "
+        "meant to be unique, so TTFT measures cache hits (a --salt reused from an earlier run?)"
+    )
 
 
-def summarize_stage(view: StageView, limits: HealthLimits, checks: ChecksConfig,
-                    partial: bool = False, workload: WorkloadConfig | None = None) -> dict[str, Any]:
+def summarize_stage(
+    view: StageView,
+    limits: HealthLimits,
+    checks: ChecksConfig,
+    partial: bool = False,
+    workload: WorkloadConfig | None = None,
+) -> dict[str, Any]:
     warnings: list[str] = []
     if partial:
-        warnings.append("the run was interrupted during this stage: its window is shorter than "
-                        "planned")
+        warnings.append("the run was interrupted during this stage: its window is shorter than planned")
     if not view.measured:
-        warnings.append("the warm-up never completed, so nothing was measured: run longer "
-                        "or lower --warmup-requests")
+        warnings.append(
+            "the warm-up never completed, so nothing was measured: run longer or lower --warmup-requests"
+        )
     bound_by = sorted(p for p, snap in view.health.items() if is_client_bound(snap, limits))
     if bound_by:
-        warnings.append(f"client-bound ({', '.join(bound_by)}): the load generator, not the "
-                        "server, limited these numbers; add workers or lower the load")
+        warnings.append(
+            f"client-bound ({', '.join(bound_by)}): the load generator, not the "
+            "server, limited these numbers; add workers or lower the load"
+        )
     stage = stage_summary(
         view.stats,
         index=view.index,
@@ -74,8 +83,10 @@ def summarize_stage(view: StageView, limits: HealthLimits, checks: ChecksConfig,
     stage["rate_req_per_s"] = view.rate
     stage["client_bound_by"] = bound_by
     if checks.slo:
-        stage["slo"] = [{"rule": r.rule.text, "observed": r.observed, "met": r.passed}
-                        for r in evaluate(checks.slo, stage, view.stats.hist)]
+        stage["slo"] = [
+            {"rule": r.rule.text, "observed": r.observed, "met": r.passed}
+            for r in evaluate(checks.slo, stage, view.stats.hist)
+        ]
     stage["announcement_lateness_s"] = view.lateness_s
     stage["partial"] = partial
     if workload is not None:
@@ -103,8 +114,10 @@ def build_summary(
     interrupt names the stage it cut short (``stage``)."""
     limits = HealthLimits()
     cut = stopped.get("stage") if stopped and stopped.get("by") == "interrupt" else None
-    stages = [summarize_stage(view, limits, config.checks, partial=view.index == cut,
-                              workload=config.workload) for view in views]
+    stages = [
+        summarize_stage(view, limits, config.checks, partial=view.index == cut, workload=config.workload)
+        for view in views
+    ]
     if stopped is not None and "message" in stopped:
         stopped = {**stopped, "message": redact_text(stopped["message"])}
     run = {
@@ -115,11 +128,17 @@ def build_summary(
         "scenario": config.scenario,
         "options": config.public_dict(),
         "records": records,
-        "reproducibility": {**reproducibility(config.workload.seed, workers=workers),
-                            "salt": config.workload.salt},
+        "reproducibility": {
+            **reproducibility(config.workload.seed, workers=workers),
+            "salt": config.workload.salt,
+        },
         "stopped": stopped,
         **(extra_run or {}),
     }
-    return run_summary(run=run, stages=stages, complete=complete and stopped is None,
-                       headline=headline(stages),
-                       warnings=warnings)
+    return run_summary(
+        run=run,
+        stages=stages,
+        complete=complete and stopped is None,
+        headline=headline(stages),
+        warnings=warnings,
+    )

@@ -43,17 +43,25 @@ def _parser() -> argparse.ArgumentParser:
     model.add_argument("--prefill-per-token-ms", type=float, help="cost per admitted prompt token")
     model.add_argument("--max-running", type=int, help="running sequences cap; more queue")
     model.add_argument("--kv-budget-tokens", type=int, help="KV-cache tokens (preemption)")
-    model.add_argument("--no-prefix-cache", action="store_true",
-                       help="prefill every prompt token, as with prefix caching disabled")
-    model.add_argument("--prefix-cache-tokens", type=int,
-                       help="prefix cache capacity in tokens (default: the KV budget)")
+    model.add_argument(
+        "--no-prefix-cache",
+        action="store_true",
+        help="prefill every prompt token, as with prefix caching disabled",
+    )
+    model.add_argument(
+        "--prefix-cache-tokens", type=int, help="prefix cache capacity in tokens (default: the KV budget)"
+    )
     p.add_argument("--tokens-per-chunk", type=int, help="tokens per event after the first")
     p.add_argument("--emit-timestamps", action="store_true", help="send_ns in every chunk")
     p.add_argument("--request-log", type=Path, help="append per-request ground truth (JSONL)")
     p.add_argument("--fault", help=f"MODE[,MODE...] for every request: {modes_text()}")
     p.add_argument("--fault-rate", type=float, default=1.0, help="share of requests faulted")
-    p.add_argument("--fault-first", type=int, default=0,
-                   help="fault only the first N requests to arrive (e.g. a slow warm-up)")
+    p.add_argument(
+        "--fault-first",
+        type=int,
+        default=0,
+        help="fault only the first N requests to arrive (e.g. a slow warm-up)",
+    )
     p.add_argument("--startup-delay-s", type=float, default=0.0, help="simulated model loading")
     p.add_argument("--hang", action="store_true", help="accept connections, never answer")
     p.add_argument("--log-file", type=Path, help="server log (loading progress)")

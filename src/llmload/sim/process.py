@@ -163,8 +163,9 @@ def start_sim(args: Sequence[str] = (), *, timeout_s: float = 15) -> SimProcess:
     command = [sys.executable, "-m", "llmload.sim", "--port", "0", *args]
     # A session of its own: a Ctrl+C at the terminal must not reach the simulator, which is
     # stopped only after the client that measures it (llmload.child).
-    popen = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=stderr, stdin=subprocess.DEVNULL,
-                             start_new_session=True)
+    popen = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=stderr, stdin=subprocess.DEVNULL, start_new_session=True
+    )
     try:
         line = _read_first_line(popen, timeout_s)
         if not line.startswith(ANNOUNCE_PREFIX):

@@ -31,8 +31,7 @@ def usage(prompt_tokens: int, completion_tokens: int) -> dict[str, int]:
     }
 
 
-def final_usage(prompt_tokens: int, completion_tokens: int,
-                cached_tokens: int | None) -> dict[str, Any]:
+def final_usage(prompt_tokens: int, completion_tokens: int, cached_tokens: int | None) -> dict[str, Any]:
     """The usage of a whole response: ``prompt_tokens_details.cached_tokens`` as OpenAI reports.
 
     vLLM adds the details to the final usage only (with ``--enable-prompt-tokens-details``),

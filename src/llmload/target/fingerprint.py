@@ -21,8 +21,7 @@ import httpx
 
 from llmload.errors import ConfigError
 
-_PROBES = ("/v1/models", "/version", "/get_server_info", "/server_info?config_format=json",
-           "/info", "/props")
+_PROBES = ("/v1/models", "/version", "/get_server_info", "/server_info?config_format=json", "/info", "/props")
 _SECRETS = ("api_key", "_token", "secret", "password")  # endings of secret-bearing key names
 _NOT_PRODUCTION = "benchmark numbers will not represent production"
 _PYTHON_WORDS = {"True": True, "False": False, "None": None}
@@ -43,8 +42,10 @@ def auth_headers(api_key: str | None) -> dict[str, str]:
 def _redact(value: Any) -> Any:
     """Launch arguments go into summary.json: never copy a key or token from them."""
     if isinstance(value, dict):
-        return {k: "<redacted>" if v and f"_{k.lower()}".endswith(_SECRETS) else _redact(v)
-                for k, v in value.items()}
+        return {
+            k: "<redacted>" if v and f"_{k.lower()}".endswith(_SECRETS) else _redact(v)
+            for k, v in value.items()
+        }
     return value
 
 
@@ -117,8 +118,11 @@ def _probe(
 
 def _models(body: Any) -> list[dict[str, Any]]:
     data = body.get("data") if isinstance(body, dict) else None
-    return [{"id": m.get("id"), "max_model_len": m.get("max_model_len"), "owned_by": m.get("owned_by")}
-            for m in data or [] if isinstance(m, dict)]
+    return [
+        {"id": m.get("id"), "max_model_len": m.get("max_model_len"), "owned_by": m.get("owned_by")}
+        for m in data or []
+        if isinstance(m, dict)
+    ]
 
 
 def _votes(info: Mapping[str, Any], bodies: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -143,13 +147,21 @@ def _votes(info: Mapping[str, Any], bodies: Mapping[str, Any]) -> list[tuple[str
     return votes
 
 
-def fingerprint(host: str, *, api_key: str | None = None, timeout_s: float = 5.0,
-                client: httpx.Client | None = None) -> dict[str, Any]:
+def fingerprint(
+    host: str, *, api_key: str | None = None, timeout_s: float = 5.0, client: httpx.Client | None = None
+) -> dict[str, Any]:
     """Everything the target says about itself, JSON-safe; absent endpoints are simply absent."""
     url = base_url(host)
     http = client if client is not None else httpx.Client(timeout=timeout_s)
-    info: dict[str, Any] = {"url": url, "reachable": False, "server_header": None, "endpoints": {},
-                            "models": [], "version": None, "launch_args": None}
+    info: dict[str, Any] = {
+        "url": url,
+        "reachable": False,
+        "server_header": None,
+        "endpoints": {},
+        "models": [],
+        "version": None,
+        "launch_args": None,
+    }
     bodies: dict[str, Any] = {}
     try:
         for path in _PROBES:
@@ -199,8 +211,10 @@ def _cuda_graphs(s: Mapping[str, Any]) -> list[str]:
         return [f"CUDA graphs are disabled (cudagraph_mode={mode}): {slower}"]
     level = compilation.get("level", compilation.get("mode")) if isinstance(compilation, dict) else None
     if level in (0, "NONE"):
-        return [f"torch.compile is off (compilation level {level}): vLLM compiles the model by "
-                f"default, without it per-step GPU time is higher; {_NOT_PRODUCTION}"]
+        return [
+            f"torch.compile is off (compilation level {level}): vLLM compiles the model by "
+            f"default, without it per-step GPU time is higher; {_NOT_PRODUCTION}"
+        ]
     return []
 
 
@@ -209,13 +223,17 @@ def _speculative(s: Mapping[str, Any]) -> list[str]:
     if algorithm:
         keys = ("speculative_num_steps", "speculative_num_draft_tokens", "speculative_draft_model_path")
         detail = ", ".join(f"{k}={s[k]}" for k in keys if s.get(k))
-        return [f"speculative decoding is on ({algorithm}{', ' + detail if detail else ''}): tok/s "
-                "depends on how predictable the text is, so synthetic prompts can over- or "
-                "understate it; compare acceptance rates, not only tok/s (informational)"]
+        return [
+            f"speculative decoding is on ({algorithm}{', ' + detail if detail else ''}): tok/s "
+            "depends on how predictable the text is, so synthetic prompts can over- or "
+            "understate it; compare acceptance rates, not only tok/s (informational)"
+        ]
     config = s.get("speculative_config")
     if config not in (None, "None", {}):
-        return [f"speculative decoding is on (speculative_config={str(config)[:120]}): tok/s depends "
-                "on how predictable the text is; compare acceptance rates (informational)"]
+        return [
+            f"speculative decoding is on (speculative_config={str(config)[:120]}): tok/s depends "
+            "on how predictable the text is; compare acceptance rates (informational)"
+        ]
     return []
 
 
@@ -226,23 +244,36 @@ def warnings(info: Mapping[str, Any], planned_concurrency: int | None = None) ->
     out = _cuda_graphs(s)
     level = next((str(s[k]) for k in ("log_level", "VLLM_LOGGING_LEVEL") if s.get(k)), "")
     if level.lower() == "debug":
-        out.append(f"debug logging is on (log_level={level}): the server formats and writes log "
-                   "lines on its scheduling path, adding latency to every step; "
-                   f"{_NOT_PRODUCTION}")
+        out.append(
+            f"debug logging is on (log_level={level}): the server formats and writes log "
+            "lines on its scheduling path, adding latency to every step; "
+            f"{_NOT_PRODUCTION}"
+        )
     if _on(s.get("disable_overlap_schedule")):
-        out.append("the overlap scheduler is off (disable_overlap_schedule=true): CPU scheduling "
-                   "is no longer hidden behind GPU work, so decode is slower; "
-                   f"{_NOT_PRODUCTION}")
+        out.append(
+            "the overlap scheduler is off (disable_overlap_schedule=true): CPU scheduling "
+            "is no longer hidden behind GPU work, so decode is slower; "
+            f"{_NOT_PRODUCTION}"
+        )
     cap_key = next((k for k in ("max_running_requests", "max_num_seqs") if s.get(k)), None)
     if cap_key and planned_concurrency and int(s[cap_key]) < planned_concurrency:
         cap = int(s[cap_key])
-        out.append(f"the server runs at most {cap} sequences at once ({cap_key}={cap}) but the "
-                   f"plan drives {planned_concurrency} concurrent streams: the rest queue, TTFT "
-                   f"includes queueing, and tok/s stops growing at {cap} streams")
-    off = ("disable_radix_cache=true" if _on(s.get("disable_radix_cache")) else
-           "enable_prefix_caching=false" if s.get("enable_prefix_caching") is False else None)
+        out.append(
+            f"the server runs at most {cap} sequences at once ({cap_key}={cap}) but the "
+            f"plan drives {planned_concurrency} concurrent streams: the rest queue, TTFT "
+            f"includes queueing, and tok/s stops growing at {cap} streams"
+        )
+    off = (
+        "disable_radix_cache=true"
+        if _on(s.get("disable_radix_cache"))
+        else "enable_prefix_caching=false"
+        if s.get("enable_prefix_caching") is False
+        else None
+    )
     if off:
-        out.append(f"prefix caching is off ({off}): prompts sharing a prefix are prefilled in "
-                   "full, so TTFT of shared-prefix workloads is higher than with it on "
-                   "(informational)")
+        out.append(
+            f"prefix caching is off ({off}): prompts sharing a prefix are prefilled in "
+            "full, so TTFT of shared-prefix workloads is higher than with it on "
+            "(informational)"
+        )
     return out + _speculative(s)

@@ -7,8 +7,10 @@ import httpx
 from llmload.errors import TargetError
 from llmload.redact import redact_url
 
-KEY_HINT = ("export OPENAI_API_KEY=... (or name another variable with --api-key-env); "
-            "it is never a flag, so it never lands in shell history")
+KEY_HINT = (
+    "export OPENAI_API_KEY=... (or name another variable with --api-key-env); "
+    "it is never a flag, so it never lands in shell history"
+)
 
 
 def refused(status: int, api_key: str | None) -> str | None:
@@ -20,16 +22,19 @@ def refused(status: int, api_key: str | None) -> str | None:
     return f"HTTP {status}: the server wants an API key: {KEY_HINT}"
 
 
-def list_models(base_url: str, *, api_key: str | None, verify: bool | str = True,
-                timeout_s: float = 10.0) -> list[str]:
+def list_models(
+    base_url: str, *, api_key: str | None, verify: bool | str = True, timeout_s: float = 10.0
+) -> list[str]:
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     url = f"{base_url.rstrip('/')}/v1/models"
     shown = redact_url(url)
     try:
         response = httpx.get(url, headers=headers, verify=verify, timeout=timeout_s)
     except httpx.HTTPError as exc:
-        raise TargetError(f"cannot list models at {shown}: {type(exc).__name__}; is the server "
-                          "up? (`llmload wait --host URL` waits for it)") from None
+        raise TargetError(
+            f"cannot list models at {shown}: {type(exc).__name__}; is the server "
+            "up? (`llmload wait --host URL` waits for it)"
+        ) from None
     why = refused(response.status_code, api_key)
     if why:
         raise TargetError(f"{shown}: {why}")
@@ -49,8 +54,7 @@ def first_model(base_url: str, *, api_key: str | None, verify: bool | str = True
     return models[0]
 
 
-def check_model(base_url: str, model: str, *, api_key: str | None,
-                verify: bool | str = True) -> str | None:
+def check_model(base_url: str, model: str, *, api_key: str | None, verify: bool | str = True) -> str | None:
     """A warning when the server lists models and ``model`` is not one of them; None when it
     is, or when the server cannot say (some gateways list nothing): the requests will tell."""
     try:
@@ -59,5 +63,7 @@ def check_model(base_url: str, model: str, *, api_key: str | None,
         return None
     if not listed or model in listed:
         return None
-    return (f"--model {model!r} is not among the models {redact_url(base_url)} lists "
-            f"({', '.join(listed[:10])}): requests may fail or go to another model")
+    return (
+        f"--model {model!r} is not among the models {redact_url(base_url)} lists "
+        f"({', '.join(listed[:10])}): requests may fail or go to another model"
+    )

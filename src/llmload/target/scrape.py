@@ -207,9 +207,7 @@ def _stats(samples: Sequence[Snapshot], key: str) -> dict[str, float] | None:
     return {"min": min(seen), "mean": sum(seen) / len(seen), "max": max(seen)}
 
 
-def _spec(
-    first: Snapshot, last: Snapshot, samples: Sequence[Snapshot], reset: bool
-) -> dict[str, Any] | None:
+def _spec(first: Snapshot, last: Snapshot, samples: Sequence[Snapshot], reset: bool) -> dict[str, Any] | None:
     keys = ("spec_drafts", "spec_draft_tokens", "spec_accepted_tokens")
     drafts, draft_tokens, accepted = (None if reset else _delta(first, last, k) for k in keys)
     gauge = _stats(samples, "spec_accept_length")

@@ -91,21 +91,23 @@ def _models(response: httpx.Response, api_key: str | None) -> tuple[_Seen, list[
     return _Seen("models_listed", f"{listed[0]} listed"), listed
 
 
-def probe(client: httpx.Client, url: str, model: str | None, api_key: str | None,
-          timeout_s: float) -> _Seen:
+def probe(client: httpx.Client, url: str, model: str | None, api_key: str | None, timeout_s: float) -> _Seen:
     """One look at the server: list the models, then try a one-token generation."""
     timeout = httpx.Timeout(timeout_s, connect=min(_CONNECT_S, timeout_s))
     headers = auth_headers(api_key)
     try:
-        before, listed = _models(client.get(url + "/v1/models", headers=headers, timeout=timeout),
-                                 api_key)
+        before, listed = _models(client.get(url + "/v1/models", headers=headers, timeout=timeout), api_key)
     except httpx.HTTPError as exc:
         return _transport(exc, timeout_s)
     name = model or (listed[0] if listed else None)
     if name is None or before.state == UNAUTHORIZED:
         return before
-    body = {"model": name, "messages": [{"role": "user", "content": "Say OK."}],
-            "max_tokens": 1, "stream": False}
+    body = {
+        "model": name,
+        "messages": [{"role": "user", "content": "Say OK."}],
+        "max_tokens": 1,
+        "stream": False,
+    }
     try:
         answer = client.post(url + "/v1/chat/completions", json=body, headers=headers, timeout=timeout)
         generated = answer.status_code == 200 and isinstance(answer.json()["choices"], list)
@@ -186,8 +188,15 @@ class _Session:
     def result(self, code: WaitCode, now: float, seen: _Seen, message: str) -> WaitResult:
         print(f"llmload wait: {message}", file=self.out, flush=True)
         log = self.log
-        return WaitResult(code, seen.state, now, message, tuple(self.transitions),
-                          log.line if log else None, log.age(now) if log else None)
+        return WaitResult(
+            code,
+            seen.state,
+            now,
+            message,
+            tuple(self.transitions),
+            log.line if log else None,
+            log.age(now) if log else None,
+        )
 
     def run(self, timeout_s: float, stall_s: float | None, interval_s: float) -> WaitResult:
         log = self.log if stall_s is not None else None  # the log that can end the wait
@@ -207,21 +216,34 @@ class _Session:
                 return self.result(WaitCode.REFUSED, now, seen, f"the server refused: {seen.detail}")
             if log is not None and log.age(now) >= stall:
                 why = f"the log has not changed for {log.age(now):.0f} s while the server is {seen.state}"
-                return self.result(WaitCode.LOG_STALLED, now, seen,
-                                   f"{why}: likely hung (newest line: {log.line!r})")
+                return self.result(
+                    WaitCode.LOG_STALLED, now, seen, f"{why}: likely hung (newest line: {log.line!r})"
+                )
             if now >= timeout_s:
-                moving = "" if self.log is None else (
-                    f"; the log last changed {self.log.age(now):.0f} s ago: slow loading? raise --timeout")
+                moving = (
+                    ""
+                    if self.log is None
+                    else (
+                        f"; the log last changed {self.log.age(now):.0f} s ago: slow loading? raise --timeout"
+                    )
+                )
                 message = f"timed out after {now:.0f} s, still {seen.state} ({seen.detail}){moving}"
                 return self.result(WaitCode.TIMEOUT_WHILE_LOG_MOVING, now, seen, message)
             self.sleep(max(0.0, min(interval_s, timeout_s - now)))
 
 
 def wait_ready(
-    host: str, *, timeout_s: float = 900, log_file: str | None = None,
-    log_stall_s: float | None = None, api_key: str | None = None, model: str | None = None,
-    interval_s: float = 1.0, out: TextIO | None = None,
-    clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep,
+    host: str,
+    *,
+    timeout_s: float = 900,
+    log_file: str | None = None,
+    log_stall_s: float | None = None,
+    api_key: str | None = None,
+    model: str | None = None,
+    interval_s: float = 1.0,
+    out: TextIO | None = None,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
     client: httpx.Client | None = None,
 ) -> WaitResult:
     """Poll until the server generates (READY), the log stalls (LOG_STALLED) or time runs out."""
@@ -239,11 +261,14 @@ def wait_ready(
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="llmload wait", description="Wait until a server can "
-                                "generate (exit 0), for at most --timeout (then exit 6), or until "
-                                "--log stops changing for --log-stall seconds (exit 7). Usage "
-                                "errors, and a server that refuses the key (HTTP 401/403), exit 2 "
-                                "at once. The API key comes from OPENAI_API_KEY.")
+    p = argparse.ArgumentParser(
+        prog="llmload wait",
+        description="Wait until a server can "
+        "generate (exit 0), for at most --timeout (then exit 6), or until "
+        "--log stops changing for --log-stall seconds (exit 7). Usage "
+        "errors, and a server that refuses the key (HTTP 401/403), exit 2 "
+        "at once. The API key comes from OPENAI_API_KEY.",
+    )
     p.add_argument("--host", required=True, help="server URL, e.g. http://gpu-box:8000")
     p.add_argument("--timeout", type=float, default=900.0, help="seconds (default 900)")
     p.add_argument("--log", help="the server's log file: show its newest line and its age")
@@ -261,5 +286,13 @@ def main(argv: Sequence[str]) -> int:
         if value is not None and not value > 0:
             raise ConfigError(flag, value, "must be > 0")
     api_key = os.environ.get("OPENAI_API_KEY") or None  # never a flag: flags land in shell history
-    return int(wait_ready(args.host, timeout_s=args.timeout, log_file=args.log,
-                          log_stall_s=args.log_stall, api_key=api_key, model=args.model).code)
+    return int(
+        wait_ready(
+            args.host,
+            timeout_s=args.timeout,
+            log_file=args.log,
+            log_stall_s=args.log_stall,
+            api_key=api_key,
+            model=args.model,
+        ).code
+    )

@@ -10,6 +10,7 @@ from llmload.transport.base import Transport
 
 __all__ = ["TransportConfig", "TransportFactory"]  # the config is importable from here too
 
+
 class TransportFactory:
     """Holds what all users share (TLS context, httpx client); ``new()`` makes one user's.
 
@@ -47,9 +48,7 @@ class TransportFactory:
         if config.kind == "httpx":
             from llmload.transport.httpx_ import HttpxTransport
 
-            return HttpxTransport(
-                self._client, self._origin, connect_timeout_s=config.connect_timeout_s
-            )
+            return HttpxTransport(self._client, self._origin, connect_timeout_s=config.connect_timeout_s)
         from llmload.transport.lean import LeanTransport
 
         return LeanTransport(

@@ -104,9 +104,7 @@ class LeanTransport:
                 raise StaleConnection(str(exc)) from exc
             raise TransportFailure(ErrorKind.CONNECT_ERROR, f"request not sent: {exc}") from exc
 
-    def _receive(
-        self, sock: Any, parser: ResponseParser, sink: ResponseSink, *, reused: bool
-    ) -> bool:
+    def _receive(self, sock: Any, parser: ResponseParser, sink: ResponseSink, *, reused: bool) -> bool:
         """Deliver the response; return whether the connection may be reused."""
         recv = sock.recv
         tls = self._ssl_context is not None

@@ -41,8 +41,14 @@ class Conversation:
         """The request of the next turn, given the source's prompt for it."""
         turn = (("turn", str(self.turns_done + 1)),)
         if self.turns_done == 0:
-            return Prompt(prompt.messages, prompt.text, prompt.prompt_tokens_requested,
-                          prompt.max_tokens, prompt.source, prompt.labels + turn)
+            return Prompt(
+                prompt.messages,
+                prompt.text,
+                prompt.prompt_tokens_requested,
+                prompt.max_tokens,
+                prompt.source,
+                prompt.labels + turn,
+            )
         message = prompt.messages[-1]
         messages = (*self.history, message)
         requested = None

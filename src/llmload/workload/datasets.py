@@ -112,9 +112,7 @@ def _jsonl_prompts(text: str, path: str, name: str, max_tokens: int | None) -> l
     return prompts
 
 
-def _jsonl_prompt(
-    entry: object, where: str, path: str, name: str, max_tokens: int | None
-) -> Prompt:
+def _jsonl_prompt(entry: object, where: str, path: str, name: str, max_tokens: int | None) -> Prompt:
     if not isinstance(entry, dict) or not isinstance(entry.get("messages"), list):
         raise ConfigError(_OPTION, path, f'{where}: no "messages" list: {_MESSAGES_HINT}')
     raw: list[Any] = entry["messages"]

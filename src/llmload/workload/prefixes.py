@@ -56,8 +56,7 @@ class SharedPrefixes:
 
     __slots__ = ("_groups", "_inner", "_key", "_labels", "_salt_key", "_spec", "_words")
 
-    def __init__(self, inner: PromptSource, spec: PrefixSpec, seed: int = 0,
-                 run_salt: str = "") -> None:
+    def __init__(self, inner: PromptSource, spec: PrefixSpec, seed: int = 0, run_salt: str = "") -> None:
         if spec.groups < 1:
             raise ValueError("SharedPrefixes needs at least one group")  # PrefixSpec(0) is off
         self._inner = inner

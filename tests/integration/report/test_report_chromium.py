@@ -15,27 +15,45 @@ FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "results"
 # Headless, no sandbox (containers run as root), and every road to the network closed: the
 # proxy points at a dead port and every host name fails to resolve, so a page that tried to
 # fetch anything would show it as missing.
-_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-          "--disable-background-networking", "--disable-component-update", "--disable-sync",
-          "--proxy-server=127.0.0.1:9", "--host-resolver-rules=MAP * ~NOTFOUND")
+_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--proxy-server=127.0.0.1:9",
+    "--host-resolver-rules=MAP * ~NOTFOUND",
+)
 # Appended to a copy of the page only: counts the images the browser actually decoded.
-_PROBE = ("<script>window.addEventListener('load',function(){var i=[].slice.call(document.images);"
-          "var ok=i.filter(function(x){return x.complete&&x.naturalWidth>0}).length;"
-          "var p=document.createElement('pre');p.id='probe';p.textContent='images '+i.length+' decoded '+ok;"
-          "document.body.appendChild(p);});</script>")
+_PROBE = (
+    "<script>window.addEventListener('load',function(){var i=[].slice.call(document.images);"
+    "var ok=i.filter(function(x){return x.complete&&x.naturalWidth>0}).length;"
+    "var p=document.createElement('pre');p.id='probe';p.textContent='images '+i.length+' decoded '+ok;"
+    "document.body.appendChild(p);});</script>"
+)
 
 pytestmark = [
     pytest.mark.integration,
-    pytest.mark.skipif(not CHROMIUM.exists(),
-                       reason="headless Chromium is not installed at /usr/bin/chromium "
-                       "(Debian package `chromium`: apt-get install -y chromium)"),
+    pytest.mark.skipif(
+        not CHROMIUM.exists(),
+        reason="headless Chromium is not installed at /usr/bin/chromium "
+        "(Debian package `chromium`: apt-get install -y chromium)",
+    ),
 ]
 
 
 def chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     profile = tmp_path / "profile"
-    return subprocess.run([str(CHROMIUM), *_FLAGS, f"--user-data-dir={profile}", *args],
-                          capture_output=True, text=True, timeout=120, check=False)
+    return subprocess.run(
+        [str(CHROMIUM), *_FLAGS, f"--user-data-dir={profile}", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 @pytest.fixture
@@ -63,7 +81,11 @@ def test_every_plot_is_decoded(report: Path, tmp_path: Path) -> None:
     assert plots == len(list(report.parent.glob("*.png"))) == 6
     # The page forbids scripts; the probe copy allows its own inline one and nothing else.
     probe = tmp_path / "probe.html"
-    probe.write_text(html.replace("default-src 'none';", "default-src 'none'; script-src 'unsafe-inline';")
-                     .replace("</body>", _PROBE + "</body>"), encoding="utf-8")
+    probe.write_text(
+        html.replace("default-src 'none';", "default-src 'none'; script-src 'unsafe-inline';").replace(
+            "</body>", _PROBE + "</body>"
+        ),
+        encoding="utf-8",
+    )
     proc = chromium(tmp_path, "--virtual-time-budget=5000", "--dump-dom", probe.as_uri())
     assert f'<pre id="probe">images {plots} decoded {plots}</pre>' in proc.stdout, proc.stderr[-2000:]

@@ -24,8 +24,13 @@ from llmload.transport.base import HttpRequest, ResponseSink
 from llmload.workload.prompts import SyntheticPrompts
 from tests.support.session import measuring
 
-CHUNK = orjson.dumps({"id": "r", "object": "chat.completion.chunk", "choices": [
-    {"index": 0, "delta": {"content": "hi"}, "finish_reason": "stop"}]})
+CHUNK = orjson.dumps(
+    {
+        "id": "r",
+        "object": "chat.completion.chunk",
+        "choices": [{"index": 0, "delta": {"content": "hi"}, "finish_reason": "stop"}],
+    }
+)
 BODY = b"data: " + CHUNK + b"\n\ndata: [DONE]\n\n"
 
 
@@ -92,8 +97,9 @@ class LocustEvents:
         self._log.append("Locust event")
 
 
-def one_request(session: Session, transport: OneShotTransport, log: list[str], *,
-                scheduled_ns: int | None = None) -> None:
+def one_request(
+    session: Session, transport: OneShotTransport, log: list[str], *, scheduled_ns: int | None = None
+) -> None:
     environment = LocustEvents(log)
     on_record = session.on_record
 
@@ -103,13 +109,13 @@ def one_request(session: Session, transport: OneShotTransport, log: list[str], *
 
     session.on_record = logged  # type: ignore[method-assign]
     prompt = SyntheticPrompts(16, 4).get(0, 0)
-    record = send_request(environment, session, "chat", transport, prompt, user_id=0, index=0,
-                          scheduled_ns=scheduled_ns)
+    record = send_request(
+        environment, session, "chat", transport, prompt, user_id=0, index=0, scheduled_ns=scheduled_ns
+    )
     assert record.ok and record.output_tokens == 1, record
 
 
-def test_a_read_that_arrives_as_a_request_ends_goes_before_its_bookkeeping(
-        session: Session) -> None:
+def test_a_read_that_arrives_as_a_request_ends_goes_before_its_bookkeeping(session: Session) -> None:
     log: list[str] = []
     other = OtherStream(log)
     one_request(session, OneShotTransport(log, during=other), log)
@@ -117,19 +123,24 @@ def test_a_read_that_arrives_as_a_request_ends_goes_before_its_bookkeeping(
     assert log == ["request sent", "other stream's read", "record counted", "Locust event"]
 
 
-@pytest.mark.parametrize(("open_loop", "order"), [
-    # closed loop: what has arrived goes before the next request is sent
-    (False, ["other stream's read", "request sent", "record counted", "Locust event"]),
-    # open loop: sent when due (a wait would count as client queueing), then the read
-    (True, ["request sent", "other stream's read", "record counted", "Locust event"]),
-])
-def test_a_read_that_has_arrived_before_a_request_starts(session: Session, open_loop: bool,
-                                                         order: list[str]) -> None:
+@pytest.mark.parametrize(
+    ("open_loop", "order"),
+    [
+        # closed loop: what has arrived goes before the next request is sent
+        (False, ["other stream's read", "request sent", "record counted", "Locust event"]),
+        # open loop: sent when due (a wait would count as client queueing), then the read
+        (True, ["request sent", "other stream's read", "record counted", "Locust event"]),
+    ],
+)
+def test_a_read_that_has_arrived_before_a_request_starts(
+    session: Session, open_loop: bool, order: list[str]
+) -> None:
     log: list[str] = []
     other = OtherStream(log)
     other.arrive()
-    one_request(session, OneShotTransport(log), log,
-                scheduled_ns=time.perf_counter_ns() if open_loop else None)
+    one_request(
+        session, OneShotTransport(log), log, scheduled_ns=time.perf_counter_ns() if open_loop else None
+    )
     other.close()
     assert log == order
 

@@ -121,8 +121,10 @@ def test_no_prefix_cache_means_no_drop() -> None:
     assert (metrics["queries"], metrics["hits"]) == (0, 0)
     assert metrics["scraped"]["prefix_cache_hit_rate"] is None  # nothing was looked up
     truth_ttfts = [e["first_token_ns"] - e["arrival_ns"] for e in entries]
-    message = (f"TTFT {ttfts[0] / MS:.2f} and {ttfts[1] / MS:.2f} ms (client), "
-               f"{truth_ttfts[0] / MS:.2f} and {truth_ttfts[1] / MS:.2f} ms (simulator) without a cache")
+    message = (
+        f"TTFT {ttfts[0] / MS:.2f} and {ttfts[1] / MS:.2f} ms (client), "
+        f"{truth_ttfts[0] / MS:.2f} and {truth_ttfts[1] / MS:.2f} ms (simulator) without a cache"
+    )
     print(message)
     same = abs(truth_ttfts[0] - truth_ttfts[1]) < 2 * MS and abs(ttfts[0] - ttfts[1]) < 4 * MS
     tail_bound(same, bool(metrics["realtime"]), message)

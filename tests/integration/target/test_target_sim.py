@@ -28,10 +28,14 @@ def test_wait_reports_loading_then_ready_once_generation_works(tmp_path: Path) -
     log = tmp_path / "server.log"
     out = io.StringIO()
     with start_sim(["--startup-delay-s", str(DELAY_S), "--log-file", str(log)]) as sim:
-        result = wait_ready(sim.url, timeout_s=60, log_file=str(log), log_stall_s=STALL_S,
-                            interval_s=0.25, out=out)
-        generated = httpx.post(sim.url + "/v1/chat/completions", timeout=10, json={
-            "model": "x", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 1})
+        result = wait_ready(
+            sim.url, timeout_s=60, log_file=str(log), log_stall_s=STALL_S, interval_s=0.25, out=out
+        )
+        generated = httpx.post(
+            sim.url + "/v1/chat/completions",
+            timeout=10,
+            json={"model": "x", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 1},
+        )
     assert result.code == WaitCode.READY
     assert [state for _, state in result.transitions] == ["http_503", "ready"]
     # Ready no earlier than the delay (less the startup the sim did before we began looking).
@@ -47,9 +51,25 @@ def test_wait_exits_4_soon_after_the_log_of_a_hung_server_stops(tmp_path: Path) 
     with start_sim(["--hang", "--log-file", str(log)]) as sim:
         began = time.monotonic()
         done = subprocess.run(
-            [sys.executable, "-m", "llmload.cli", "wait", "--host", sim.url, "--timeout", "120",
-             "--log", str(log), "--log-stall", str(STALL_S)],
-            capture_output=True, text=True, timeout=60, check=False)
+            [
+                sys.executable,
+                "-m",
+                "llmload.cli",
+                "wait",
+                "--host",
+                sim.url,
+                "--timeout",
+                "120",
+                "--log",
+                str(log),
+                "--log-stall",
+                str(STALL_S),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
         took = time.monotonic() - began
     assert done.returncode == WaitCode.LOG_STALLED, done.stdout + done.stderr
     assert took <= STALL_S + 4  # the interpreter's start included
@@ -70,8 +90,8 @@ def test_fingerprint_of_sglang_nograph_warns_about_cuda_graphs() -> None:
     assert info["launch_args"]["disable_cuda_graph"] is True
     assert info["models"][0]["id"] and info["version"]
     assert warnings(info, planned_concurrency=128)[0].startswith(
-        "CUDA graphs are disabled (disable_cuda_graph=true): single-stream decode is typically "
-        "2-3x slower")
+        "CUDA graphs are disabled (disable_cuda_graph=true): single-stream decode is typically 2-3x slower"
+    )
 
 
 def test_fingerprint_of_the_vllm_profile_warns_about_nothing() -> None:
@@ -85,21 +105,28 @@ def completion_tokens(response: httpx.Response, stream: bool) -> int:
     """``usage.completion_tokens`` of a chat completion, streamed (last usage chunk) or not."""
     if not stream:
         return int(response.json()["usage"]["completion_tokens"])
-    chunks = [json.loads(line[6:]) for line in response.text.splitlines()
-              if line.startswith("data: {")]
+    chunks = [json.loads(line[6:]) for line in response.text.splitlines() if line.startswith("data: {")]
     return int([c for c in chunks if c.get("usage")][-1]["usage"]["completion_tokens"])
 
 
 def test_scraped_generation_tokens_equal_the_simulators_own_count() -> None:
-    with start_sim(["--ttft-ms", "5", "--step-ms", "1", "--tokens-per-chunk", "3"]) as sim, \
-            httpx.Client(base_url=sim.url, timeout=30) as client, Scraper(sim.url) as scraper:
+    with (
+        start_sim(["--ttft-ms", "5", "--step-ms", "1", "--tokens-per-chunk", "3"]) as sim,
+        httpx.Client(base_url=sim.url, timeout=30) as client,
+        Scraper(sim.url) as scraper,
+    ):
         before_truth = sim.counters()["tokens_written_total"]
         first = scraper.poll()
         usage = 0
         for i in range(6):
             stream = i % 2 == 0
-            body = {"model": "x", "messages": [{"role": "user", "content": f"count to {i}"}],
-                    "max_tokens": 40 + i, "stream": stream, "stream_options": {"include_usage": True}}
+            body = {
+                "model": "x",
+                "messages": [{"role": "user", "content": f"count to {i}"}],
+                "max_tokens": 40 + i,
+                "stream": stream,
+                "stream_options": {"include_usage": True},
+            }
             response = client.post("/v1/chat/completions", json=body)
             assert response.status_code == 200
             usage += completion_tokens(response, stream)

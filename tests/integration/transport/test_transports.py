@@ -321,9 +321,10 @@ def test_connect_refused_is_connect_error(kind: str) -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]  # nobody listens here once it is closed
-    with transport_for(f"http://127.0.0.1:{port}", kind) as transport, pytest.raises(
-        TransportFailure
-    ) as info:
+    with (
+        transport_for(f"http://127.0.0.1:{port}", kind) as transport,
+        pytest.raises(TransportFailure) as info,
+    ):
         transport.exchange(REQUEST, RecordingSink())
     assert info.value.kind == ErrorKind.CONNECT_ERROR
 

@@ -8,8 +8,9 @@ from llmload.record import OK, UNFINISHED, RequestRecord
 
 
 def record(outcome: str, status: int | None = None, detail: str = "") -> RequestRecord:
-    r = RequestRecord(request_id="x", user="0", stage=0, phase=Phase.WARMUP, endpoint="chat",
-                      stream=True, scheduled_ns=0)
+    r = RequestRecord(
+        request_id="x", user="0", stage=0, phase=Phase.WARMUP, endpoint="chat", stream=True, scheduled_ns=0
+    )
     r.outcome, r.status, r.error_detail = outcome, status, detail
     return r
 
@@ -18,8 +19,13 @@ def test_twenty_identical_failures_stop_the_run_once() -> None:
     check = FailFast()
     stops = [check.observe(record("http_4xx", 400, "bad field")) for _ in range(25)]
     assert stops[:19] == [None] * 19
-    assert stops[19] == {"by": "fail_fast", "kind": "http_4xx", "status": 400, "message": "bad field",
-                         "requests": 20}
+    assert stops[19] == {
+        "by": "fail_fast",
+        "kind": "http_4xx",
+        "status": 400,
+        "message": "bad field",
+        "requests": 20,
+    }
     assert stops[20:] == [None] * 5
 
 

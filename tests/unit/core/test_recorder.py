@@ -22,8 +22,9 @@ def event(payload: dict[str, Any]) -> bytes:
 
 
 def delta(content: str, *, usage: int | None = None, finish: str | None = None) -> bytes:
-    chunk: dict[str, Any] = {"choices": [{"index": 0, "delta": {"content": content},
-                                          "finish_reason": finish}]}
+    chunk: dict[str, Any] = {
+        "choices": [{"index": 0, "delta": {"content": content}, "finish_reason": finish}]
+    }
     if usage is not None:
         chunk["usage"] = {"prompt_tokens": 7, "completion_tokens": usage}
     return event(chunk)
@@ -90,9 +91,10 @@ def test_no_usage_counts_one_token_per_event_marked_estimated() -> None:
 
 def test_non_streaming_has_e2e_and_usage_but_no_ttft() -> None:
     rec = recorder(stream=False)
-    body = {"choices": [{"message": {"role": "assistant", "content": "x y"},
-                         "finish_reason": "length"}],
-            "usage": {"prompt_tokens": 7, "completion_tokens": 2}}
+    body = {
+        "choices": [{"message": {"role": "assistant", "content": "x y"}, "finish_reason": "length"}],
+        "usage": {"prompt_tokens": 7, "completion_tokens": 2},
+    }
     rec.on_data(300 * MS, orjson.dumps(body))
     rec.on_end(300 * MS)
     r = rec.finish(301 * MS)

@@ -26,8 +26,17 @@ def test_free_text_loses_bearer_tokens_keys_and_key_fields() -> None:
 
 
 def test_echoed_command_lines_are_safe() -> None:
-    argv = ["-f", "x.py", "--host", "http://u:pw@h:1", "--extra-header", f"Authorization: Bearer {KEY}",
-            f"--extra-header=X-Api-Key: {KEY}", "--max-tokens", "128"]
+    argv = [
+        "-f",
+        "x.py",
+        "--host",
+        "http://u:pw@h:1",
+        "--extra-header",
+        f"Authorization: Bearer {KEY}",
+        f"--extra-header=X-Api-Key: {KEY}",
+        "--max-tokens",
+        "128",
+    ]
     out = " ".join(redact_argv(argv))
     assert KEY not in out and "pw" not in out
     assert "--max-tokens 128" in out and "http://u:***@h:1" in out

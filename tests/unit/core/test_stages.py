@@ -30,8 +30,13 @@ def test_sweep_walks_warmup_window_drain_per_level() -> None:
     tick(26, completed=9)  # -> drain
     tick(40, in_flight=3)  # the drain bound (5 s) passed -> done
     assert seen == [
-        (0, 0, "warmup", 1), (2, 0, "measure", 1), (12, 0, "drain", 1),
-        (14, 1, "warmup", 4), (16, 1, "measure", 4), (26, 1, "drain", 4), (40, 1, "done", 4),
+        (0, 0, "warmup", 1),
+        (2, 0, "measure", 1),
+        (12, 0, "drain", 1),
+        (14, 1, "warmup", 4),
+        (16, 1, "measure", 4),
+        (26, 1, "drain", 4),
+        (40, 1, "done", 4),
     ]
     assert c.phase is Phase.DONE and c.current is None
 

@@ -14,24 +14,46 @@ from llmload.verdict import hint, judge, server_message
 CHECKS = ChecksConfig(max_error_rate=0.01)
 
 
-def stage(index: int = 0, *, ok: int = 0, failed: int = 0, unfinished: int = 0,
-          errors: dict[str, int] | None = None, samples: dict[str, Any] | None = None,
-          attempts: dict[str, Any] | None = None, partial: bool = False) -> dict[str, Any]:
+def stage(
+    index: int = 0,
+    *,
+    ok: int = 0,
+    failed: int = 0,
+    unfinished: int = 0,
+    errors: dict[str, int] | None = None,
+    samples: dict[str, Any] | None = None,
+    attempts: dict[str, Any] | None = None,
+    partial: bool = False,
+) -> dict[str, Any]:
     errors = errors or {}
     attempted = ok + failed + unfinished
-    return {"index": index, "concurrency": 4,
-            "requests": {"ok": ok, "failed": failed, "unfinished": unfinished, "warmup": 4, "drain": 0},
-            "errors": errors, "error_rate": failed / attempted if attempted else None,
-            "attempts": attempts or {"finished": ok + failed, "failed": failed,
-                                     "unfinished": unfinished, "errors": errors},
-            "error_samples": samples or {}, "client_bound": False, "partial": partial}
+    return {
+        "index": index,
+        "concurrency": 4,
+        "requests": {"ok": ok, "failed": failed, "unfinished": unfinished, "warmup": 4, "drain": 0},
+        "errors": errors,
+        "error_rate": failed / attempted if attempted else None,
+        "attempts": attempts
+        or {"finished": ok + failed, "failed": failed, "unfinished": unfinished, "errors": errors},
+        "error_samples": samples or {},
+        "client_bound": False,
+        "partial": partial,
+    }
 
 
-def summary(*stages: dict[str, Any], stopped: dict[str, Any] | None = None,
-            key_set: bool = False) -> dict[str, Any]:
-    return {"complete": stopped is None, "stages": list(stages),
-            "run": {"target": "http://127.0.0.1:9", "stopped": stopped, "lost_workers": [],
-                    "options": {"request": {"api_key_set": key_set, "api_key_env": "MY_KEY"}}}}
+def summary(
+    *stages: dict[str, Any], stopped: dict[str, Any] | None = None, key_set: bool = False
+) -> dict[str, Any]:
+    return {
+        "complete": stopped is None,
+        "stages": list(stages),
+        "run": {
+            "target": "http://127.0.0.1:9",
+            "stopped": stopped,
+            "lost_workers": [],
+            "options": {"request": {"api_key_set": key_set, "api_key_env": "MY_KEY"}},
+        },
+    }
 
 
 def test_a_clean_run_is_ok_in_one_line() -> None:
@@ -43,14 +65,18 @@ def test_a_clean_run_is_ok_in_one_line() -> None:
 
 def test_every_request_failing_fails_the_run_and_quotes_the_server() -> None:
     body = '{"error":{"message":"simulated server error","type":"InternalServerError","code":500}}'
-    s = summary(stage(failed=239, errors={"http_5xx": 239},
-                      samples={"http_5xx": {"status": 500, "message": body}}))
+    s = summary(
+        stage(failed=239, errors={"http_5xx": 239}, samples={"http_5xx": {"status": 500, "message": body}})
+    )
     verdict = judge(s, CHECKS)
     assert verdict.code is ExitCode.COULD_NOT_START  # stopped by fail-fast or not: no answer
-    assert verdict.line == ('every request failed: HTTP 500 "simulated server error" — the server '
-                            'failed: see its log (239 requests)')
+    assert verdict.line == (
+        'every request failed: HTTP 500 "simulated server error" — the server '
+        "failed: see its log (239 requests)"
+    )
     assert [(e.kind, e.count, e.status, e.message) for e in verdict.errors] == [
-        ("http_5xx", 239, 500, "simulated server error")]
+        ("http_5xx", 239, 500, "simulated server error")
+    ]
 
 
 def test_max_error_rate_1_accepts_anything_but_a_run_without_one_answer() -> None:
@@ -59,19 +85,29 @@ def test_max_error_rate_1_accepts_anything_but_a_run_without_one_answer() -> Non
 
 
 def test_fail_fast_names_the_kind_the_status_the_message_and_what_to_do() -> None:
-    stopped = {"by": "fail_fast", "kind": "http_4xx", "status": 400, "requests": 20,
-               "message": '{"error": {"message": "unknown field \'foo\'"}}'}
+    stopped = {
+        "by": "fail_fast",
+        "kind": "http_4xx",
+        "status": 400,
+        "requests": 20,
+        "message": '{"error": {"message": "unknown field \'foo\'"}}',
+    }
     verdict = judge(summary(stage(), stopped=stopped), CHECKS)
     assert verdict.code is ExitCode.COULD_NOT_START
-    assert verdict.line == ("every request failed: HTTP 400 \"unknown field 'foo'\" — check "
-                            "--extra-body, --model and the prompt and output lengths (stopped "
-                            "after the first 20 requests)")
+    assert verdict.line == (
+        "every request failed: HTTP 400 \"unknown field 'foo'\" — check "
+        "--extra-body, --model and the prompt and output lengths (stopped "
+        "after the first 20 requests)"
+    )
 
 
-@pytest.mark.parametrize(("key_set", "said"), [
-    (False, "the server wants an API key: export MY_KEY=..."),
-    (True, "the server rejected the API key in $MY_KEY"),
-])
+@pytest.mark.parametrize(
+    ("key_set", "said"),
+    [
+        (False, "the server wants an API key: export MY_KEY=..."),
+        (True, "the server rejected the API key in $MY_KEY"),
+    ],
+)
 def test_unauthorised_names_the_key(key_set: bool, said: str) -> None:
     stopped = {"by": "fail_fast", "kind": "http_4xx", "status": 401, "requests": 20, "message": ""}
     verdict = judge(summary(stage(), stopped=stopped, key_set=key_set), CHECKS)
@@ -86,13 +122,18 @@ def test_interrupted_wins_and_names_the_stage_it_cut() -> None:
     assert "stage 1 (C=4) cut short" in verdict.line
 
 
-@pytest.mark.parametrize(("attempts", "said"), [
-    ({"finished": 0, "failed": 0, "unfinished": 0}, "no request was sent"),
-    ({"finished": 0, "failed": 0, "unfinished": 8},
-     "8 requests were sent and none finished before the run ended: the server at "
-     "http://127.0.0.1:9 never answered them"),
-    ({"finished": 3, "failed": 0, "unfinished": 0}, "the warm-up never completed (3 requests finished)"),
-])
+@pytest.mark.parametrize(
+    ("attempts", "said"),
+    [
+        ({"finished": 0, "failed": 0, "unfinished": 0}, "no request was sent"),
+        (
+            {"finished": 0, "failed": 0, "unfinished": 8},
+            "8 requests were sent and none finished before the run ended: the server at "
+            "http://127.0.0.1:9 never answered them",
+        ),
+        ({"finished": 3, "failed": 0, "unfinished": 0}, "the warm-up never completed (3 requests finished)"),
+    ],
+)
 def test_nothing_measured_says_why(attempts: dict[str, Any], said: str) -> None:
     verdict = judge(summary(stage(attempts=attempts)), CHECKS)
     assert verdict.code is ExitCode.COULD_NOT_START
@@ -101,26 +142,39 @@ def test_nothing_measured_says_why(attempts: dict[str, Any], said: str) -> None:
 
 def test_few_requests_that_all_failed_are_named_as_such() -> None:
     attempts = {"finished": 5, "failed": 5, "unfinished": 0, "errors": {"stream_broken": 5}}
-    s = summary(stage(attempts=attempts,
-                      samples={"stream_broken": {"status": 200, "message": "<html>hi</html>"}}))
+    s = summary(
+        stage(attempts=attempts, samples={"stream_broken": {"status": 200, "message": "<html>hi</html>"}})
+    )
     verdict = judge(s, CHECKS)
     assert verdict.code is ExitCode.COULD_NOT_START
-    assert verdict.line == ("every request failed: stream_broken \"an HTML page, not an OpenAI "
-                            "answer\" — the answer was no OpenAI event stream: is --host the API's "
-                            "base URL? (--no-stream for a server that cannot stream) (5 requests)")
+    assert verdict.line == (
+        'every request failed: stream_broken "an HTML page, not an OpenAI '
+        "answer\" — the answer was no OpenAI event stream: is --host the API's "
+        "base URL? (--no-stream for a server that cannot stream) (5 requests)"
+    )
 
 
 def test_accepting_every_error_rate_still_fails_a_run_without_one_answer() -> None:
     # --max-error-rate 1 turns fail-fast off, so the run goes on: its window holds only failures.
-    s = summary(stage(failed=9, errors={"http_5xx": 9}, samples={"http_5xx": {"status": 500}},
-                      attempts={"finished": 13, "failed": 13, "unfinished": 0,
-                                "errors": {"http_5xx": 13}}))
+    s = summary(
+        stage(
+            failed=9,
+            errors={"http_5xx": 9},
+            samples={"http_5xx": {"status": 500}},
+            attempts={"finished": 13, "failed": 13, "unfinished": 0, "errors": {"http_5xx": 13}},
+        )
+    )
     verdict = judge(s, dataclasses.replace(CHECKS, max_error_rate=1.0))
     assert verdict.code is ExitCode.COULD_NOT_START
     assert verdict.line.startswith("every request failed: HTTP 500")
     assert verdict.line.endswith("the server failed: see its log (13 requests)")
-    assert judge(summary(stage(ok=1, failed=9, errors={"http_5xx": 9})),
-                 dataclasses.replace(CHECKS, max_error_rate=1.0)).code is ExitCode.OK
+    assert (
+        judge(
+            summary(stage(ok=1, failed=9, errors={"http_5xx": 9})),
+            dataclasses.replace(CHECKS, max_error_rate=1.0),
+        ).code
+        is ExitCode.OK
+    )
 
 
 def test_server_message_reads_the_shapes_servers_use() -> None:
@@ -134,8 +188,16 @@ def test_server_message_reads_the_shapes_servers_use() -> None:
 
 def test_every_kind_has_a_hint() -> None:
     run = {"target": "http://h:1"}
-    for kind in ("connect_error", "connect_timeout", "first_token_timeout", "stall_timeout",
-                 "total_timeout", "stream_broken", "bad_payload", "error_event"):
+    for kind in (
+        "connect_error",
+        "connect_timeout",
+        "first_token_timeout",
+        "stall_timeout",
+        "total_timeout",
+        "stream_broken",
+        "bad_payload",
+        "error_event",
+    ):
         assert hint(kind, None, run)
     assert "nothing accepted a connection at http://h:1" in hint("connect_error", None, run)
     assert "rate-limiting" in hint("http_429", 429, run)

@@ -14,8 +14,9 @@ from llmload.metrics.slo import SloRule, parse_slo
 from llmload.verdict import judge
 
 
-def decide(s: dict[str, Any] | None, rules: tuple[SloRule, ...], limit: float | None,
-           client_bound: bool) -> tuple[ExitCode, list[str]]:
+def decide(
+    s: dict[str, Any] | None, rules: tuple[SloRule, ...], limit: float | None, client_bound: bool
+) -> tuple[ExitCode, list[str]]:
     verdict = judge(s, ChecksConfig(rules, limit, client_bound))
     return verdict.code, list(verdict.reasons)
 
@@ -27,10 +28,24 @@ def summary(path: Path) -> dict[str, Any]:
 
 def test_the_documented_codes() -> None:
     assert [(c.name, c.value) for c in ExitCode] == [
-        ("OK", 0), ("ERRORS_OVER_LIMIT", 1), ("COULD_NOT_START", 2), ("SLO_MISSED", 3), ("CLIENT_BOUND", 4),
-        ("INCOMPLETE", 5), ("WAIT_TIMEOUT", 6), ("LOG_STALLED", 7), ("INTERRUPTED", 130)]
-    assert PRECEDENCE == (ExitCode.INTERRUPTED, ExitCode.COULD_NOT_START, ExitCode.INCOMPLETE,
-                          ExitCode.ERRORS_OVER_LIMIT, ExitCode.SLO_MISSED, ExitCode.CLIENT_BOUND)
+        ("OK", 0),
+        ("ERRORS_OVER_LIMIT", 1),
+        ("COULD_NOT_START", 2),
+        ("SLO_MISSED", 3),
+        ("CLIENT_BOUND", 4),
+        ("INCOMPLETE", 5),
+        ("WAIT_TIMEOUT", 6),
+        ("LOG_STALLED", 7),
+        ("INTERRUPTED", 130),
+    ]
+    assert PRECEDENCE == (
+        ExitCode.INTERRUPTED,
+        ExitCode.COULD_NOT_START,
+        ExitCode.INCOMPLETE,
+        ExitCode.ERRORS_OVER_LIMIT,
+        ExitCode.SLO_MISSED,
+        ExitCode.CLIENT_BOUND,
+    )
 
 
 def test_user_errors_exit_with_could_not_start() -> None:
@@ -57,9 +72,13 @@ def test_errors_over_the_limit_win_over_slo_and_every_reason_is_kept(runs: dict[
     assert code is ExitCode.ERRORS_OVER_LIMIT
     assert reasons[0].startswith("stage 4 (C=128): error rate 0.38% > limit 0.10% (http_5xx 1)")
     kinds = [r.split(": ", 1)[1].split(":")[0] for r in reasons]
-    assert kinds == ["error rate 0.38% > limit 0.10% (http_5xx 1)", "error rate 0.38% > limit 0.10% "
-                     "(http_5xx 1)", "SLO missed", "SLO missed", "client-bound, the numbers measure the load "
-                     "generator"]
+    assert kinds == [
+        "error rate 0.38% > limit 0.10% (http_5xx 1)",
+        "error rate 0.38% > limit 0.10% (http_5xx 1)",
+        "SLO missed",
+        "SLO missed",
+        "client-bound, the numbers measure the load generator",
+    ]
 
 
 def test_client_bound_fails_only_when_asked(runs: dict[str, Path]) -> None:
@@ -92,9 +111,20 @@ def test_markdown_table_lists_every_code_in_order() -> None:
     lines = table.splitlines()
     assert lines[0] == "| exit code | name | meaning |"
     assert [line.split("|")[1].strip() for line in lines[2:11]] == [
-        "0", "1", "2", "3", "4", "5", "6", "7", "130"]
-    assert ("130 `INTERRUPTED` > 2 `COULD_NOT_START` > 5 `INCOMPLETE` > 1 `ERRORS_OVER_LIMIT` > "
-            "3 `SLO_MISSED` > 4 `CLIENT_BOUND`") in table
+        "0",
+        "1",
+        "2",
+        "3",
+        "4",
+        "5",
+        "6",
+        "7",
+        "130",
+    ]
+    assert (
+        "130 `INTERRUPTED` > 2 `COULD_NOT_START` > 5 `INCOMPLETE` > 1 `ERRORS_OVER_LIMIT` > "
+        "3 `SLO_MISSED` > 4 `CLIENT_BOUND`"
+    ) in table
 
 
 def test_the_documents_show_the_one_table() -> None:

@@ -26,9 +26,17 @@ def test_console_headline_with_ratios(runs: dict[str, Path]) -> None:
     assert "  A  20250601-100000-aaaa (vllm 0.11.0)  ·  http://gpu-a:8000" in text
     assert "  B  20250601-110000-bbbb (sglang 0.5.3)  ·  http://gpu-b:30000" in text
     assert row_of(text, "single-stream output tok/s (C=1)") == [
-        "single-stream output tok/s (C=1)", "82.5", "27.0", "0.33x"]
+        "single-stream output tok/s (C=1)",
+        "82.5",
+        "27.0",
+        "0.33x",
+    ]
     assert row_of(text, "peak output tok/s") == [
-        "peak output tok/s", "1,536.0 at C=128", "2,216.0 at C=128", "1.44x"]
+        "peak output tok/s",
+        "1,536.0 at C=128",
+        "2,216.0 at C=128",
+        "1.44x",
+    ]
 
 
 def test_server_differences_sit_right_under_the_headline(runs: dict[str, Path]) -> None:
@@ -46,14 +54,32 @@ def test_chosen_levels_default_to_lowest_middle_highest(runs: dict[str, Path]) -
     c = compare([load_run(runs[n]) for n in ("engine-a", "engine-b", "engine-c")])
     assert c.levels == (1, 32, 128)
     text = console(c)
-    assert row_of(text, "TTFT p99 ms at C=128") == ["TTFT p99 ms at C=128", "435.00", "595.00", "405.00",
-                                                    "1.37x", "0.93x"]
-    assert row_of(text, "TPOT p50 ms at C=1") == ["TPOT p50 ms at C=1", "12.16", "36.77", "15.65", "3.02x",
-                                                  "1.29x"]
+    assert row_of(text, "TTFT p99 ms at C=128") == [
+        "TTFT p99 ms at C=128",
+        "435.00",
+        "595.00",
+        "405.00",
+        "1.37x",
+        "0.93x",
+    ]
+    assert row_of(text, "TPOT p50 ms at C=1") == [
+        "TPOT p50 ms at C=1",
+        "12.16",
+        "36.77",
+        "15.65",
+        "3.02x",
+        "1.29x",
+    ]
     labels = [row.label for row in c.latency]
-    assert labels[:7] == ["output tok/s at C=1", "TTFT p50 ms at C=1", "TTFT p99 ms at C=1",
-                          "ITL p50 ms at C=1", "ITL p99 ms at C=1", "TPOT p50 ms at C=1",
-                          "TPOT p99 ms at C=1"]
+    assert labels[:7] == [
+        "output tok/s at C=1",
+        "TTFT p50 ms at C=1",
+        "TTFT p99 ms at C=1",
+        "ITL p50 ms at C=1",
+        "ITL p99 ms at C=1",
+        "TPOT p50 ms at C=1",
+        "TPOT p99 ms at C=1",
+    ]
 
 
 def test_a_difference_within_both_repeat_spreads_is_noise(runs: dict[str, Path]) -> None:
@@ -78,8 +104,12 @@ def test_per_stage_rows_and_chosen_stages(runs: dict[str, Path]) -> None:
     assert c.levels == (8,)
     assert c.latency[0].label == "output tok/s at C=8"
     stage_labels = [r.label for r in c.per_stage]
-    assert stage_labels[:4] == ["C=1 output tok/s", "C=1 decode tok/s per stream", "C=1 TTFT p50 ms",
-                                "C=1 TPOT p50 ms"]
+    assert stage_labels[:4] == [
+        "C=1 output tok/s",
+        "C=1 decode tok/s per stream",
+        "C=1 TTFT p50 ms",
+        "C=1 TPOT p50 ms",
+    ]
     assert len(stage_labels) == 16
     with pytest.raises(ConfigError, match=r"^--stages='64': level 64 is not in every run"):
         compare([load_run(runs["engine-a"]), load_run(runs["engine-b"])], stages=[64])
@@ -87,8 +117,9 @@ def test_per_stage_rows_and_chosen_stages(runs: dict[str, Path]) -> None:
 
 def test_markdown(runs: dict[str, Path]) -> None:
     text = markdown(compare([load_run(runs["engine-a"]), load_run(runs["engine-b"])], stages=[1, 128]))
-    assert ("|  | A: 20250601-100000-aaaa (vllm 0.11.0) | B: 20250601-110000-bbbb (sglang 0.5.3) | B/A |"
-            in text)
+    assert (
+        "|  | A: 20250601-100000-aaaa (vllm 0.11.0) | B: 20250601-110000-bbbb (sglang 0.5.3) | B/A |" in text
+    )
     assert "| single-stream output tok/s (C=1) | 82.5 | 27.0 | 0.33x |" in text
     assert "| peak output tok/s | 1,536.0 at C=128 | 2,216.0 at C=128 | 1.44x |" in text
     head = text.index("| peak output tok/s")
@@ -137,8 +168,9 @@ def test_probe_bookkeeping_is_not_a_server_difference(runs: dict[str, Path]) -> 
     a, b = load_run(runs["engine-a"]), load_run(runs["engine-b"])
     for run, port in ((a, 8000), (b, 30000)):
         status = 200 if port == 8000 else 404
-        run.summary["server"].update(url=f"http://x:{port}", endpoints={"/version": status},
-                                     engine_evidence=[f"port {port}"])
+        run.summary["server"].update(
+            url=f"http://x:{port}", endpoints={"/version": status}, engine_evidence=[f"port {port}"]
+        )
         run.summary["server"]["launch_args"]["port"] = port
     keys = [key for key, _values in compare([a, b]).server_diffs]
     assert keys[:2] == ["engine", "version"]

@@ -76,8 +76,10 @@ def test_plotted_series_equal_stages_csv(runs: dict[str, Path]) -> None:
     run = runs["engine-a"]
     write_report(run)
     rows = raw_csv(run / "stages.csv")
-    figures = {f.name: f for f in report_figures(read_stages_csv(run / "stages.csv"),
-                                                 read_timeseries(run / "timeseries.csv"))}
+    figures = {
+        f.name: f
+        for f in report_figures(read_stages_csv(run / "stages.csv"), read_timeseries(run / "timeseries.csv"))
+    }
     assert set(figures) == PLOTS | {"timeline"}
 
     def check_level_series(name: str, index: int, column: str) -> None:
@@ -94,7 +96,8 @@ def test_plotted_series_equal_stages_csv(runs: dict[str, Path]) -> None:
         check_level_series(metric, 1, f"{metric}_p99_ms")
     (curve,) = figures["throughput_latency"].series
     assert list(zip(curve.x, curve.y, strict=True)) == [
-        (float(r["output_tok_per_s"]), float(r["decode_tok_per_s"])) for r in rows]
+        (float(r["output_tok_per_s"]), float(r["decode_tok_per_s"])) for r in rows
+    ]
     assert curve.point_labels == ("C=1", "", "C=8", "C=32", "C=128", "")
     tok, in_flight = figures["timeline"].series
     ts = raw_csv(run / "timeseries.csv")
@@ -136,7 +139,10 @@ def test_speculative_decoding_acceptance_beside_tokens_per_event(runs: dict[str,
     assert "<td>2.90</td><td>2.92</td><td>0.639</td>" in text
     row = raw_csv(run / "stages.csv")[0]
     assert (row["tokens_per_event"], row["server_acceptance_length"], row["server_acceptance_rate"]) == (
-        "2.89609375", "2.916", "0.639")
+        "2.89609375",
+        "2.916",
+        "0.639",
+    )
     assert "Speculative decoding" not in write_report(runs["engine-a"]).read_text(encoding="utf-8")
 
 
@@ -155,8 +161,10 @@ def test_user_strings_are_escaped(runs: dict[str, Path]) -> None:
 def test_a_sparse_summary_still_reports(tmp_path: Path) -> None:
     run = tmp_path / "old"
     run.mkdir()
-    stages = [{"index": 0, "concurrency": 4, "output_tok_per_s": 10.0, "ttft_ms": None},
-              {"index": 1, "concurrency": 4}]
+    stages = [
+        {"index": 0, "concurrency": 4, "output_tok_per_s": 10.0, "ttft_ms": None},
+        {"index": 1, "concurrency": 4},
+    ]
     summary = {"run": {"id": "old"}, "stages": stages, "complete": False}
     (run / "summary.json").write_bytes(orjson.dumps(summary))
     text = write_report(run).read_text(encoding="utf-8")
@@ -192,8 +200,15 @@ def test_acceptance_is_read_from_the_scraper_layout_and_sglang_gauge() -> None:
     from llmload.export.rundata import spec_decode
 
     vllm = {"server": {"spec_decode": {"acceptance_rate": 0.5, "mean_acceptance_length": 2.5}}}
-    sglang = {"server": {"spec_decode": {"acceptance_rate": None, "mean_acceptance_length": None,
-                                         "accept_length_gauge_mean": 3.1}}}
+    sglang = {
+        "server": {
+            "spec_decode": {
+                "acceptance_rate": None,
+                "mean_acceptance_length": None,
+                "accept_length_gauge_mean": 3.1,
+            }
+        }
+    }
     assert spec_decode(vllm) == (0.5, 2.5)
     assert spec_decode(sglang) == (None, 3.1)
     assert spec_decode({"server": {"spec_decode": None}}) == (None, None)

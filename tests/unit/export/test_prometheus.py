@@ -38,11 +38,15 @@ ALLOWED_LABELS = {"target", "model", "scenario", "stage", "outcome", "worker", "
 @dataclass
 class FakeSource:
     stages: dict[int, ClassicStats] = field(default_factory=dict)
-    values: dict[str, float] = field(default_factory=lambda: {
-        "users": 8, "in_flight": 5, "workers": 2, "stage": 1, "concurrency": 8})
-    per_worker: dict[str, dict[str, float | None]] = field(default_factory=lambda: {
-        "w1": {"loop_lag_p99_ms": 2.5, "cpu_percent": 50.0, "events_per_read_mean": 1.25},
-        "w2": {"loop_lag_p99_ms": None, "cpu_percent": 12.0, "events_per_read_mean": None}})
+    values: dict[str, float] = field(
+        default_factory=lambda: {"users": 8, "in_flight": 5, "workers": 2, "stage": 1, "concurrency": 8}
+    )
+    per_worker: dict[str, dict[str, float | None]] = field(
+        default_factory=lambda: {
+            "w1": {"loop_lag_p99_ms": 2.5, "cpu_percent": 50.0, "events_per_read_mean": 1.25},
+            "w2": {"loop_lag_p99_ms": None, "cpu_percent": 12.0, "events_per_read_mean": None},
+        }
+    )
 
     def classic(self) -> Mapping[int, ClassicStats]:
         return self.stages
@@ -54,8 +58,13 @@ class FakeSource:
         return self.per_worker
 
     def labels(self) -> Mapping[str, str]:
-        return {"run_id": "run-1", "target": "http://127.0.0.1:8000", "model": "m",
-                "scenario": "chat", "version": "0.1.0"}
+        return {
+            "run_id": "run-1",
+            "target": "http://127.0.0.1:8000",
+            "model": "m",
+            "scenario": "chat",
+            "version": "0.1.0",
+        }
 
 
 def source_with(records: dict[int, list[RequestRecord]]) -> FakeSource:
@@ -72,8 +81,11 @@ def samples(text: bytes) -> list[Sample]:
 
 
 def one(all_samples: list[Sample], name: str, **labels: str) -> float:
-    found = [s.value for s in all_samples
-             if s.name == name and all(s.labels.get(k) == v for k, v in labels.items())]
+    found = [
+        s.value
+        for s in all_samples
+        if s.name == name and all(s.labels.get(k) == v for k, v in labels.items())
+    ]
     assert len(found) == 1, (name, labels, found)
     return found[0]
 
@@ -108,8 +120,9 @@ def test_counters_gauges_health_and_run_info() -> None:
     assert one(out, "llmload_client_cpu_ratio", worker="w2") == pytest.approx(0.12)
     assert one(out, "llmload_client_events_per_read", worker="w1") == 1.25
     # Not measured yet: no sample, rather than a zero that would read as "no lag".
-    assert not [s for s in out if s.name == "llmload_client_loop_lag_p99_seconds"
-                and s.labels["worker"] == "w2"]
+    assert not [
+        s for s in out if s.name == "llmload_client_loop_lag_p99_seconds" and s.labels["worker"] == "w2"
+    ]
     assert one(out, "llmload_run_info", run_id="run-1", scenario="chat", version="0.1.0") == 1
 
 
@@ -141,8 +154,12 @@ def test_own_registry_never_the_global_one() -> None:
     registry = make_registry(source)
     assert registry is not REGISTRY
     assert REGISTRY.get_sample_value("llmload_users") is None
-    assert registry.get_sample_value("llmload_users", {"target": "http://127.0.0.1:8000",
-                                                        "model": "m", "scenario": "chat"}) == 8
+    assert (
+        registry.get_sample_value(
+            "llmload_users", {"target": "http://127.0.0.1:8000", "model": "m", "scenario": "chat"}
+        )
+        == 8
+    )
     assert LlmloadCollector(source).describe() == []
 
 
@@ -159,8 +176,7 @@ def test_catalog_names_are_exported() -> None:
 @pytest.mark.skipif(PROMTOOL is None, reason="promtool missing: scripts/install-test-deps.sh installs it")
 def test_promtool_check_metrics_is_clean(tmp_path: Path) -> None:
     text = exposition(source_with({0: synthetic_records(random.Random(2), 80), 3: []}))
-    done = subprocess.run([str(PROMTOOL), "check", "metrics"], input=text, capture_output=True,
-                          check=False)
+    done = subprocess.run([str(PROMTOOL), "check", "metrics"], input=text, capture_output=True, check=False)
     assert done.returncode == 0 and not done.stdout and not done.stderr, done
 
 
@@ -173,8 +189,12 @@ def test_fast_rendering_is_byte_identical_to_prometheus_clients() -> None:
         big.merge(big)
     odd = FakeSource()
     odd.labels = lambda: {"target": 'http://h"\\x\nq', "model": "m/ü", "scenario": "", "run_id": "r"}  # type: ignore[method-assign]
-    cases = [FakeSource(), source_with({0: synthetic_records(rng, 60), 2: [], 11: synthetic_records(rng, 5)}),
-             FakeSource(stages={0: big}), odd]
+    cases = [
+        FakeSource(),
+        source_with({0: synthetic_records(rng, 60), 2: [], 11: synthetic_records(rng, 5)}),
+        FakeSource(stages={0: big}),
+        odd,
+    ]
     for source in cases:
         assert render(source) == exposition(source)
     assert b"e+0" in render(cases[2])
@@ -216,8 +236,14 @@ print(len(ticks), b"llmload_users" in body)
 def test_serves_in_a_gevent_monkey_patched_process() -> None:
     # Locust patches everything before llmload runs: the server thread becomes a greenlet.
     root = Path(__file__).resolve().parents[3]
-    done = subprocess.run([sys.executable, "-c", GEVENT_SCRIPT], capture_output=True, text=True,
-                          timeout=60, check=False, cwd=root)
+    done = subprocess.run(
+        [sys.executable, "-c", GEVENT_SCRIPT],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=root,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["20", "True"]
 

@@ -46,7 +46,8 @@ def test_round_trips_through_the_typed_model_unchanged() -> None:
 @pytest.mark.skipif(not SDK, reason=NO_SDK)
 def test_json_is_generated_from_build_dashboard() -> None:
     assert build_module().render() == DASHBOARD.read_text(), (
-        "exporters/grafana/llmload.json is stale: run python exporters/grafana/build_dashboard.py")
+        "exporters/grafana/llmload.json is stale: run python exporters/grafana/build_dashboard.py"
+    )
 
 
 def test_variables_datasource_and_layout() -> None:
@@ -73,10 +74,23 @@ def test_variables_datasource_and_layout() -> None:
 
 def test_every_panel_the_issue_asks_for() -> None:
     titles = " | ".join(p["title"] for p in load()["panels"])
-    for needed in ("Output tokens/s", "Requests/s by outcome", "TTFT p50 / p90 / p99",
-                   "TTFOT p50", "ITL (per token) p50", "TPOT (per request) p50", "E2E latency p50",
-                   "TTFT heatmap", "ITL heatmap", "Users and in-flight", "Errors by kind",
-                   "Client loop lag", "Client CPU", "Events per read", "client vs server"):
+    for needed in (
+        "Output tokens/s",
+        "Requests/s by outcome",
+        "TTFT p50 / p90 / p99",
+        "TTFOT p50",
+        "ITL (per token) p50",
+        "TPOT (per request) p50",
+        "E2E latency p50",
+        "TTFT heatmap",
+        "ITL heatmap",
+        "Users and in-flight",
+        "Errors by kind",
+        "Client loop lag",
+        "Client CPU",
+        "Events per read",
+        "client vs server",
+    ):
         assert needed in titles, needed
     exprs = " ".join(e for _, e in dashboard_queries())
     assert "vllm:" in exprs and "sglang:" in exprs

@@ -54,13 +54,16 @@ def test_push_and_delete_one_group(gateway: tuple[str, list[tuple[str, str, byte
     source = FakeSource()
     assert push_final(url, JOB, {"run_id": "run-1"}, make_registry(source))
     assert delete_group(url, JOB, {"run_id": "run-1"})
-    assert [(m, p) for m, p, _ in seen] == [("PUT", "/metrics/job/llmload/run_id/run-1"),
-                                           ("DELETE", "/metrics/job/llmload/run_id/run-1")]
+    assert [(m, p) for m, p, _ in seen] == [
+        ("PUT", "/metrics/job/llmload/run_id/run-1"),
+        ("DELETE", "/metrics/job/llmload/run_id/run-1"),
+    ]
     assert seen[0][2] == exposition(source)
 
 
-def test_errors_are_one_warning_never_a_crash(caplog: pytest.LogCaptureFixture,
-                                              gateway: tuple[str, list[tuple[str, str, bytes]]]) -> None:
+def test_errors_are_one_warning_never_a_crash(
+    caplog: pytest.LogCaptureFixture, gateway: tuple[str, list[tuple[str, str, bytes]]]
+) -> None:
     url, _seen = gateway
     registry = make_registry(FakeSource())
     with caplog.at_level(logging.WARNING):
@@ -71,8 +74,7 @@ def test_errors_are_one_warning_never_a_crash(caplog: pytest.LogCaptureFixture,
     assert all(len(r.getMessage().splitlines()) == 1 for r in caplog.records)
 
 
-def test_finish_pushes_lingers_deletes_and_closes(
-        gateway: tuple[str, list[tuple[str, str, bytes]]]) -> None:
+def test_finish_pushes_lingers_deletes_and_closes(gateway: tuple[str, list[tuple[str, str, bytes]]]) -> None:
     url, seen = gateway
     config = ExporterConfig(port=0, linger_s=2.5, pushgateway_url=url, pushgateway_delete=True)
     handle = start_exporter(config, FakeSource())

@@ -9,13 +9,16 @@ import pytest
 from tests.support.prometheus import PROMTOOL, REPO
 
 PROM = REPO / "exporters" / "prometheus"
-pytestmark = pytest.mark.skipif(PROMTOOL is None, reason="promtool missing: scripts/install-test-deps.sh "
-                                "installs Debian's prometheus package")
+pytestmark = pytest.mark.skipif(
+    PROMTOOL is None,
+    reason="promtool missing: scripts/install-test-deps.sh installs Debian's prometheus package",
+)
 
 
 def promtool(*args: str) -> str:
-    done = subprocess.run([str(PROMTOOL), *args], capture_output=True, text=True, cwd=PROM,
-                          timeout=60, check=False)
+    done = subprocess.run(
+        [str(PROMTOOL), *args], capture_output=True, text=True, cwd=PROM, timeout=60, check=False
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout + done.stderr
 
@@ -35,8 +38,11 @@ def test_promtool_unit_tests_pass() -> None:
 def test_every_alert_compares_a_recorded_series_with_a_threshold() -> None:
     # The e2e test evaluates each alert as `<series> > bool <threshold>`, which needs this shape.
     text = (PROM / "rules.yml").read_text()
-    alerts = [line.split("expr:", 1)[1].strip() for line in text.splitlines()
-              if line.strip().startswith("expr: llmload:")]
+    alerts = [
+        line.split("expr:", 1)[1].strip()
+        for line in text.splitlines()
+        if line.strip().startswith("expr: llmload:")
+    ]
     assert len(alerts) == 3
     for expr in alerts:
         series, threshold = expr.split(" > ")

@@ -42,7 +42,6 @@ def test_a_version_1_summary_is_read_as_the_current_version(run: Path) -> None:
 def test_a_summary_from_a_newer_llmload_is_refused_with_what_to_do(tmp_path: Path) -> None:
     shutil.copytree(FIXTURES / "engine-a", tmp_path / "run")
     path = tmp_path / "run" / "summary.json"
-    path.write_bytes(orjson.dumps({**orjson.loads(path.read_bytes()),
-                                   "schema_version": SCHEMA_VERSION + 1}))
+    path.write_bytes(orjson.dumps({**orjson.loads(path.read_bytes()), "schema_version": SCHEMA_VERSION + 1}))
     with pytest.raises(ResultsError, match=r"written by a newer llmload .* upgrade llmload"):
         read_summary(tmp_path / "run")

@@ -81,8 +81,10 @@ def test_failed_requests_count_in_counters_never_in_latencies() -> None:
     assert stats.prompt_tokens_total == sum(r.prompt_tokens or 0 for r in records)
     # One ITL sample per token after the first read, so ITL's count is token-weighted.
     assert stats.cumulative("itl")[-1] == sum(
-        r.output_tokens - sum(t for s, t in zip(r.event_ns, r.event_tokens, strict=True)
-                              if s == r.event_ns[0]) for r in ok)
+        r.output_tokens
+        - sum(t for s, t in zip(r.event_ns, r.event_tokens, strict=True) if s == r.event_ns[0])
+        for r in ok
+    )
 
 
 @settings(max_examples=40, deadline=None)
@@ -108,7 +110,8 @@ def test_shipping_round_trip_is_exact_and_compact() -> None:
     assert len(json.dumps(stats.to_dict())) < 3000
     assert ClassicStats.from_dict(ClassicStats().to_dict()) == ClassicStats()
     assert json.dumps(ClassicStats().to_dict()) == (
-        '{"layout": 1, "h": {}, "s": {}, "o": {}, "pt": 0, "gt": 0}')
+        '{"layout": 1, "h": {}, "s": {}, "o": {}, "pt": 0, "gt": 0}'
+    )
 
 
 def test_other_layouts_are_refused() -> None:

@@ -35,8 +35,10 @@ def record(reads: list[tuple[int, int, int]], start_ns: int) -> RequestRecord:
 
 def naive_reads(r: RequestRecord) -> list[tuple[int, int, int]]:
     pairs = zip(r.event_ns, r.event_tokens, strict=True)
-    return [(t, len(g), sum(tok for _, tok in g)) for t, g in
-            ((t, list(g)) for t, g in groupby(pairs, key=lambda p: p[0]))]
+    return [
+        (t, len(g), sum(tok for _, tok in g))
+        for t, g in ((t, list(g)) for t, g in groupby(pairs, key=lambda p: p[0]))
+    ]
 
 
 @settings(max_examples=300, deadline=None)
@@ -49,14 +51,20 @@ def test_token_reads_are_the_runs_of_equal_stamps(reads: list[tuple[int, int, in
     assert runs.gaps() == [b[0] - a[0] for a, b in pairwise(want)]
     values, weights = runs.itl()
     assert list(zip(values, weights, strict=True)) == [
-        ((b[0] - a[0]) // b[2], b[2]) for a, b in pairwise(want) if b[2] > 0]
+        ((b[0] - a[0]) // b[2], b[2]) for a, b in pairwise(want) if b[2] > 0
+    ]
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(_read, max_size=40), st.integers(0, 10 * NS), st.integers(0, 40 * NS),
-       st.one_of(st.none(), st.integers(0, 40 * NS)))
-def test_tokens_in_a_window_and_per_second(reads: list[tuple[int, int, int]], start: int, t0: int,
-                                           t1: int | None) -> None:
+@given(
+    st.lists(_read, max_size=40),
+    st.integers(0, 10 * NS),
+    st.integers(0, 40 * NS),
+    st.one_of(st.none(), st.integers(0, 40 * NS)),
+)
+def test_tokens_in_a_window_and_per_second(
+    reads: list[tuple[int, int, int]], start: int, t0: int, t1: int | None
+) -> None:
     r = record(reads, start)
     pairs = list(zip(r.event_ns, r.event_tokens, strict=True))
     assert derive.tokens_in(r, t0, t1) == sum(tok for t, tok in pairs if t >= t0 and (t1 is None or t < t1))

@@ -13,11 +13,32 @@ from llmload.metrics.slo import SloRule, evaluate, parse_max_error_rate, parse_s
 
 def stage(**overrides: Any) -> dict[str, Any]:
     base: dict[str, Any] = {
-        "index": 0, "concurrency": 8, "output_tok_per_s": 1200.0, "error_rate": 0.002,
-        "ttft_ms": {"count": 100, "mean": 90.0, "min": 20.0, "p50": 80.0, "p90": 150.0, "p95": 170.0,
-                    "p99": 190.0, "p999": 240.0, "max": 260.0},
-        "tpot_ms": {"count": 100, "mean": 21.0, "min": 18.0, "p50": 20.0, "p90": 24.0, "p95": 25.0,
-                    "p99": 30.0, "p999": 31.0, "max": 33.0},
+        "index": 0,
+        "concurrency": 8,
+        "output_tok_per_s": 1200.0,
+        "error_rate": 0.002,
+        "ttft_ms": {
+            "count": 100,
+            "mean": 90.0,
+            "min": 20.0,
+            "p50": 80.0,
+            "p90": 150.0,
+            "p95": 170.0,
+            "p99": 190.0,
+            "p999": 240.0,
+            "max": 260.0,
+        },
+        "tpot_ms": {
+            "count": 100,
+            "mean": 21.0,
+            "min": 18.0,
+            "p50": 20.0,
+            "p90": 24.0,
+            "p95": 25.0,
+            "p99": 30.0,
+            "p999": 31.0,
+            "max": 33.0,
+        },
         "ttfot_ms": None,
     }
     base.update(overrides)
@@ -34,14 +55,17 @@ def test_parses_the_documented_example() -> None:
     assert [r.text for r in rules] == ["ttft_p99_ms<=200", "tpot_p50_ms<=50", "output_tok_per_s>=1000"]
 
 
-@pytest.mark.parametrize(("text", "key", "op", "metric", "stat"), [
-    (" e2e_scheduled_p999_ms < 5000 ", "e2e_scheduled_p999_ms", "<", "e2e_scheduled", "p999"),
-    ("chunk_gap_max_ms>0.5", "chunk_gap_max_ms", ">", "chunk_gap", "max"),
-    ("itl_mean_ms<=30", "itl_mean_ms", "<=", "itl", "mean"),
-    ("ttft_p75_ms<100", "ttft_p75_ms", "<", "ttft", "p75"),
-    ("error_rate<0.01", "error_rate", "<", None, None),
-    ("goodput_req_per_s>=3", "goodput_req_per_s", ">=", None, None),
-])
+@pytest.mark.parametrize(
+    ("text", "key", "op", "metric", "stat"),
+    [
+        (" e2e_scheduled_p999_ms < 5000 ", "e2e_scheduled_p999_ms", "<", "e2e_scheduled", "p999"),
+        ("chunk_gap_max_ms>0.5", "chunk_gap_max_ms", ">", "chunk_gap", "max"),
+        ("itl_mean_ms<=30", "itl_mean_ms", "<=", "itl", "mean"),
+        ("ttft_p75_ms<100", "ttft_p75_ms", "<", "ttft", "p75"),
+        ("error_rate<0.01", "error_rate", "<", None, None),
+        ("goodput_req_per_s>=3", "goodput_req_per_s", ">=", None, None),
+    ],
+)
 def test_parses_every_form(text: str, key: str, op: str, metric: str | None, stat: str | None) -> None:
     (rule,) = parse_slo(text)
     assert (rule.key, rule.op, rule.metric, rule.stat) == (key, op, metric, stat)
@@ -52,14 +76,17 @@ def test_empty_means_no_objectives() -> None:
     assert parse_slo("  ") == ()
 
 
-@pytest.mark.parametrize(("text", "bad"), [
-    ("ttft_p99_ms=200", "ttft_p99_ms=200"),
-    ("ttft_p99_ms<=abc", "ttft_p99_ms<=abc"),
-    ("ttft_p99_ms<=200,bogus_p99_ms<1", "bogus_p99_ms<1"),
-    ("output_tok_per_sec>=5", "output_tok_per_sec>=5"),
-    ("ttft_p99_ms<=inf", "ttft_p99_ms<=inf"),
-    ("ttft_p99_ms=<200", "ttft_p99_ms=<200"),
-])
+@pytest.mark.parametrize(
+    ("text", "bad"),
+    [
+        ("ttft_p99_ms=200", "ttft_p99_ms=200"),
+        ("ttft_p99_ms<=abc", "ttft_p99_ms<=abc"),
+        ("ttft_p99_ms<=200,bogus_p99_ms<1", "bogus_p99_ms<1"),
+        ("output_tok_per_sec>=5", "output_tok_per_sec>=5"),
+        ("ttft_p99_ms<=inf", "ttft_p99_ms<=inf"),
+        ("ttft_p99_ms=<200", "ttft_p99_ms=<200"),
+    ],
+)
 def test_bad_clauses_name_the_flag_and_the_clause(text: str, bad: str) -> None:
     with pytest.raises(ConfigError) as err:
         parse_slo(text)
@@ -72,7 +99,11 @@ def test_evaluate_reports_observed_values_and_verdicts() -> None:
     rules = parse_slo("ttft_p99_ms<=200,tpot_p50_ms<19,output_tok_per_s>=1000,error_rate<=0.001")
     results = evaluate(rules, stage())
     assert [(r.observed, r.passed) for r in results] == [
-        (190.0, True), (20.0, False), (1200.0, True), (0.002, False)]
+        (190.0, True),
+        (20.0, False),
+        (1200.0, True),
+        (0.002, False),
+    ]
     assert results[1].describe() == "tpot_p50_ms<19: 20 (MISS)"
 
 
@@ -125,8 +156,9 @@ def test_request_meets_checks_itl_against_the_worst_gap_when_given() -> None:
     assert not request_meets(parse_slo("ttfot_p50_ms<5"), ttft_ms=1, tpot_ms=1, e2e_ms=1, ttfot_ms=6)
 
 
-@pytest.mark.parametrize(("value", "rate"),
-                         [(None, None), ("0.01", 0.01), ("5%", 0.05), (0.0, 0.0), ("1", 1.0)])
+@pytest.mark.parametrize(
+    ("value", "rate"), [(None, None), ("0.01", 0.01), ("5%", 0.05), (0.0, 0.0), ("1", 1.0)]
+)
 def test_max_error_rate(value: str | float | None, rate: float | None) -> None:
     assert parse_max_error_rate(value) == rate
 

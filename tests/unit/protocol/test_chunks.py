@@ -24,7 +24,12 @@ def chunk(
     cached_tokens: int | None = None,
 ) -> ChunkInfo:
     return ChunkInfo(
-        token_bearing, has_content, finish_reason, completion_tokens, prompt_tokens, error,
+        token_bearing,
+        has_content,
+        finish_reason,
+        completion_tokens,
+        prompt_tokens,
+        error,
         cached_tokens,
     )
 
@@ -104,8 +109,7 @@ OPENAI = [
     ),
     (
         b'{%s,"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":'
-        b'{"arguments":"{\\"city"}}]},"logprobs":null,"finish_reason":null}],"usage":null}'
-        % _OA,
+        b'{"arguments":"{\\"city"}}]},"logprobs":null,"finish_reason":null}],"usage":null}' % _OA,
         chunk(True),
     ),
     (
@@ -164,9 +168,7 @@ ERRORS = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("data", "expected"), [*VLLM, *SGLANG, *OPENAI, *OTHER, *ERRORS], ids=repr
-)
+@pytest.mark.parametrize(("data", "expected"), [*VLLM, *SGLANG, *OPENAI, *OTHER, *ERRORS], ids=repr)
 def test_parse_chunk(data: bytes, expected: ChunkInfo) -> None:
     assert parse_chunk(data) == expected
 
@@ -272,8 +274,12 @@ def test_any_bytes_are_read_or_bad_chunk(data: bytes) -> None:
 
 
 def test_cached_prompt_tokens_are_read_from_usage() -> None:
-    body = (b'{"choices":[],"usage":{"prompt_tokens":2006,"completion_tokens":4,'
-            b'"prompt_tokens_details":{"cached_tokens":2000}}}')
+    body = (
+        b'{"choices":[],"usage":{"prompt_tokens":2006,"completion_tokens":4,'
+        b'"prompt_tokens_details":{"cached_tokens":2000}}}'
+    )
     assert parse_chunk(body).cached_tokens == 2000
     with pytest.raises(BadChunk):
-        parse_chunk(b'{"choices":[],"usage":{"prompt_tokens":3,"prompt_tokens_details":{"cached_tokens":"x"}}}')
+        parse_chunk(
+            b'{"choices":[],"usage":{"prompt_tokens":3,"prompt_tokens_details":{"cached_tokens":"x"}}}'
+        )

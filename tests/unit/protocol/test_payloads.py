@@ -50,9 +50,7 @@ def test_extra_is_merged_last_and_wins() -> None:
         "max_tokens": 5,
         "stream_options": {"include_usage": True},
     }
-    body = orjson.loads(
-        chat_body("m", MESSAGES, max_tokens=64, stream=True, ignore_eos=False, extra=extra)
-    )
+    body = orjson.loads(chat_body("m", MESSAGES, max_tokens=64, stream=True, ignore_eos=False, extra=extra))
     assert body["max_tokens"] == 5
     assert body["stream_options"] == {"include_usage": True}
     assert body["chat_template_kwargs"] == {"enable_thinking": False}
@@ -62,9 +60,7 @@ def test_extra_is_merged_last_and_wins() -> None:
 def test_read_only_mappings_and_tuples_serialise() -> None:
     messages = (MappingProxyType({"role": "user", "content": ("a", "b")}),)
     extra = MappingProxyType({"logit_bias": MappingProxyType({"1": 2})})
-    body = orjson.loads(
-        chat_body("m", messages, max_tokens=1, stream=False, ignore_eos=False, extra=extra)
-    )
+    body = orjson.loads(chat_body("m", messages, max_tokens=1, stream=False, ignore_eos=False, extra=extra))
     assert body["messages"] == [{"role": "user", "content": ["a", "b"]}]
     assert body["logit_bias"] == {"1": 2}
 

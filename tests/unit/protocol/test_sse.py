@@ -177,9 +177,7 @@ def split(stream: bytes, cuts: list[int]) -> list[bytes]:
     st.binary(max_size=8).filter(lambda b: b"\n" not in b and b"\r" not in b),
     st.lists(st.integers(min_value=0), max_size=20),
 )
-def test_any_split_of_valid_stream_decodes_the_same(
-    stream: bytes, tail: bytes, cuts: list[int]
-) -> None:
+def test_any_split_of_valid_stream_decodes_the_same(stream: bytes, tail: bytes, cuts: list[int]) -> None:
     stream += tail  # sometimes end mid-line, as a server that closes early
     expected = reference(stream)
     assert decode(stream) == expected

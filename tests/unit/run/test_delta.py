@@ -19,22 +19,41 @@ def test_a_delta_survives_the_wire_with_int_stages_and_the_same_stats() -> None:
         stats.add(r, Window(0, 10**12))
     assert sum(stats.outcomes.values()) > 0
     series = TimeSeries()
-    sent = Delta(seq=3, name="worker-1", records_file="requests.worker-1.jsonl", final=True,
-                 model="m", stages={2: stats}, timeseries=series, users=8, in_flight=5,
-                 records=50, tokens_received=900, completed={2: 40}, in_flight_measured={2: 3},
-                 health={2: {"loop_lag_p99_ms": 1.5}}, lateness={2: {"measure": 0.001}},
-                 warnings=("w",), stopped={"by": "interrupt"})
+    sent = Delta(
+        seq=3,
+        name="worker-1",
+        records_file="requests.worker-1.jsonl",
+        final=True,
+        model="m",
+        stages={2: stats},
+        timeseries=series,
+        users=8,
+        in_flight=5,
+        records=50,
+        tokens_received=900,
+        completed={2: 40},
+        in_flight_measured={2: 3},
+        health={2: {"loop_lag_p99_ms": 1.5}},
+        lateness={2: {"measure": 0.001}},
+        warnings=("w",),
+        stopped={"by": "interrupt"},
+    )
     wire = msgpack.unpackb(msgpack.packb(sent.to_wire()), strict_map_key=False)  # as Locust sends it
     assert all(isinstance(k, str) for k in wire["stages"])
     got = Delta.from_wire(wire)
     assert got.stages[2].to_dict() == stats.to_dict()
     assert (got.completed, got.in_flight_measured, got.health, got.lateness) == (
-        {2: 40}, {2: 3}, {2: {"loop_lag_p99_ms": 1.5}}, {2: {"measure": 0.001}})
+        {2: 40},
+        {2: 3},
+        {2: {"loop_lag_p99_ms": 1.5}},
+        {2: {"measure": 0.001}},
+    )
     assert got.to_wire() == sent.to_wire()
 
 
 def test_an_older_workers_message_without_the_later_keys_still_merges() -> None:
-    got = Delta.from_wire({"seq": 0, "name": "w", "records_file": "r.jsonl", "stages": {},
-                           "completed": {"0": 1}})
+    got = Delta.from_wire(
+        {"seq": 0, "name": "w", "records_file": "r.jsonl", "stages": {}, "completed": {"0": 1}}
+    )
     assert got.timeseries is None and got.classic == {} and got.warnings == ()
     assert got.completed == {0: 1} and got.stopped is None

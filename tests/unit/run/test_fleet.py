@@ -10,13 +10,31 @@ from llmload.run.fleet import Fleet
 from llmload.stages import Announcement
 
 
-def delta(seq: int, *, final: bool = False, users: int = 4, completed: int = 0,
-          stopped: dict[str, Any] | None = None, stats: StageStats | None = None) -> dict[str, Any]:
-    return {"seq": seq, "name": "worker-0", "model": "m", "final": final,
-            "stages": {} if stats is None else {"0": stats.to_dict()},
-            "completed": {"0": completed}, "in_flight_measured": {"0": 0}, "health": {},
-            "lateness": {}, "users": users, "records": completed, "records_file": "r.jsonl",
-            "warnings": ["w"], "stopped": stopped}
+def delta(
+    seq: int,
+    *,
+    final: bool = False,
+    users: int = 4,
+    completed: int = 0,
+    stopped: dict[str, Any] | None = None,
+    stats: StageStats | None = None,
+) -> dict[str, Any]:
+    return {
+        "seq": seq,
+        "name": "worker-0",
+        "model": "m",
+        "final": final,
+        "stages": {} if stats is None else {"0": stats.to_dict()},
+        "completed": {"0": completed},
+        "in_flight_measured": {"0": 0},
+        "health": {},
+        "lateness": {},
+        "users": users,
+        "records": completed,
+        "records_file": "r.jsonl",
+        "warnings": ["w"],
+        "stopped": stopped,
+    }
 
 
 def test_deltas_merge_once_each_and_progress_counts_live_workers() -> None:

@@ -38,7 +38,8 @@ def stops(tmp_path: Path, max_error_rate: float | None) -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize("limit", [None, 0.0, 0.01, 0.99])
 def test_a_run_that_checks_errors_stops_after_the_first_identical_failures(
-        tmp_path: Path, limit: float | None) -> None:
+    tmp_path: Path, limit: float | None
+) -> None:
     [stop] = stops(tmp_path, limit)
     assert stop["by"] == "fail_fast" and stop["kind"] == "http_5xx" and stop["status"] == 500
     assert stop["requests"] == REQUESTS

@@ -60,8 +60,9 @@ def test_every_reader_sees_every_finished_record(session: Session) -> None:
     assert session.describe()["records"] == 8
 
 
-def test_a_loop_never_idle_folds_on_the_request_path(session: Session,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_loop_never_idle_folds_on_the_request_path(
+    session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(session_module, "_MAX_PENDING", 8)
     finish(session, 30)  # no yield in between: the folder never runs
     assert session.records.count >= 22  # at most 8 wait

@@ -31,21 +31,41 @@ def serve(routes: dict[str, Any], server: str = "uvicorn") -> httpx.Client:
     return httpx.Client(transport=httpx.MockTransport(handler))
 
 
-SGLANG_MODELS = {"object": "list", "data": [
-    {"id": "meta-llama/Llama-3.1-8B-Instruct", "object": "model", "created": 1, "owned_by": "sglang",
-     "root": "meta-llama/Llama-3.1-8B-Instruct", "max_model_len": 131072}]}
+SGLANG_MODELS = {
+    "object": "list",
+    "data": [
+        {
+            "id": "meta-llama/Llama-3.1-8B-Instruct",
+            "object": "model",
+            "created": 1,
+            "owned_by": "sglang",
+            "root": "meta-llama/Llama-3.1-8B-Instruct",
+            "max_model_len": 131072,
+        }
+    ],
+}
 
 
 def test_sglang_is_recognised_and_its_launch_arguments_kept_without_secrets() -> None:
-    routes = {"/v1/models": SGLANG_MODELS, "/get_server_info": load("sglang_get_server_info.json"),
-              "/version": {"version": "0.4.6.post4"}}
+    routes = {
+        "/v1/models": SGLANG_MODELS,
+        "/get_server_info": load("sglang_get_server_info.json"),
+        "/version": {"version": "0.4.6.post4"},
+    }
     info = fingerprint("http://gpu-box:30000", client=serve(routes))
     assert info["engine"] == "sglang" and info["version"] == "0.4.6.post4"
     assert "GET /get_server_info answered with launch arguments" in info["engine_evidence"]
-    assert info["models"] == [{"id": "meta-llama/Llama-3.1-8B-Instruct", "max_model_len": 131072,
-                               "owned_by": "sglang"}]
-    assert info["endpoints"] == {"/v1/models": 200, "/version": 200, "/get_server_info": 200,
-                                 "/server_info": 404, "/info": 404, "/props": 404}
+    assert info["models"] == [
+        {"id": "meta-llama/Llama-3.1-8B-Instruct", "max_model_len": 131072, "owned_by": "sglang"}
+    ]
+    assert info["endpoints"] == {
+        "/v1/models": 200,
+        "/version": 200,
+        "/get_server_info": 200,
+        "/server_info": 404,
+        "/info": 404,
+        "/props": 404,
+    }
     args = info["launch_args"]
     assert args["api_key"] == "<redacted>" and "sk-do-not-leak" not in json.dumps(info)
     assert args["max_total_num_tokens"] == 414382  # "tokens" is not a secret
@@ -71,13 +91,18 @@ def test_sglang_warnings_name_the_setting_and_what_it_does() -> None:
 
 
 def test_vllm_is_recognised_from_models_and_dev_mode_server_info() -> None:
-    routes = {"/v1/models": load("vllm_models.json"), "/version": {"version": "0.10.2"},
-              "/server_info": load("vllm_server_info.json")}
+    routes = {
+        "/v1/models": load("vllm_models.json"),
+        "/version": {"version": "0.10.2"},
+        "/server_info": load("vllm_server_info.json"),
+    }
     info = fingerprint("http://gpu-box:8000/v1", client=serve(routes))
     assert info["url"] == "http://gpu-box:8000"
     assert info["engine"] == "vllm" and info["version"] == "0.10.2"
-    assert info["engine_evidence"] == ["GET /server_info answered with a vllm_config",
-                                       "/v1/models owned_by=vllm"]
+    assert info["engine_evidence"] == [
+        "GET /server_info answered with a vllm_config",
+        "/v1/models owned_by=vllm",
+    ]
     assert info["models"][0]["max_model_len"] == 2048
     args = info["launch_args"]
     assert args["enforce_eager"] is True and args["enable_prefix_caching"] is True
@@ -90,14 +115,18 @@ def test_vllm_is_recognised_from_models_and_dev_mode_server_info() -> None:
 
 
 def test_vllm_settings_from_the_json_config_format() -> None:
-    settings = vllm_settings({
-        "vllm_config": {"model_config": {"enforce_eager": False, "max_model_len": 4096},
-                        "scheduler_config": {"max_num_seqs": 64},
-                        "cache_config": {"enable_prefix_caching": False},
-                        "compilation_config": {"level": 0, "cudagraph_mode": 2},
-                        "speculative_config": {"method": "eagle3", "num_speculative_tokens": 3}},
-        "vllm_env": {"VLLM_LOGGING_LEVEL": "DEBUG", "HOME": "/root"},
-    })
+    settings = vllm_settings(
+        {
+            "vllm_config": {
+                "model_config": {"enforce_eager": False, "max_model_len": 4096},
+                "scheduler_config": {"max_num_seqs": 64},
+                "cache_config": {"enable_prefix_caching": False},
+                "compilation_config": {"level": 0, "cudagraph_mode": 2},
+                "speculative_config": {"method": "eagle3", "num_speculative_tokens": 3},
+            },
+            "vllm_env": {"VLLM_LOGGING_LEVEL": "DEBUG", "HOME": "/root"},
+        }
+    )
     assert settings["max_num_seqs"] == 64 and "HOME" not in settings
     text = "\n".join(warnings({"launch_args": settings}, planned_concurrency=128))
     assert "torch.compile is off (compilation level 0)" in text
@@ -108,8 +137,14 @@ def test_vllm_settings_from_the_json_config_format() -> None:
 
 
 def test_a_healthy_default_server_gets_no_warning() -> None:
-    args = {"disable_cuda_graph": False, "log_level": "info", "disable_radix_cache": False,
-            "max_running_requests": 256, "speculative_algorithm": None, "enable_torch_compile": False}
+    args = {
+        "disable_cuda_graph": False,
+        "log_level": "info",
+        "disable_radix_cache": False,
+        "max_running_requests": 256,
+        "speculative_algorithm": None,
+        "enable_torch_compile": False,
+    }
     assert warnings({"launch_args": args}, planned_concurrency=128) == []
     assert warnings({"launch_args": None}) == []
 
@@ -128,11 +163,13 @@ def test_an_unreachable_server_is_probed_once() -> None:
 
 
 def test_engine_from_tgi_and_llama_cpp_self_descriptions() -> None:
-    tgi = fingerprint("http://b:80", client=serve({"/info": {"router": "text-generation-router",
-                                                             "version": "3.3.4"}}))
+    tgi = fingerprint(
+        "http://b:80", client=serve({"/info": {"router": "text-generation-router", "version": "3.3.4"}})
+    )
     assert tgi["engine"] == "tgi" and tgi["version"] == "3.3.4"
-    llama = fingerprint("http://b:80", client=serve(
-        {"/props": {"default_generation_settings": {}}}, server="llama.cpp"))
+    llama = fingerprint(
+        "http://b:80", client=serve({"/props": {"default_generation_settings": {}}}, server="llama.cpp")
+    )
     assert llama["engine"] == "llama.cpp" and len(llama["engine_evidence"]) == 2
 
 

@@ -37,8 +37,7 @@ Handler = Callable[[httpx.Request], httpx.Response]
 def run(handler: Handler, clock: Clock, **kwargs: Any) -> tuple[WaitResult, str]:
     out = io.StringIO()
     client = httpx.Client(transport=httpx.MockTransport(handler))
-    result = wait_ready("http://box:8000", out=out, clock=clock, sleep=clock.sleep, client=client,
-                        **kwargs)
+    result = wait_ready("http://box:8000", out=out, clock=clock, sleep=clock.sleep, client=client, **kwargs)
     return result, out.getvalue()
 
 
@@ -79,7 +78,11 @@ def test_an_unchanged_state_is_repeated_every_ten_seconds() -> None:
     assert result.code == WaitCode.TIMEOUT_WHILE_LOG_MOVING
     progress = [line for line in out.splitlines() if line.startswith("[")]
     assert [line.split("]")[0] for line in progress] == [
-        "[    0.0 s", "[   10.0 s", "[   20.0 s", "[   30.0 s"]
+        "[    0.0 s",
+        "[   10.0 s",
+        "[   20.0 s",
+        "[   30.0 s",
+    ]
     assert "timed out after 30 s, still http_503" in out
 
 
@@ -87,14 +90,16 @@ def test_a_log_that_stops_changing_ends_the_wait_as_likely_hung(tmp_path: Path) 
     log = tmp_path / "server.log"
     log.write_text("loading weights ... 0%\n")
     clock = Clock()
-    result, out = run(lambda r: httpx.Response(503, json=LOADING), clock, timeout_s=900,
-                      log_file=str(log), log_stall_s=5)
+    result, out = run(
+        lambda r: httpx.Response(503, json=LOADING), clock, timeout_s=900, log_file=str(log), log_stall_s=5
+    )
     assert result.code == WaitCode.LOG_STALLED
     assert result.elapsed_s == pytest.approx(5.0)
     assert result.log_line == "loading weights ... 0%"
     assert out.splitlines()[-1] == (
         "llmload wait: the log has not changed for 5 s while the server is http_503: likely hung "
-        "(newest line: 'loading weights ... 0%')")
+        "(newest line: 'loading weights ... 0%')"
+    )
 
 
 def test_a_moving_log_is_slow_loading_when_time_runs_out(tmp_path: Path) -> None:
@@ -153,15 +158,22 @@ def test_cli_usage_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert cli.main(["wait", "--host", "http://b:1", "--timeout", "0"]) == 2
 
 
-@pytest.mark.parametrize(("status", "key", "said"), [
-    (401, None, "the server wants an API key: export OPENAI_API_KEY="),
-    (403, "sk-wrong-key-123456", "the server rejected the API key"),
-])
+@pytest.mark.parametrize(
+    ("status", "key", "said"),
+    [
+        (401, None, "the server wants an API key: export OPENAI_API_KEY="),
+        (403, "sk-wrong-key-123456", "the server rejected the API key"),
+    ],
+)
 def test_a_refused_key_ends_the_wait_at_once(status: int, key: str | None, said: str) -> None:
     # 401/403 is no loading state: waiting --timeout for a key that will not appear helps nobody.
     clock = Clock()
-    result, out = run(lambda _r: httpx.Response(status, json={"error": {"message": "no"}}), clock,
-                      timeout_s=900, api_key=key)
+    result, out = run(
+        lambda _r: httpx.Response(status, json={"error": {"message": "no"}}),
+        clock,
+        timeout_s=900,
+        api_key=key,
+    )
     assert result.code == WaitCode.REFUSED == 2
     assert clock.t - 1000.0 < 1
     assert said in result.message

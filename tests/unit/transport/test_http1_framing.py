@@ -47,11 +47,10 @@ def split_at(data: bytes, cuts: list[int]) -> list[bytes]:
 
 
 def test_chunked_with_extensions_and_trailers() -> None:
-    raw = CHUNKED + b"5;foo=bar\r\nhello\r\n6 ; a=\"b;c\"\r\n world\r\n0\r\nX-T: 1\r\n\r\n"
+    raw = CHUNKED + b'5;foo=bar\r\nhello\r\n6 ; a="b;c"\r\n world\r\n0\r\nX-T: 1\r\n\r\n'
     parser = ResponseParser()
     parsed = parser.feed(raw)
-    assert parsed.head == ResponseHead(200, "OK", "HTTP/1.1", {"transfer-encoding": "chunked",
-                                                              "x-a": "1"})
+    assert parsed.head == ResponseHead(200, "OK", "HTTP/1.1", {"transfer-encoding": "chunked", "x-a": "1"})
     assert parsed.body == b"hello world"
     assert parsed.complete and parser.complete and parser.reusable
 
@@ -170,8 +169,12 @@ chunk_bodies = st.lists(st.binary(min_size=1, max_size=300), max_size=12)
 extensions = st.sampled_from([b"", b";a=b", b' ; x="1;2"', b";n"])
 
 
-@given(chunk_bodies, st.lists(extensions, min_size=12, max_size=12),
-       st.lists(st.integers(min_value=0), max_size=40), st.booleans())
+@given(
+    chunk_bodies,
+    st.lists(extensions, min_size=12, max_size=12),
+    st.lists(st.integers(min_value=0), max_size=40),
+    st.booleans(),
+)
 def test_any_split_yields_the_same_chunked_body(
     bodies: list[bytes], exts: list[bytes], cuts: list[int], trailer: bool
 ) -> None:

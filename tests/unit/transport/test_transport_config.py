@@ -18,7 +18,11 @@ from llmload.transport.tls import client_context
 def test_origin_parts() -> None:
     origin = parse_origin("https://Example.com/proxy/")
     assert (origin.scheme, origin.host, origin.port, origin.path_prefix) == (
-        "https", "example.com", 443, "/proxy")
+        "https",
+        "example.com",
+        443,
+        "/proxy",
+    )
     assert origin.host_header == "example.com" and origin.tls
     v6 = parse_origin("http://[::1]:8000")
     assert v6.host_header == "[::1]:8000" and v6.base_url == "http://[::1]:8000"

@@ -83,8 +83,13 @@ def test_same_seed_same_prompts_other_seed_other_prefixes() -> None:
 
 
 def test_a_datasets_own_system_message_is_extended_not_doubled() -> None:
-    own = Prompt(({"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}),
-                 "be brief\n\nhi", None, 16, "d.jsonl")
+    own = Prompt(
+        ({"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}),
+        "be brief\n\nhi",
+        None,
+        16,
+        "d.jsonl",
+    )
     prompt = SharedPrefixes(DatasetPrompts("d.jsonl", (own,)), PrefixSpec(1, 5, 1.0)).get(0, 0)
     assert [m["role"] for m in prompt.messages] == ["system", "user"]
     assert prompt.messages[0]["content"].endswith("\n\nbe brief")

@@ -183,8 +183,10 @@ def test_sampled_prompt_lengths_are_the_words_sent(length: Uniform, prefix_cache
 
 def test_prompt_and_output_lengths_are_drawn_independently() -> None:
     source = SyntheticPrompts(Uniform(1, 100), Uniform(1, 100), seed=2)
-    pairs = [(p.prompt_tokens_requested, p.max_tokens) for p in
-             (source.get(u, r) for u in range(40) for r in range(100))]
+    pairs = [
+        (p.prompt_tokens_requested, p.max_tokens)
+        for p in (source.get(u, r) for u in range(40) for r in range(100))
+    ]
     xs = [float(x or 0) for x, _ in pairs]
     ys = [float(y or 0) for _, y in pairs]
     assert abs(statistics.correlation(xs, ys)) < 0.05
@@ -211,5 +213,6 @@ def test_output_lengths_replace_a_datasets_max_tokens_per_request() -> None:
     drawn = [source.get(u, r) for u in range(10) for r in range(30)]
     assert all(p.messages is fixed.messages for p in drawn)
     assert {p.max_tokens for p in drawn} == set(range(10, 21))
-    assert [p.max_tokens for p in drawn] == [source.get(u, r).max_tokens
-                                             for u in range(10) for r in range(30)]
+    assert [p.max_tokens for p in drawn] == [
+        source.get(u, r).max_tokens for u in range(10) for r in range(30)
+    ]
