@@ -32,7 +32,12 @@ def test_fixed_timing_streams_match_ground_truth(run_locust: RunLocust) -> None:
         counters = sim.counters()
         timeline = sim.timeline()
     stage = run.summary["stages"][0]
-    assert stage["ttft_ms"]["p50"] == pytest.approx(50, abs=2)
+    # Against what the server did, not what it was told: on a busy machine the simulator itself
+    # runs late (p50 52.3 ms once, for 50 ms asked), and the client must see that, no more.
+    server_ttft = sorted((r["first_token_ns"] - r["arrival_ns"]) / 1e6 for r in served if r["first_token_ns"])
+    server_p50 = server_ttft[len(server_ttft) // 2]
+    assert server_p50 == pytest.approx(50, abs=5)
+    assert stage["ttft_ms"]["p50"] == pytest.approx(server_p50, abs=2)
     assert stage["itl_ms"]["p50"] == pytest.approx(20, abs=1)
     assert stage["tpot_ms"]["p50"] == pytest.approx(20, abs=1)
     assert stage["token_source"] == "usage"

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import sys
 import time
-from dataclasses import asdict
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import gevent
@@ -18,7 +19,16 @@ from llmload.export.prometheus import ExporterHandle
 from llmload.export.pushgateway import finish as finish_exporter
 from llmload.export.results import ResultsDir, new_run_id
 from llmload.locust.plans import make_conductor, planned_concurrency
-from llmload.locust.roles import exit_code_on_error, hurry, running_users, stop_run
+from llmload.locust.roles import (
+    exit_code_on_error,
+    headless,
+    hurry,
+    next_run,
+    running_users,
+    sigint_to_main,
+    stop_run,
+)
+from llmload.run.conductor import Conductor
 from llmload.run.delta import MESSAGE as DELTA
 from llmload.run.export_source import FleetSource
 from llmload.run.finish import conclude, start_exporter_if, write_results
@@ -29,34 +39,108 @@ from llmload.run.summarize import build_summary
 from llmload.stages import Announcement
 
 
+@dataclass(slots=True)
+class _Run:
+    """One run of the fleet: a headless master has one, a web UI master one per swarm."""
+
+    config: RunConfig
+    run_id: str
+    results: ResultsDir
+    fleet: Fleet
+    conductor: Conductor
+    server: ServerWatch
+    started_at: float = field(default_factory=time.time)
+
+
 class MasterRole:
-    def __init__(self, environment: Any, config: RunConfig) -> None:
+    def __init__(self, environment: Any, config: RunConfig, configure: Callable[[], RunConfig]) -> None:
         self._environment = environment
-        self.config = config
-        self.run_id = config.run_id or new_run_id()
-        # Workers receive the master's custom options with their first spawn message.
-        environment.parsed_options.run_id = self.run_id
-        self.results = ResultsDir(config.results_dir, self.run_id)
-        self.fleet = Fleet()
-        self.started_at = time.time()
-        self.conductor = make_conductor(environment, config, self._announce, self.fleet.progress)
-        self.server = ServerWatch(config, planned_concurrency(environment, config))
+        self._config = config  # checked at start-up; a later web UI swarm reads the form again
+        self._configure = configure
+        self._run: _Run | None = None
+        self._last: _Run | None = None
+        self._runs = 0
         self.final_text: str | None = None
         self.exit_code: int | None = None
         self.exporter: ExporterHandle | None = None
         runner = environment.runner
         runner.register_message(DELTA, self._on_delta)
         environment.events.worker_connect.add_listener(self._on_worker_connect)
+        sigint_to_main()
+        if headless(environment):
+            # Set up now, as the workers connect; a web UI swarm's run is set up when it starts
+            # (test_start, before the spawn message takes the run id to the workers), once its
+            # user count is known.
+            self._arm()
+
+    def _arm(self) -> _Run:
+        self._runs += 1
+        if self._runs == 1:
+            config = self._config
+        else:
+            # the user's --run-id (or none) again, not the last run's id set below
+            self._environment.parsed_options.run_id = self._config.run_id
+            config = next_run(self._configure(), self._runs)
+        run_id = config.run_id or new_run_id()
+        # Workers receive the master's custom options with every spawn message.
+        self._environment.parsed_options.run_id = run_id
+        fleet = Fleet()
+        for client_id in self._environment.runner.clients:  # connected before this run
+            fleet.join(client_id)
+        conductor = make_conductor(self._environment, config, self._announce, fleet.progress)
+        server = ServerWatch(config, planned_concurrency(self._environment, config))
+        self._run = self._last = _Run(
+            config, run_id, ResultsDir(config.results_dir, run_id), fleet, conductor, server
+        )
+        self.exit_code = None
+        return self._run
+
+    @property
+    def run(self) -> _Run:
+        return self._run or self._arm()
+
+    @property
+    def config(self) -> RunConfig:
+        return self.run.config
+
+    @property
+    def run_id(self) -> str:
+        return self.run.run_id
+
+    @property
+    def results(self) -> ResultsDir:
+        return self.run.results
+
+    @property
+    def fleet(self) -> Fleet:
+        return self.run.fleet
+
+    @property
+    def conductor(self) -> Conductor:
+        return self.run.conductor
+
+    @property
+    def server(self) -> ServerWatch:
+        return self.run.server
+
+    @property
+    def started_at(self) -> float:
+        return self.run.started_at
 
     def _announce(self, a: Announcement) -> None:
         finished = self.fleet.current_stage
         self.fleet.record(a)
         self.server.on_phase(a)
-        self._environment.runner.send_message(PHASE, asdict(a))
+        self._environment.runner.send_message(PHASE, self._phase_message(a))
         if finished >= 0 and a.stage != finished:
             # A finished stage survives an interrupted run (the end rewrites it with the last
             # deltas in; a stage's own numbers are complete once its drain ended).
             self.write(complete=False)
+
+    def _phase_message(self, a: Announcement) -> dict[str, Any]:
+        # The run id tells a worker which swarm an announcement belongs to: the last ones of a
+        # web UI swarm can reach it after its users stopped, and must not touch the next run.
+        return {**asdict(a), "run": self.run.run_id}
 
     def _on_delta(self, environment: Any, msg: Any) -> None:
         stopped = self.fleet.stopped
@@ -70,18 +154,22 @@ class MasterRole:
             hurry(self._environment)
 
     def _on_worker_connect(self, client_id: str, **_kw: Any) -> None:
-        self.fleet.join(client_id)
+        run = self._run  # None between web UI swarms: the next run joins every connected worker
+        if run is not None:
+            run.fleet.join(client_id)
+        workers = list(run.fleet.workers if run is not None else self._environment.runner.clients)
         expected = self._environment.parsed_options.expect_workers
-        names = ", ".join(self.fleet.workers)
         print(
-            f"llmload: {len(self.fleet.workers)} of {expected} expected workers connected: {names}",
+            f"llmload: {len(workers)} of {expected} expected workers connected: {', '.join(workers)}",
             file=sys.stderr,
             flush=True,
         )
-        for a in self.fleet.history:  # a late joiner learns the phase it joins in
-            self._environment.runner.send_message(PHASE, asdict(a), client_id=client_id)
+        for a in run.fleet.history if run is not None else ():  # a late joiner learns the phase
+            self._environment.runner.send_message(PHASE, self._phase_message(a), client_id=client_id)
 
     def test_start(self) -> None:
+        if self.exporter is not None:  # the previous swarm's: the port is this run's now
+            self.exporter.close()
         self.server.start()
         source = FleetSource(
             self.fleet, running_users(self._environment), self.run_id, self.config.host, self.config.scenario
@@ -134,10 +222,13 @@ class MasterRole:
             exit_code_on_error=exit_code_on_error(self._environment),
         )
         self._environment.process_exit_code = self.fleet.exit_code = self.exit_code
+        if not headless(self._environment):  # the UI stays up: the next swarm is a new run
+            print(self.final_text, flush=True)
+            self._run = None
 
     def after_quit(self) -> None:
-        if self.exporter is not None:  # the final push, and the linger for the last scrape
-            finish_exporter(self.config.exporter, self.exporter, self.run_id)
+        if self.exporter is not None and self._last is not None:  # final push, and the linger
+            finish_exporter(self._last.config.exporter, self.exporter, self._last.run_id)
 
     def write(self, *, complete: bool) -> dict[str, Any]:
         lost = self.fleet.lost_report(time.time(), self.config.workload.max_tokens)

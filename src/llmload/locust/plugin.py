@@ -50,9 +50,9 @@ def _fatal(exc: LlmloadError) -> None:
     raise SystemExit(exc.exit_code)
 
 
-def _config(environment: Any) -> Any:
+def _config(environment: Any, *, new_salt: bool = False) -> Any:
     opts = environment.parsed_options
-    if not getattr(opts, "salt", None):
+    if new_salt or not getattr(opts, "salt", None):
         # One per run, chosen where the run is conducted; workers receive it with the
         # master's options, so the whole fleet salts alike.
         opts.salt = secrets.token_hex(4)
@@ -68,14 +68,20 @@ def _on_init(environment: Any, runner: Any = None, **_kw: Any) -> None:
         if isinstance(runner, WorkerRunner):
             role: Role = WorkerRole(environment)  # its config arrives with the master's options
         else:
+            salt_given = bool(getattr(environment.parsed_options, "salt", None))
             config = _config(environment)
             if not environment.parsed_options.stop_timeout:
                 # Let in-flight requests finish at the end (the drain) instead of killing them.
                 environment.stop_timeout = config.phases.drain_s
+
+            # A later web UI swarm reads the start form's options, with a salt of its own.
+            def configure() -> Any:
+                return _config(environment, new_salt=not salt_given)
+
             role = (
-                MasterRole(environment, config)
+                MasterRole(environment, config, configure)
                 if isinstance(runner, MasterRunner)
-                else LocalRole(environment, config)
+                else LocalRole(environment, config, configure)
             )
     except LlmloadError as exc:
         _fatal(exc)

@@ -9,6 +9,7 @@ The master's side is ``master.MasterRole``.
 
 from __future__ import annotations
 
+import dataclasses
 import signal
 import time
 from collections.abc import Callable
@@ -23,6 +24,7 @@ from llmload.export.prometheus import ExporterHandle
 from llmload.export.pushgateway import finish as finish_exporter
 from llmload.locust.plans import make_conductor, planned_concurrency
 from llmload.phases import Phase
+from llmload.run.conductor import Conductor
 from llmload.run.export_source import SessionSource
 from llmload.run.finish import conclude, start_exporter_if, write_results
 from llmload.run.server_watch import ServerWatch
@@ -39,15 +41,56 @@ def _announcement(data: dict[str, Any]) -> Announcement:
 
 
 class LocalRole:
-    def __init__(self, environment: Any, config: RunConfig) -> None:
-        self.session = Session(config)
-        self.conductor = make_conductor(environment, config, self._announce, self.session.progress)
+    """Every start is a run of its own: a headless run has one; each swarm from the web UI is
+    another, with its own results directory, the user count it was started with, and the
+    options of the start form (``configure`` reads them again)."""
+
+    def __init__(self, environment: Any, config: RunConfig, configure: Callable[[], RunConfig]) -> None:
         self._environment = environment
-        self.server = ServerWatch(config, planned_concurrency(environment, config))
+        self._config = config  # checked at start-up, so a bad option stops Locust at once
+        self._configure = configure
+        self._session: Session | None = None  # the run now; None between web UI swarms
+        self._last: Session | None = None  # the latest run, for the end of the process
+        self._conductor: Conductor | None = None
+        self._server: ServerWatch | None = None
+        self._runs = 0
         self.final_text: str | None = None
         self.exit_code: int | None = None
         self.exporter: ExporterHandle | None = None
-        self.session.on_stop = lambda _why: stop_run(environment)
+        sigint_to_main()
+
+    # A run is set up when first needed: a sweep's shape ticks before Locust's test_start, a
+    # web UI swarm knows its user count only once started.
+    @property
+    def session(self) -> Session:
+        if self._session is None:
+            self._arm()
+        assert self._session is not None
+        return self._session
+
+    @property
+    def conductor(self) -> Conductor:
+        if self._conductor is None:
+            self._arm()
+        assert self._conductor is not None
+        return self._conductor
+
+    @property
+    def server(self) -> ServerWatch:
+        if self._server is None:
+            self._arm()
+        assert self._server is not None
+        return self._server
+
+    def _arm(self) -> None:
+        self._runs += 1
+        config = self._config if self._runs == 1 else next_run(self._configure(), self._runs)
+        environment = self._environment
+        self._session = self._last = session = Session(config)
+        self._conductor = make_conductor(environment, config, self._announce, session.progress)
+        self._server = ServerWatch(config, planned_concurrency(environment, config))
+        session.on_stop = lambda _why: stop_run(environment)
+        self.exit_code = None
 
     def _announce(self, a: Announcement) -> None:
         finished = self.session.stage
@@ -60,6 +103,8 @@ class LocalRole:
         self.server.start()
         self.session.start()
         users = running_users(self._environment)
+        if self.exporter is not None:  # the previous swarm's: the port is this run's now
+            self.exporter.close()
         self.exporter = start_exporter_if(self.session.config, SessionSource(self.session, users))
         if self._environment.shape_class is None:
             self.conductor.start_ticking()
@@ -88,10 +133,15 @@ class LocalRole:
             exit_code_on_error=exit_code_on_error(self._environment),
         )
         self._environment.process_exit_code = self.session.exit_code = self.exit_code
+        if not headless(self._environment):
+            # Locust's UI stays up for another swarm: say this one's verdict now, and let the
+            # next start set up a run of its own.
+            print(self.final_text, flush=True)
+            self._session = self._conductor = self._server = None
 
     def after_quit(self) -> None:
-        if self.exporter is not None:  # the final push, and the linger for the last scrape
-            finish_exporter(self.session.config.exporter, self.exporter, self.session.run_id)
+        if self.exporter is not None and self._last is not None:  # final push, and the linger
+            finish_exporter(self._last.config.exporter, self.exporter, self._last.run_id)
 
     def write(self, *, complete: bool) -> dict[str, Any]:
         s = self.session
@@ -118,17 +168,17 @@ class WorkerRole:
         self._environment = environment
         self.session: Session | None = None
         self._shipper: Shipper | None = None
-        self._pending: list[tuple[Announcement, float]] = []
+        self._pending: list[tuple[Announcement, float, str | None]] = []  # until the run starts
         self.final_text: str | None = None
         self.exit_code: int | None = None  # the master's verdict is the run's
         environment.runner.register_message(PHASE, self._on_phase)
-        _sigint_to_main()
+        sigint_to_main()
 
     def _on_phase(self, environment: Any, msg: Any) -> None:
-        a, received = _announcement(msg.data), time.time()
+        a, received, run = _announcement(msg.data), time.time(), msg.data.get("run")
         if self.session is None:
-            self._pending.append((a, received))
-        else:
+            self._pending.append((a, received, run))
+        elif run in (None, self.session.run_id):  # not a late word about the previous swarm
             self.session.apply(a, received)
 
     def start(self, config: RunConfig) -> None:
@@ -137,8 +187,9 @@ class WorkerRole:
         index = max(runner.worker_index, 0)
         self.session = session = Session(config, process_tag=f"worker-{index}", user_offset=index * 1_000_000)
         session.start()
-        for a, received in self._pending:
-            session.apply(a, received)
+        for a, received, run in self._pending:
+            if run in (None, session.run_id):
+                session.apply(a, received)
         self._pending.clear()
         self._shipper = Shipper(
             session, runner.send_message, lambda: runner.user_count, config.fleet.report_interval_s
@@ -173,11 +224,22 @@ class WorkerRole:
         self._environment.stop_timeout = 0
 
 
+def headless(environment: Any) -> bool:
+    return environment.parsed_options is None or bool(environment.parsed_options.headless)
+
+
+def next_run(config: RunConfig, number: int) -> RunConfig:
+    """The config of a process's ``number``-th run: a ``--run-id`` given once names the first,
+    later ones get ``-2``, ``-3``, ... so no run overwrites another."""
+    if config.run_id is None:
+        return config
+    return dataclasses.replace(config, run_id=f"{config.run_id}-{number}")
+
+
 def stop_run(environment: Any) -> None:
     """End the run from inside it (the first requests all failed): as when its time is up."""
     runner = environment.runner
-    headless = environment.parsed_options is None or environment.parsed_options.headless
-    gevent.spawn(runner.quit if headless else runner.stop)
+    gevent.spawn(runner.quit if headless(environment) else runner.stop)
 
 
 def hurry(environment: Any) -> None:
@@ -186,13 +248,14 @@ def hurry(environment: Any) -> None:
     environment.stop_timeout = 0
 
 
-def _sigint_to_main() -> None:
-    """A worker's Ctrl+C raises KeyboardInterrupt in its main greenlet only.
+def sigint_to_main() -> None:
+    """Ctrl+C raises KeyboardInterrupt in the process's main greenlet only.
 
-    A terminal signals every process of a ``--processes`` run at once; Python raises the
-    KeyboardInterrupt in whichever greenlet runs at that moment, often a user's, and gevent
-    prints that user's traceback before passing the interrupt on to the main greenlet. Raised
-    there directly, Locust's own shutdown follows as before, without the traceback.
+    Python raises it in whichever greenlet runs at that moment: a user's (a terminal signals
+    every process of a ``--processes`` run at once) or one of the web UI's, waiting on a
+    browser's keep-alive connection; gevent prints that greenlet's traceback before passing the
+    interrupt on to the main greenlet. Raised there directly, Locust's own shutdown follows as
+    before, without the traceback.
     """
     main = gevent.get_hub().parent
 
