@@ -31,6 +31,12 @@ class Option:
     sweep_default: Any = _NOT_PASSED
 
     @property
+    def on_start_form(self) -> bool:
+        """Shown on Locust's web UI start form, and so set per swarm: what a run asks, not where
+        its results and metrics go or how a fleet talks."""
+        return self.group in _PER_RUN_GROUPS
+
+    @property
     def dest(self) -> str:
         return self.flag.removeprefix("--").replace("-", "_")
 
@@ -50,6 +56,7 @@ class Option:
 
 
 _LEVELS = "1,2,4,8,16,32,64,128"
+_PER_RUN_GROUPS = frozenset({"request", "workload", "checks"})
 
 OPTIONS: tuple[Option, ...] = (
     # what each request asks
@@ -272,9 +279,12 @@ def add_arguments(
                 import argparse
 
                 action = argparse.BooleanOptionalAction
-            group.add_argument(option.flag, action=action, default=bool(default), help=text, **extra)
+            added = group.add_argument(option.flag, action=action, default=bool(default), help=text, **extra)
         else:
-            group.add_argument(option.flag, type=option.kind, default=default, help=text, **extra)
+            added = group.add_argument(option.flag, type=option.kind, default=default, help=text, **extra)
+        # Locust's web UI lists the actions that carry this mark (its own parser sets it on
+        # arguments added to the parser itself, not to a group)
+        added.include_in_web_ui = env and option.on_start_form
 
 
 def to_argv(values: Any, options: tuple[Option, ...]) -> list[str]:
@@ -292,6 +302,26 @@ def to_argv(values: Any, options: tuple[Option, ...]) -> list[str]:
 def defaults() -> dict[str, Any]:
     """Every option's value when none is given, by its parsed name."""
     return {o.dest: bool(o.default) if o.kind is bool else o.default for o in OPTIONS}
+
+
+def from_form(values: Any) -> None:
+    """Give ``values`` (parsed options) their declared types again after Locust's web UI start
+    form set them: it sends every field as text, and leaves text where the default was None
+    (an empty field for ``--model``, ``"8"`` for ``--warmup-requests``)."""
+    from llmload.errors import ConfigError
+
+    for o in OPTIONS:
+        value = getattr(values, o.dest, None)
+        if not isinstance(value, str):
+            continue
+        text = value.strip()
+        if not text and o.default is None:
+            setattr(values, o.dest, None)
+        elif o.kind in (int, float):
+            try:
+                setattr(values, o.dest, o.kind(text))
+            except ValueError:
+                raise ConfigError(o.flag, value, f"expected a number ({o.kind.__name__})") from None
 
 
 def sweep_options() -> tuple[Option, ...]:

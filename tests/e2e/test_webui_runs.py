@@ -1,6 +1,7 @@
 """Every swarm started from Locust's web UI is a run of its own (local, and a master with
-workers): the user count it was started with, its own results directory and salt, and a second
-swarm after the first measures again instead of writing to the first run's closed files."""
+workers): the user count it was started with, the llmload options of its start form, its own
+results directory and salt, and a second swarm after the first measures again instead of
+writing to the first run's closed files."""
 
 from __future__ import annotations
 
@@ -54,7 +55,17 @@ def _swarms(ui: str, host: str, workers: int) -> None:
 
         _until(ready, 60, "the web UI (and its workers)")
         for users in SWARMS:
-            started = http.post("/swarm", data={"user_count": users, "spawn_rate": users, "host": host})
+            # llmload's options are on the start form ("Custom parameters"), an empty field
+            # included, and hold for that swarm only
+            form = {
+                "user_count": users,
+                "spawn_rate": users,
+                "host": host,
+                "max_tokens": 2 * users,
+                "model": "",
+                "warmup_requests": "",
+            }
+            started = http.post("/swarm", data=form)
             assert started.json()["success"], started.text
             _until(lambda n=users: http.get("/stats/requests").json()["user_count"] == n, 30, "the users")
             time.sleep(8)
@@ -72,6 +83,7 @@ def _check_runs(results: Path, logs: list[Path], workers: int) -> None:
     for s in summaries:
         stage = s["stages"][0]
         assert s["exit"]["code"] == 0 and stage["requests"]["ok"] > 20, s["exit"]
+        assert stage["output_tokens_per_request"]["mean"] == 2 * stage["concurrency"]  # the form's
         assert s["headline"]["single_stream_tok_per_s"] is None  # no stage ran one user
         assert s["run"]["reproducibility"]["workers"] == max(workers, 1)
     assert len({s["run"]["reproducibility"]["salt"] for s in summaries}) == len(SWARMS)

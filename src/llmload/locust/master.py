@@ -75,9 +75,9 @@ class MasterRole:
 
     def _arm(self) -> _Run:
         self._runs += 1
-        if self._runs == 1:
+        if self._runs == 1 and headless(self._environment):
             config = self._config
-        else:
+        else:  # a web UI swarm: the start form's options, and a run id of its own
             # the user's --run-id (or none) again, not the last run's id set below
             self._environment.parsed_options.run_id = self._config.run_id
             config = next_run(self._configure(), self._runs)

@@ -29,7 +29,7 @@ from llmload.config import (
 )
 from llmload.errors import ConfigError
 from llmload.metrics.slo import parse_max_error_rate, parse_slo
-from llmload.options import add_arguments
+from llmload.options import add_arguments, from_form
 from llmload.workload.conversations import ConversationSpec
 from llmload.workload.lengths import Fixed, parse_length_spec
 from llmload.workload.prefixes import PrefixSpec
@@ -124,6 +124,7 @@ def to_config(opts: Any, scenario: str = "chat", host: str | None = None) -> Run
     ``host`` overrides ``opts.host``: a worker learns the host from the master's spawn message,
     not from its own command line.
     """
+    from_form(opts)
     host = host or opts.host
     if not host:
         raise ConfigError("--host", host, "give the server's base URL, e.g. http://127.0.0.1:8000")

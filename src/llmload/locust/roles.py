@@ -84,8 +84,11 @@ class LocalRole:
 
     def _arm(self) -> None:
         self._runs += 1
-        config = self._config if self._runs == 1 else next_run(self._configure(), self._runs)
         environment = self._environment
+        if self._runs == 1 and headless(environment):
+            config = self._config
+        else:  # a web UI swarm: the start form's options, and a run id of its own
+            config = next_run(self._configure(), self._runs)
         self._session = self._last = session = Session(config)
         self._conductor = make_conductor(environment, config, self._announce, session.progress)
         self._server = ServerWatch(config, planned_concurrency(environment, config))
@@ -231,7 +234,7 @@ def headless(environment: Any) -> bool:
 def next_run(config: RunConfig, number: int) -> RunConfig:
     """The config of a process's ``number``-th run: a ``--run-id`` given once names the first,
     later ones get ``-2``, ``-3``, ... so no run overwrites another."""
-    if config.run_id is None:
+    if config.run_id is None or number == 1:
         return config
     return dataclasses.replace(config, run_id=f"{config.run_id}-{number}")
 
