@@ -37,7 +37,15 @@ def test_fixed_timing_streams_match_ground_truth(run_locust: RunLocust) -> None:
     server_ttft = sorted((r["first_token_ns"] - r["arrival_ns"]) / 1e6 for r in served if r["first_token_ns"])
     server_p50 = server_ttft[len(server_ttft) // 2]
     assert server_p50 == pytest.approx(50, abs=5)
-    assert stage["ttft_ms"]["p50"] == pytest.approx(server_p50, abs=2)
+    # The client can only be later than the server, by the trip out and its own read lateness:
+    # 2 ms, plus the loop lag its health monitor measured in this run, since on a shared 2-core
+    # machine the simulator's 32 writes per step and the client's reads take turns (CI read
+    # 2.17 ms once). A client that adds more than it admits to is what this catches.
+    (health,) = stage["client_health"].values()
+    added = stage["ttft_ms"]["p50"] - server_p50
+    allowed = 2 + health["loop_lag_p99_ms"]
+    print(f"client TTFT p50 - server's: {added:.3f} ms (allowed -0.5..{allowed:.3f})")
+    assert -0.5 <= added <= allowed, (added, health)
     assert stage["itl_ms"]["p50"] == pytest.approx(20, abs=1)
     assert stage["tpot_ms"]["p50"] == pytest.approx(20, abs=1)
     assert stage["token_source"] == "usage"
