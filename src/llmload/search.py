@@ -18,6 +18,7 @@ import orjson
 from llmload.child import run_child
 from llmload.errors import ConfigError, TargetError
 from llmload.exitcodes import ExitCode
+from llmload.export.rundata import read_summary, verdict_of
 from llmload.metrics.slo import parse_slo
 from llmload.sweep import _parser as sweep_parser
 from llmload.sweep import _target, locust_command, wait_for
@@ -130,12 +131,10 @@ def _run_probe(args: argparse.Namespace, host: str, level: float, run_id: str, i
             f"a probe wrote no summary (exit {proc.returncode}): "
             f"{proc.stderr.strip().splitlines()[-1:] or proc.stdout[-500:]}",
         )
-    summary: dict[str, Any] = orjson.loads(path.read_bytes())
-    exit_ = summary.get("exit") or {}
-    if exit_.get("code") == ExitCode.COULD_NOT_START:  # no level can pass: say why, at once
-        raise TargetError(f"the probe at {level:g} could not measure: {exit_.get('line')}")
-    passed = exit_.get("code") == 0
-    return Probe(level, passed, str(path), tuple(exit_.get("reasons", [])))
+    verdict = verdict_of(read_summary(path.parent))
+    if verdict.code == ExitCode.COULD_NOT_START:  # no level can pass: say why, at once
+        raise TargetError(f"the probe at {level:g} could not measure: {verdict.line}")
+    return Probe(level, verdict.code == 0, str(path), verdict.reasons)
 
 
 def vars_of(p: Probe) -> dict[str, Any]:

@@ -26,23 +26,10 @@ import orjson
 from llmload.config import ChecksConfig
 from llmload.exitcodes import PRECEDENCE, ExitCode
 from llmload.metrics.slo import evaluate
+from llmload.summary import ErrorCount, ErrorExample, Exit, RunInfo, Stage, Summary
 
 _MESSAGE_CHARS = 120  # of a server's answer, in the one line and the banner
 _TOP_KINDS = 3
-
-
-@dataclass(frozen=True, slots=True)
-class ErrorSample:
-    """One kind of failure over the run, with one answer the server gave for it."""
-
-    kind: str
-    count: int
-    status: int | None
-    message: str  # the server's own words, shortened; "" when it said nothing
-
-    def describe(self) -> str:
-        said = f"HTTP {self.status}" if self.status and self.status != 200 else self.kind
-        return f'{said} "{self.message}"' if self.message else said
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,23 +37,21 @@ class Verdict:
     code: ExitCode
     line: str  # what the console prints last, and the report's banner
     reasons: tuple[str, ...]  # every condition that held, in PRECEDENCE order
-    errors: tuple[ErrorSample, ...]  # the most frequent failure kinds, most frequent first
+    errors: tuple[ErrorCount, ...]  # the most frequent failure kinds, most frequent first
 
     @property
     def ok(self) -> bool:
         return self.code is ExitCode.OK
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "code": int(self.code),
-            "name": self.code.name.lower(),
-            "line": self.line,
-            "reasons": list(self.reasons),
-            "errors": [
-                {"kind": e.kind, "count": e.count, "status": e.status, "message": e.message}
-                for e in self.errors
-            ],
-        }
+    def to_exit(self) -> Exit:
+        """As ``summary.json`` records it."""
+        return Exit(
+            code=int(self.code),
+            name=self.code.name.lower(),
+            line=self.line,
+            reasons=self.reasons,
+            errors=self.errors,
+        )
 
 
 def server_message(detail: str | None) -> str:
@@ -88,9 +73,9 @@ def server_message(detail: str | None) -> str:
     return text if len(text) <= _MESSAGE_CHARS else text[: _MESSAGE_CHARS - 3] + "..."
 
 
-def hint(kind: str, status: int | None, run: Mapping[str, Any]) -> str:
+def hint(kind: str, status: int | None, run: RunInfo) -> str:
     """What the user can do about a failure of this kind."""
-    request = (run.get("options") or {}).get("request") or {}
+    request = run.options.get("request") or {}
     key_env = request.get("api_key_env") or "OPENAI_API_KEY"
     if status in (401, 403):
         if request.get("api_key_set"):
@@ -107,9 +92,9 @@ def hint(kind: str, status: int | None, run: Mapping[str, Any]) -> str:
     if status is not None and status >= 500:
         return "the server failed: see its log"
     return {
-        "connect_error": f"nothing accepted a connection at {run.get('target')}: is the server "
+        "connect_error": f"nothing accepted a connection at {run.target}: is the server "
         "up and --host right? (`llmload wait --host URL` waits for it)",
-        "connect_timeout": f"{run.get('target')} did not accept a connection in time: is "
+        "connect_timeout": f"{run.target} did not accept a connection in time: is "
         "--host reachable from here?",
         "first_token_timeout": "the server accepted the requests but sent no token within "
         "--first-token-timeout",
@@ -120,52 +105,35 @@ def hint(kind: str, status: int | None, run: Mapping[str, Any]) -> str:
     }.get(kind, "see requests.jsonl for every failed request")
 
 
-def _stages(summary: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    return list(summary.get("stages") or [])
-
-
-def _name(stage: Mapping[str, Any]) -> str:
-    level = stage.get("concurrency")
-    return f"stage {stage.get('index', '?')}" + ("" if level is None else f" (C={level})")
-
-
-def _attempted(stage: Mapping[str, Any]) -> int:
-    req = stage.get("requests") or {}
-    return int(req.get("ok", 0)) + int(req.get("failed", 0)) + int(req.get("unfinished", 0))
-
-
-def top_errors(stages: Sequence[Mapping[str, Any]]) -> tuple[ErrorSample, ...]:
+def top_errors(stages: Sequence[Stage]) -> tuple[ErrorCount, ...]:
     """Failure kinds over every stage and phase, most frequent first, one sample each."""
     counts: dict[str, int] = {}
-    samples: dict[str, Mapping[str, Any]] = {}
+    samples: dict[str, ErrorExample] = {}
     for stage in stages:
-        kinds = (stage.get("attempts") or {}).get("errors") or stage.get("errors") or {}
-        for kind, n in kinds.items():
-            counts[kind] = counts.get(kind, 0) + int(n)
-        for kind, sample in (stage.get("error_samples") or {}).items():
+        for kind, n in (stage.attempts.errors or stage.errors).items():
+            counts[kind] = counts.get(kind, 0) + n
+        for kind, sample in stage.error_samples.items():
             samples.setdefault(kind, sample)
     ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:_TOP_KINDS]
     return tuple(
-        ErrorSample(
-            kind,
-            n,
-            (samples.get(kind) or {}).get("status"),
-            server_message((samples.get(kind) or {}).get("message")),
+        ErrorCount(
+            kind=kind,
+            count=n,
+            status=sample.status if sample else None,
+            message=server_message(sample.message if sample else None),
         )
         for kind, n in ranked
+        for sample in [samples.get(kind)]
     )
 
 
-def _nothing_measured(
-    stages: Sequence[Mapping[str, Any]], run: Mapping[str, Any], server: Mapping[str, Any]
-) -> str:
+def _nothing_measured(stages: Sequence[Stage], run: RunInfo, server: Mapping[str, Any]) -> str:
     """Why no stage has a request in its window, in the user's terms."""
-    attempts = [stage.get("attempts") or {} for stage in stages]
-    finished = sum(int(a.get("finished", 0)) for a in attempts)
-    unfinished = sum(int(a.get("unfinished", 0)) for a in attempts)
+    finished = sum(s.attempts.finished for s in stages)
+    unfinished = sum(s.attempts.unfinished for s in stages)
     if finished + unfinished == 0 and server.get("reachable") is False:
         return (
-            f"no request was sent: {run.get('target')} gave no HTTP answer to llmload's "
+            f"no request was sent: {run.target} gave no HTTP answer to llmload's "
             "first look at it, and the run time ran out meanwhile: is the server up? "
             "(`llmload wait --host URL` waits for it)"
         )
@@ -174,42 +142,42 @@ def _nothing_measured(
     if finished == 0:
         return (
             f"{unfinished} requests were sent and none finished before the run ended: the "
-            f"server at {run.get('target')} never answered them"
+            f"server at {run.target} never answered them"
         )
     return (
         f"the warm-up never completed ({finished} requests finished): run longer or lower --warmup-requests"
     )
 
 
-def _error_reasons(stages: Sequence[Mapping[str, Any]], limit: float | None) -> list[str]:
+def _error_reasons(stages: Sequence[Stage], limit: float | None) -> list[str]:
     if limit is None:
         return []
     reasons = []
     for stage in stages:
-        rate = stage.get("error_rate")
+        rate = stage.error_rate
         if rate is None or rate <= limit:
             continue
-        kinds = ", ".join(f"{kind} {n}" for kind, n in (stage.get("errors") or {}).items())
+        kinds = ", ".join(f"{kind} {n}" for kind, n in stage.errors.items())
         reasons.append(
-            f"{_name(stage)}: error rate {rate:.2%} > limit {limit:.2%}" + (f" ({kinds})" if kinds else "")
+            f"{stage.name}: error rate {rate:.2%} > limit {limit:.2%}" + (f" ({kinds})" if kinds else "")
         )
     return reasons
 
 
-def _slo_reasons(stages: Sequence[Mapping[str, Any]], checks: ChecksConfig) -> list[str]:
+def _slo_reasons(stages: Sequence[Stage], checks: ChecksConfig) -> list[str]:
     reasons = []
     for stage in stages:
         misses = [r.describe() for r in evaluate(checks.slo, stage) if not r.passed]
         if misses:
-            reasons.append(f"{_name(stage)}: SLO missed: {'; '.join(misses)}")
+            reasons.append(f"{stage.name}: SLO missed: {'; '.join(misses)}")
     return reasons
 
 
-def _interrupted(summary: Mapping[str, Any]) -> list[str]:
-    stopped = (summary.get("run") or {}).get("stopped") or {}
+def _interrupted(summary: Summary) -> list[str]:
+    stopped = summary.run.stopped or {}
     if stopped.get("by") != "interrupt":
         return []
-    partial = [_name(s) for s in _stages(summary) if s.get("partial")]
+    partial = [s.name for s in summary.stages if s.partial]
     cut = f"; {', '.join(partial)} cut short" if partial else ""
     if stopped.get("process"):  # a worker, not the run: the others went on without it
         return [
@@ -219,37 +187,35 @@ def _interrupted(summary: Mapping[str, Any]) -> list[str]:
     return [f"interrupted (SIGINT or SIGTERM): the results hold what was measured until then{cut}"]
 
 
-def _could_not_start(summary: Mapping[str, Any]) -> list[str]:
-    run = summary.get("run") or {}
-    stopped = run.get("stopped") or {}
+def _could_not_start(summary: Summary) -> list[str]:
+    run, stages = summary.run, summary.stages
+    stopped = run.stopped or {}
     if stopped.get("by") == "fail_fast":
-        said = ErrorSample(
-            stopped.get("kind", "?"),
-            int(stopped.get("requests", 0)),
-            stopped.get("status"),
-            server_message(stopped.get("message")),
+        said = ErrorCount(
+            kind=stopped.get("kind", "?"),
+            count=int(stopped.get("requests", 0)),
+            status=stopped.get("status"),
+            message=server_message(stopped.get("message")),
         )
         return [
             f"every request failed: {said.describe()} — "
             f"{hint(said.kind, said.status, run)} (stopped after the first "
             f"{said.count} requests)"
         ]
-    stages = _stages(summary)
-    attempts = [s.get("attempts") or {} for s in stages]
-    finished = sum(int(a.get("finished", 0)) for a in attempts)
-    if finished and finished == sum(int(a.get("failed", 0)) for a in attempts):
+    finished = sum(s.attempts.finished for s in stages)
+    if finished and finished == sum(s.attempts.failed for s in stages):
         # Not one answer in the whole run: no --max-error-rate makes that a measurement.
         worst = top_errors(stages)[0]
         return [
             f"every request failed: {worst.describe()} — "
             f"{hint(worst.kind, worst.status, run)} ({finished} requests)"
         ]
-    if any(_attempted(s) for s in stages):
+    if any(s.requests.total for s in stages):
         return []
-    return [f"nothing measured: {_nothing_measured(stages, run, summary.get('server') or {})}"]
+    return [f"nothing measured: {_nothing_measured(stages, run, summary.server)}"]
 
 
-def judge(summary: Mapping[str, Any] | None, checks: ChecksConfig) -> Verdict:
+def judge(summary: Summary | None, checks: ChecksConfig) -> Verdict:
     """The verdict of a run from its summary (None: the run never got far enough to write one).
 
     Every stage must meet every objective; ``checks.max_error_rate`` None disables the error
@@ -262,21 +228,20 @@ def judge(summary: Mapping[str, Any] | None, checks: ChecksConfig) -> Verdict:
             ("the run wrote no summary: it never started measuring",),
             (),
         )
-    stages = _stages(summary)
-    run = summary.get("run") or {}
+    stages = summary.stages
     found: dict[ExitCode, list[str]] = {
         ExitCode.INTERRUPTED: _interrupted(summary),
         ExitCode.COULD_NOT_START: _could_not_start(summary),
         ExitCode.INCOMPLETE: [
             f"worker {w['worker']} was lost; up to {w['requests_missing_at_most']} requests may be missing"
-            for w in run.get("lost_workers") or []
+            for w in summary.run.lost_workers
         ],
         ExitCode.ERRORS_OVER_LIMIT: _error_reasons(stages, checks.max_error_rate),
         ExitCode.SLO_MISSED: _slo_reasons(stages, checks),
         ExitCode.CLIENT_BOUND: [
-            f"{_name(s)}: client-bound, the numbers measure the load generator"
+            f"{s.name}: client-bound, the numbers measure the load generator"
             for s in stages
-            if s.get("client_bound")
+            if s.client_bound
         ]
         if checks.fail_on_client_bound
         else [],
@@ -290,10 +255,10 @@ def judge(summary: Mapping[str, Any] | None, checks: ChecksConfig) -> Verdict:
 
 
 def _line(
-    code: ExitCode, reasons: Sequence[str], errors: Sequence[ErrorSample], stages: Sequence[Mapping[str, Any]]
+    code: ExitCode, reasons: Sequence[str], errors: Sequence[ErrorCount], stages: Sequence[Stage]
 ) -> str:
     if code is ExitCode.OK:
-        requests = sum(_attempted(s) for s in stages)
+        requests = sum(s.requests.total for s in stages)
         plural = "" if len(stages) == 1 else "s"
         return f"ok: every check passed ({len(stages)} stage{plural}, {requests:,} measured requests)"
     first = reasons[0]

@@ -18,6 +18,7 @@ from llmload.export.summary import latency_ms
 from llmload.metrics import derive
 from llmload.metrics.histogram import LogHistogram
 from llmload.sim.process import start_sim
+from llmload.summary import to_json
 from tests.e2e.conftest import RunLocust
 from tests.support.fleet import LocustFleet
 from tests.support.truth import rebuild
@@ -64,7 +65,7 @@ def _check_labels(stage: dict[str, Any], records: list[dict[str, Any]], name: st
         ttft = derive.ttft_ns(rebuild(r))
         assert ttft is not None
         by_label[f"{name}={r['labels'][name]}"].add(ttft)
-    expected = {label: latency_ms(h) for label, h in sorted(by_label.items())}
+    expected = {label: to_json(latency_ms(h)) for label, h in sorted(by_label.items())}
     assert stage["ttft_ms_by_label"] == expected
     counts = Counter({label.split("=", 1)[1]: h.count for label, h in by_label.items()})
     assert sum(counts.values()) == stage["requests"]["ok"] == stage["ttft_ms"]["count"]

@@ -23,6 +23,7 @@ CORE = (
     "stages.py",
     "phases.py",
     "options.py",
+    "summary.py",
     "verdict.py",
     "exitcodes.py",
     "failfast.py",

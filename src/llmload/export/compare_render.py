@@ -7,14 +7,14 @@ columns divide each run by A. Server differences sit right under the headline ro
 from __future__ import annotations
 
 import string
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from llmload.export import html as h
 from llmload.export.compare import NOISE, CompareRow, Comparison
 from llmload.export.plots import render
 from llmload.export.rundata import verdict_of
 from llmload.export.series import FigureSpec, level_series, throughput_figure
+from llmload.summary import Summary
 
 _FOOTNOTE = (
     f"{NOISE} marks a ratio within the repeat spread of both runs (their min-max ranges "
@@ -29,14 +29,14 @@ def _letters(n: int) -> list[str]:
 def _legend(c: Comparison) -> list[tuple[str, str, str, str]]:
     """Each run: letter, id, target, and its verdict (a failed run's numbers are no baseline)."""
     return [
-        (letter, run.label, str((run.summary.get("run") or {}).get("target") or "-"), _verdict(run.summary))
+        (letter, run.label, run.summary.run.target or "-", _verdict(run.summary))
         for letter, run in zip(_letters(len(c.runs)), c.runs, strict=True)
     ]
 
 
-def _verdict(summary: Mapping[str, Any]) -> str:
+def _verdict(summary: Summary) -> str:
     v = verdict_of(summary)
-    return "ok" if v.get("code") == 0 else f"exit {v.get('code')} {v.get('name')}: {v.get('line')}"
+    return "ok" if v.code == 0 else f"exit {v.code} {v.name}: {v.line}"
 
 
 def _value_cells(row: CompareRow) -> list[str]:

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+
+from llmload.summary import MeanMax, Stage, Summary
 
 _LATENCIES = (
-    ("TTFT", "ttft_ms"),
-    ("TTFOT", "ttfot_ms"),
-    ("ITL", "itl_ms"),
-    ("TPOT", "tpot_ms"),
-    ("E2E", "e2e_ms"),
-    ("chunk gap", "chunk_gap_ms"),
-    ("connect", "connect_ms"),
-    ("client queue", "queue_ms"),
+    ("TTFT", "ttft"),
+    ("TTFOT", "ttfot"),
+    ("ITL", "itl"),
+    ("TPOT", "tpot"),
+    ("E2E", "e2e"),
+    ("chunk gap", "chunk_gap"),
+    ("connect", "connect"),
+    ("client queue", "queue"),
 )
 _COLUMNS = ("p50", "p90", "p99", "max")
 
@@ -21,72 +23,75 @@ def _num(x: float | None, digits: int = 2) -> str:
     return "-" if x is None else f"{x:,.{digits}f}"
 
 
-def _counts(d: dict[str, int]) -> str:
+def _counts(d: Mapping[str, int]) -> str:
     return ", ".join(f"{k} {v}" for k, v in d.items()) or "none"
 
 
-def render_stage(stage: dict[str, Any]) -> str:
-    req = stage["requests"]
-    head = f"stage {stage['index']}"
-    if stage.get("rate_req_per_s") is not None:
-        head += f" · open loop {stage['rate_req_per_s']:g} req/s (≤{stage['concurrency']} in flight)"
-    elif stage.get("concurrency") is not None:
-        head += f" · concurrency {stage['concurrency']}"
-    head += f" · window {stage['duration_s']:.1f} s"
-    if stage.get("client_bound"):
+def _mean_max(m: MeanMax | None) -> str:
+    return "- (max -)" if m is None else f"{_num(m.mean)} (max {_num(m.max, 0)})"
+
+
+def render_stage(stage: Stage) -> str:
+    req = stage.requests
+    head = f"stage {stage.index}"
+    if stage.rate_req_per_s is not None:
+        head += f" · open loop {stage.rate_req_per_s:g} req/s (≤{stage.concurrency} in flight)"
+    elif stage.concurrency is not None:
+        head += f" · concurrency {stage.concurrency}"
+    head += f" · window {stage.duration_s:.1f} s"
+    if stage.client_bound:
         head += " · CLIENT-BOUND: numbers measure the load generator, not the server"
     lines = [head, f"  {'latency (ms)':<14}" + "".join(f"{c:>11}" for c in _COLUMNS) + f"{'count':>9}"]
-    for title, key in _LATENCIES:
-        m = stage.get(key)
+    for title, metric in _LATENCIES:
+        m = stage.latency(metric)
         if m is None:
             continue
-        row = "".join(f"{_num(m[c]):>11}" for c in _COLUMNS)
-        lines.append(f"  {title:<14}{row}{m['count']:>9,}")
-    tpe, epr = stage.get("tokens_per_event") or {}, stage.get("events_per_read") or {}
+        row = "".join(f"{_num(m.quantile(c)):>11}" for c in _COLUMNS)
+        lines.append(f"  {title:<14}{row}{m.count:>9,}")
+    tpe, epr = stage.tokens_per_event, stage.events_per_read
     lines += [
-        f"  output {_num(stage['output_tok_per_s'], 1)} tok/s · input "
-        f"{_num(stage['input_tok_per_s'], 1)} tok/s · total {_num(stage['total_tok_per_s'], 1)}"
-        f" tok/s · {_num(stage['request_per_s'], 3)} req/s",
-        f"  requests: ok {req['ok']}, failed {req['failed']}, unfinished {req['unfinished']}"
-        f" (warm-up {req['warmup']}, drain {req['drain']} excluded)",
-        f"  tokens per event {_num(tpe.get('mean'))} (max {_num(tpe.get('max'), 0)})"
-        f" · events per read {_num(epr.get('mean'))} (max {_num(epr.get('max'), 0)})"
-        f" · token source {stage.get('token_source') or '-'}",
+        f"  output {_num(stage.output_tok_per_s, 1)} tok/s · input "
+        f"{_num(stage.input_tok_per_s, 1)} tok/s · total {_num(stage.total_tok_per_s, 1)}"
+        f" tok/s · {_num(stage.request_per_s, 3)} req/s",
+        f"  requests: ok {req.ok}, failed {req.failed}, unfinished {req.unfinished}"
+        f" (warm-up {req.warmup}, drain {req.drain} excluded)",
+        f"  tokens per event {_mean_max(tpe)} · events per read {_mean_max(epr)}"
+        f" · token source {stage.token_source or '-'}",
         *(
-            [f"  goodput {_num(stage['goodput_req_per_s'], 3)} req/s (requests meeting every SLO)"]
-            if stage.get("goodput_req_per_s") is not None
+            [f"  goodput {_num(stage.goodput_req_per_s, 3)} req/s (requests meeting every SLO)"]
+            if stage.goodput_req_per_s is not None
             else []
         ),
-        f"  finish reasons: {_counts(stage['finish_reasons'])} · errors: {_counts(stage['errors'])}",
+        f"  finish reasons: {_counts(stage.finish_reasons)} · errors: {_counts(stage.errors)}",
     ]
-    for process, health in (stage.get("client_health") or {}).items():
+    for process, health in stage.client_health.items():
         lines.append(
             f"  client {process}: loop lag p99 {_num(health.get('loop_lag_p99_ms'))} ms"
             f" · CPU {_num(health.get('cpu_percent'), 0)}% of one core"
         )
-    lines += [f"  warning: {w}" for w in stage.get("warnings", [])]
+    lines += [f"  warning: {w}" for w in stage.warnings]
     return "\n".join(lines)
 
 
-def render(summary: dict[str, Any], results_path: str | None = None) -> str:
-    run = summary["run"]
+def render(summary: Summary, results_path: str | None = None) -> str:
+    run = summary.run
     out = [
         "",
-        f"llmload · {run['target']} · model {run.get('model') or '?'} · run {run['id']}"
-        + ("" if summary.get("complete", True) else " · INCOMPLETE"),
+        f"llmload · {run.target} · model {run.model or '?'} · run {run.id}"
+        + ("" if summary.complete else " · INCOMPLETE"),
     ]
-    out += [render_stage(stage) for stage in summary["stages"]]
-    out += [f"warning: {w}" for w in summary.get("warnings", [])]
-    exit_ = summary.get("exit")
+    out += [render_stage(stage) for stage in summary.stages]
+    out += [f"warning: {w}" for w in summary.warnings]
+    exit_ = summary.exit
     if exit_:
-        out.append(f"exit {exit_['code']} ({exit_['name']})")
-        out += [f"  - {reason}" for reason in exit_["reasons"]]
-        for error in exit_.get("errors") or []:
-            said = f": {error['message']!r}" if error.get("message") else ""
-            status = f" (HTTP {error['status']})" if error.get("status") else ""
-            out.append(f"  error {error['kind']}: {error['count']:,}{status}{said}")
+        out.append(f"exit {exit_.code} ({exit_.name})")
+        out += [f"  - {reason}" for reason in exit_.reasons]
+        for error in exit_.errors:
+            said = f": {error.message!r}" if error.message else ""
+            status = f" (HTTP {error.status})" if error.status else ""
+            out.append(f"  error {error.kind}: {error.count:,}{status}{said}")
     if results_path:
         out.append(f"results: {results_path} (report.html, summary.json, requests*.jsonl)")
-    if exit_ and exit_.get("line"):
-        out.append(f"llmload: {exit_['line']}")  # the one line that says how the run ended
+    if exit_ and exit_.line:
+        out.append(f"llmload: {exit_.line}")  # the one line that says how the run ended
     return "\n".join(out) + "\n"

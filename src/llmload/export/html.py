@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import base64
 import html
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable, Sequence
+
+from llmload.summary import ErrorCount, Exit
 
 _CSS = """
 body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:0;color:#1d2330;background:#f6f7f9}
@@ -120,27 +121,26 @@ def fmt(value: float | int | None, digits: int = 1) -> str:
     return f"{value:,.{digits}f}"
 
 
-def _error_item(e: Mapping[str, Any]) -> str:
-    count = int(e.get("count") or 0)
-    status = f" (HTTP {esc(e['status'])})" if e.get("status") else ""
-    said = f": <code>{esc(e['message'])}</code>" if e.get("message") else ""
-    return f"<li><b>{esc(e.get('kind'))}</b>: {count:,} requests{status}{said}</li>"
+def _error_item(e: ErrorCount) -> str:
+    status = f" (HTTP {esc(e.status)})" if e.status else ""
+    said = f": <code>{esc(e.message)}</code>" if e.message else ""
+    return f"<li><b>{esc(e.kind)}</b>: {e.count:,} requests{status}{said}</li>"
 
 
-def verdict_banner(exit_: Mapping[str, Any], *, warnings: int = 0) -> str:
+def verdict_banner(exit_: Exit, *, warnings: int = 0) -> str:
     """The run's verdict, first on the page: green only when it passed with nothing to warn of."""
-    line = str(exit_.get("line") or exit_.get("name") or "")
-    if exit_.get("code") == 0:
+    line = exit_.line or exit_.name
+    if exit_.code == 0:
         tail = (
             f" ({warnings} warnings below)"
             if warnings
             else "; the server settings and the client looked sound"
         )
         return f'<div class="ok" id="verdict">Verdict: {esc(line)}{esc(tail)}.</div>'
-    reasons = "".join(f"<li>{esc(r)}</li>" for r in exit_.get("reasons") or [])
-    errors = "".join(_error_item(e) for e in exit_.get("errors") or [])
+    reasons = "".join(f"<li>{esc(r)}</li>" for r in exit_.reasons)
+    errors = "".join(_error_item(e) for e in exit_.errors)
     return (
         f'<section class="fail" id="verdict"><h2>✗ Run failed: exit '
-        f"{esc(exit_.get('code'))} · {esc(exit_.get('name'))}</h2><p>{esc(line)}</p>"
+        f"{esc(exit_.code)} · {esc(exit_.name)}</h2><p>{esc(line)}</p>"
         f"<ul>{reasons}</ul>" + (f"<p>Top errors</p><ul>{errors}</ul>" if errors else "") + "</section>"
     )

@@ -6,8 +6,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from llmload.export import html as h
-from llmload.export.rundata import RunData, all_warnings, flatten, stage_name, verdict_of
+from llmload.export.rundata import RunData, all_warnings, flatten, verdict_of
 from llmload.export.tables import Row
+from llmload.summary import ErrorExample, Summary, to_json
 
 _SAMPLE_CHARS = 300  # of a server's error answer in the errors table
 
@@ -48,54 +49,53 @@ _STAGE_TABLE = (
 
 
 def _header(run: RunData) -> list[str]:
-    info: Mapping[str, Any] = run.summary.get("run") or {}
+    info = run.summary.run
     parts = [
-        f"target {info.get('target') or '?'}",
-        f"model {info.get('model') or '?'}",
-        f"scenario {info.get('scenario') or '?'}",
-        f"started {info.get('started_at') or '?'}",
+        f"target {info.target or '?'}",
+        f"model {info.model or '?'}",
+        f"scenario {info.scenario or '?'}",
+        f"started {info.started_at or '?'}",
     ]
     return [f"<h1>llmload report · run {h.esc(run.run_id)}</h1>", h.paragraph(" · ".join(parts), "sub")]
 
 
-def _headline(summary: Mapping[str, Any]) -> list[str]:
-    head: Mapping[str, Any] = summary.get("headline") or {}
+def _headline(summary: Summary) -> list[str]:
+    head = summary.headline
     if not head:
         return []
-    peak_c = head.get("peak_concurrency")
+    peak_c = head.peak_concurrency
     rows = [
-        ("single-stream output tok/s (C=1)", h.fmt(head.get("single_stream_tok_per_s"))),
+        ("single-stream output tok/s (C=1)", h.fmt(head.single_stream_tok_per_s)),
         (
             "peak output tok/s",
-            h.fmt(head.get("peak_tok_per_s")) + ("" if peak_c is None else f" at C={peak_c}"),
+            h.fmt(head.peak_tok_per_s) + ("" if peak_c is None else f" at C={peak_c}"),
         ),
         (
             "per-stream speed halves at",
-            "-" if head.get("half_speed_concurrency") is None else f"C={head['half_speed_concurrency']}",
+            "-" if head.half_speed_concurrency is None else f"C={head.half_speed_concurrency}",
         ),
     ]
     out = [h.heading("Headline"), h.table(("", "value"), rows, css="big")]
-    levels = head.get("levels") or []
-    if levels:
+    if head.levels:
         out.append(
             h.table(
                 ("concurrency", "output tok/s", "repeat spread", "decode tok/s per stream"),
                 [
                     (
-                        str(lv.get("concurrency")),
-                        h.fmt(lv.get("output_tok_per_s")),
-                        _spread(lv.get("spread")),
-                        h.fmt(lv.get("decode_tok_per_s")),
+                        str(lv.concurrency),
+                        h.fmt(lv.output_tok_per_s),
+                        _spread(lv.spread),
+                        h.fmt(lv.decode_tok_per_s),
                     )
-                    for lv in levels
+                    for lv in head.levels
                 ],
             )
         )
     return out
 
 
-def _spread(spread: Any) -> str:
-    if not isinstance(spread, list | tuple) or len(spread) != 2 or spread[0] == spread[1]:
+def _spread(spread: tuple[float, float]) -> str:
+    if spread[0] == spread[1]:
         return "-"
     return f"{h.fmt(spread[0])} to {h.fmt(spread[1])}"
 
@@ -162,30 +162,28 @@ def _key_values(title: str, value: Any, skip: tuple[str, ...] = ()) -> list[str]
     return [h.heading(title), h.table(("key", "value"), pairs, left=2)]
 
 
-def _errors(summary: Mapping[str, Any]) -> list[str]:
+def _errors(summary: Summary) -> list[str]:
     """Failure kinds by stage (every phase), with the HTTP status and one answer per kind."""
-    stages = summary.get("stages") or []
-    by_stage = [
-        (stage_name(s), (s.get("attempts") or {}).get("errors") or s.get("errors") or {}) for s in stages
-    ]
+    stages = summary.stages
+    by_stage = [(s.name, s.attempts.errors or s.errors) for s in stages]
     kinds = sorted({kind for _name, errors in by_stage for kind in errors})
     if not kinds:
         return []
-    samples: dict[str, Mapping[str, Any]] = {}
+    samples: dict[str, ErrorExample] = {}
     for stage in stages:
-        for kind, sample in (stage.get("error_samples") or {}).items():
+        for kind, sample in stage.error_samples.items():
             samples.setdefault(kind, sample)
     rows = []
     for kind in kinds:
-        sample = samples.get(kind) or {}
-        message = str(sample.get("message") or "")
+        found = samples.get(kind)
+        message = found.message if found else ""
         if len(message) > _SAMPLE_CHARS:
             message = message[:_SAMPLE_CHARS] + "..."
         rows.append(
             [
                 kind,
                 *(h.fmt(errors.get(kind, 0)) for _n, errors in by_stage),
-                h.fmt(sample.get("status")),
+                h.fmt(found.status if found else None),
                 message,
             ]
         )
@@ -203,7 +201,7 @@ def _errors(summary: Mapping[str, Any]) -> list[str]:
 
 
 def render_report(run: RunData, rows: Sequence[Row], pngs: Mapping[str, bytes]) -> str:
-    info: Mapping[str, Any] = run.summary.get("run") or {}
+    info = to_json(run.summary.run)
     warnings = all_warnings(run.summary)
     body = [
         *_header(run),

@@ -18,8 +18,9 @@ import orjson
 
 from llmload.config import ChecksConfig
 from llmload.errors import ResultsError
-from llmload.export.summary import SCHEMA_VERSION
+from llmload.export.summary import LATENCIES
 from llmload.metrics.slo import parse_max_error_rate, parse_slo
+from llmload.summary import SCHEMA_VERSION, Exit, Stage, Summary, read
 from llmload.verdict import judge
 
 SUMMARY = "summary.json"
@@ -44,26 +45,26 @@ class TimePoint:
 @dataclass(frozen=True, slots=True)
 class RunData:
     path: Path
-    summary: Mapping[str, Any]
+    summary: Summary
     timeseries: tuple[TimePoint, ...] | None
 
     @property
-    def stages(self) -> list[Mapping[str, Any]]:
-        return list(self.summary.get("stages") or [])
+    def stages(self) -> tuple[Stage, ...]:
+        return self.summary.stages
 
     @property
     def server(self) -> Mapping[str, Any]:
-        return self.summary.get("server") or {}
+        return self.summary.server
 
     @property
     def run_id(self) -> str:
-        return str((self.summary.get("run") or {}).get("id") or self.path.name)
+        return self.summary.run.id or self.path.name
 
     @property
     def engine(self) -> str:
         """What the run talked to: engine and version when the server said, else the target."""
         what = " ".join(str(self.server[k]) for k in ("engine", "version") if self.server.get(k))
-        return what or str((self.summary.get("run") or {}).get("target") or "")
+        return what or self.summary.run.target
 
     @property
     def label(self) -> str:
@@ -71,7 +72,7 @@ class RunData:
         return f"{self.run_id} ({self.engine})" if self.engine else self.run_id
 
 
-def read_summary(run_dir: Path) -> dict[str, Any]:
+def read_summary(run_dir: Path) -> Summary:
     path = run_dir / SUMMARY
     if not run_dir.is_dir():
         raise ResultsError(f"{run_dir} is not a results directory")
@@ -89,58 +90,109 @@ def read_summary(run_dir: Path) -> dict[str, Any]:
             f"{path} has schema_version {version!r}: written by a newer llmload "
             f"than this one (which reads 1 to {SCHEMA_VERSION}): upgrade llmload"
         )
-    return upgrade(data)
+    try:
+        return upgrade(data)
+    except (ValueError, TypeError, AttributeError) as exc:
+        raise ResultsError(f"{path} does not have the shape of a version {version} summary: {exc}") from None
 
 
-def upgrade(summary: dict[str, Any]) -> dict[str, Any]:
-    """A summary of any version this llmload reads, in the current version's shape
-    (docs/summary.md, docs/summary.schema.json); the newest is returned as it is.
+def upgrade(summary: Mapping[str, Any]) -> Summary:
+    """A summary of any version this llmload reads, as the current version's objects
+    (llmload/summary.py; docs/summary.md).
 
     Version 1 was written before runs had verdicts: no ``exit``, ``run.stopped``, per-stage
     ``attempts``, ``error_samples`` or ``partial``, and (in its early revisions) no rate,
     prefix-cache, goodput or per-label fields. They are filled from what it did record: attempts
     from the measured window's requests (warm-up and drain outcomes were not kept), the verdict
-    judged from the checks it recorded, and null for what it never measured.
+    judged from the checks it recorded, and null or empty for what it never measured.
     """
     if summary.get("schema_version", 1) >= 2:
-        return summary
-    out = dict(summary)
-    out["run"] = {"stopped": None, **(summary.get("run") or {})}
-    out["stages"] = [_stage_from_v1(stage) for stage in summary.get("stages") or []]
+        return read(summary)
     headline = summary.get("headline")
-    if headline:
-        out["headline"] = {
+    out = {
+        "complete": True,
+        **summary,
+        "schema_version": SCHEMA_VERSION,
+        "run": {**_V1_RUN, **(summary.get("run") or {})},
+        "stages": [_stage_from_v1(stage) for stage in summary.get("stages") or []],
+        "headline": None
+        if not headline
+        else {
             "peak_rate_req_per_s": None,
             **headline,
             "levels": [{"rate_req_per_s": None, **level} for level in headline.get("levels") or []],
-        }
-    out.setdefault("headline", None)
-    out.setdefault("warnings", [])
-    out.setdefault("server", {})
-    out["schema_version"] = SCHEMA_VERSION
-    out["exit"] = verdict_of(out)
-    return out
+        },
+        "warnings": summary.get("warnings") or [],
+        "server": summary.get("server") or {},
+        "exit": None,
+    }
+    upgraded = read(out)
+    return upgraded.with_exit(verdict_of(upgraded))
+
+
+_V1_RUN: Mapping[str, Any] = {
+    "id": "",
+    "started_at": None,
+    "target": "",
+    "model": None,
+    "scenario": None,
+    "options": {},
+    "records": [],
+    "reproducibility": {},
+    "stopped": None,
+}
+# Stage fields an early version 1 writer may have left out, read as unmeasured.
+_V1_STAGE: Mapping[str, Any] = {
+    "concurrency": None,
+    "duration_s": 0.0,
+    "window_ns": None,
+    "errors": {},
+    "error_rate": None,
+    "error_samples": {},
+    "partial": False,
+    "finish_reasons": {},
+    "output_tokens": 0,
+    "window_output_tokens": 0,
+    "client_bound": False,
+    "client_health": {},
+    "warnings": [],
+    "ttft_ms_by_label": {},
+    **dict.fromkeys(
+        (
+            "output_tok_per_s",
+            "input_tok_per_s",
+            "total_tok_per_s",
+            "request_per_s",
+            "goodput_req_per_s",
+            "prompt_tokens_requested_mean",
+            "cached_prompt_tokens",
+            "prompt_cache_hit_rate",
+            "token_source",
+            "tokens_per_event",
+            "events_per_read",
+            "output_tokens_per_request",
+            "prompt_tokens_per_request",
+            "rate_req_per_s",
+            *(f"{metric}_ms" for metric in LATENCIES),
+        )
+    ),
+}
 
 
 def _stage_from_v1(stage: Mapping[str, Any]) -> dict[str, Any]:
-    req = stage.get("requests") or {}
-    errors = dict(stage.get("errors") or {})
+    req = {"ok": 0, "failed": 0, "unfinished": 0, "warmup": 0, "drain": 0, **(stage.get("requests") or {})}
     attempts = {
-        "finished": int(req.get("ok", 0)) + int(req.get("failed", 0)),
-        "failed": int(req.get("failed", 0)),
-        "unfinished": int(req.get("unfinished", 0)),
-        "errors": errors,
+        "finished": int(req["ok"]) + int(req["failed"]),
+        "failed": int(req["failed"]),
+        "unfinished": int(req["unfinished"]),
+        "errors": dict(stage.get("errors") or {}),
     }
-    unknown = ("rate_req_per_s", "goodput_req_per_s", "cached_prompt_tokens", "prompt_cache_hit_rate")
-    return {
-        **dict.fromkeys(unknown),
-        "attempts": attempts,
-        "error_samples": {},
-        "partial": False,
-        "ttft_ms_by_label": {},
-        "warnings": [],
-        **stage,
-    }
+    out = {**_V1_STAGE, "attempts": attempts, **stage, "requests": req}
+    if not isinstance(out.get("announcement_lateness_s"), Mapping):
+        # Early version 1 writers kept one number for the whole run, not one per process and
+        # phase; it is not carried over rather than given a process it never named.
+        out.pop("announcement_lateness_s", None)
+    return out
 
 
 def _number(row: Mapping[str, str | None], key: str, where: str) -> float | None:
@@ -190,36 +242,30 @@ def load_run(run_dir: Path) -> RunData:
     return RunData(run_dir, read_summary(run_dir), read_timeseries(run_dir / TIMESERIES))
 
 
-def stage_name(stage: Mapping[str, Any]) -> str:
-    level = stage.get("concurrency")
-    return f"stage {stage.get('index', '?')}" + ("" if level is None else f" (C={level})")
-
-
-def all_warnings(summary: Mapping[str, Any]) -> list[str]:
+def all_warnings(summary: Summary) -> list[str]:
     """Every warning of a run, server and client alike, each saying where it came from."""
     out = []
-    if summary.get("complete") is False:
+    if not summary.complete:
         out.append("the run did not complete: later stages are missing or partial")
-    out += [str(w) for w in summary.get("warnings") or []]
-    out += [f"server: {w}" for w in (summary.get("server") or {}).get("warnings") or []]
-    for stage in summary.get("stages") or []:
-        name = stage_name(stage)
-        if stage.get("client_bound"):
+    out += list(summary.warnings)
+    out += [f"server: {w}" for w in summary.server.get("warnings") or []]
+    for stage in summary.stages:
+        if stage.client_bound:
             out.append(
-                f"{name} is CLIENT-BOUND: its numbers measure the load generator, not the "
+                f"{stage.name} is CLIENT-BOUND: its numbers measure the load generator, not the "
                 "server; add workers before publishing them"
             )
-        out += [f"{name}: {w}" for w in stage.get("warnings") or []]
+        out += [f"{stage.name}: {w}" for w in stage.warnings]
     return out
 
 
-def spec_decode(stage: Mapping[str, Any]) -> tuple[float | None, float | None]:
+def spec_decode(stage: Stage) -> tuple[float | None, float | None]:
     """The server's speculative-decoding (acceptance rate, mean acceptance length) of a stage.
 
     Looked up tolerantly: flat in ``stage.server`` or one level down (``spec_decode``), under
     vLLM's names or SGLang's accept-length gauge (target/scrape.py writes both).
     """
-    server = stage.get("server")
+    server = stage.server
     if not isinstance(server, Mapping):
         return None, None
     places = [server, *(v for v in server.values() if isinstance(v, Mapping))]
@@ -268,15 +314,15 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-def verdict_of(summary: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The verdict the run recorded; for a summary written before verdicts were, judged now
-    from the checks it recorded."""
-    if summary.get("exit"):
-        return dict(summary["exit"])
-    checks = ((summary.get("run") or {}).get("options") or {}).get("checks") or {}
+def verdict_of(summary: Summary) -> Exit:
+    """The verdict the run recorded; for a summary written before verdicts were (or before
+    the run was judged), judged now from the checks it recorded."""
+    if summary.exit is not None:
+        return summary.exit
+    checks = summary.run.options.get("checks") or {}
     config = ChecksConfig(
         parse_slo(",".join(checks.get("slo") or [])),
         parse_max_error_rate(checks.get("max_error_rate")),
         bool(checks.get("fail_on_client_bound")),
     )
-    return judge(summary, config).to_json()
+    return judge(summary, config).to_exit()

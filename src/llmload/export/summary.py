@@ -1,15 +1,13 @@
-"""``summary.json``: the stable, versioned product contract of a run.
+"""Building ``summary.json``'s objects (``llmload/summary.py``) from a stage's statistics.
 
-Its fields are described in docs/summary.md and its shape in docs/summary.schema.json, which
-every summary a test reads is validated against. ``export/rundata.py`` reads every version
-back (``upgrade``). Latency objects are ``{count, mean, min, p50, p90, p95, p99, p999, max}``
-in milliseconds, or ``null`` when no request defined that metric (TTFT of a non-streaming run
-is absent, not zero).
+Latencies are in milliseconds, or None when no request defined that metric (TTFT of a
+non-streaming run is absent, not zero).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from llmload.metrics.aggregate import StageStats
@@ -17,30 +15,43 @@ from llmload.metrics.histogram import LogHistogram
 from llmload.phases import Window
 from llmload.record import OK, UNFINISHED
 from llmload.redact import redact_text
+from llmload.summary import (
+    SCHEMA_VERSION,
+    Attempts,
+    ErrorExample,
+    Headline,
+    Latency,
+    Level,
+    MeanMax,
+    Requests,
+    RunInfo,
+    SloOutcome,
+    Stage,
+    Summary,
+)
 
-SCHEMA_VERSION = 2  # 2: verdicts (exit, run.stopped, attempts, ...); export/rundata.py reads 1
 QUANTILES = (("p50", 0.5), ("p90", 0.9), ("p95", 0.95), ("p99", 0.99), ("p999", 0.999))
+LATENCIES = ("ttft", "ttfot", "itl", "tpot", "e2e", "e2e_scheduled", "chunk_gap", "connect", "queue")
 _MS = 1e6
 
 
-def latency_ms(h: LogHistogram) -> dict[str, float | int] | None:
+def latency_ms(h: LogHistogram) -> Latency | None:
     if h.count == 0 or h.min is None or h.max is None:
         return None
-    out: dict[str, float | int] = {
-        "count": h.count,
-        "mean": round((h.mean or 0) / _MS, 4),
-        "min": round(h.min / _MS, 4),
-    }
-    for name, q in QUANTILES:
-        out[name] = round((h.quantile(q) or 0) / _MS, 4)
-    out["max"] = round(h.max / _MS, 4)
-    return out
+    quantiles = {name: round((h.quantile(q) or 0) / _MS, 4) for name, q in QUANTILES}
+    return Latency(
+        count=h.count,
+        mean=round((h.mean or 0) / _MS, 4),
+        min=round(h.min / _MS, 4),
+        max=round(h.max / _MS, 4),
+        **quantiles,
+    )
 
 
-def _mean_max(h: LogHistogram) -> dict[str, float] | None:
+def _mean_max(h: LogHistogram) -> MeanMax | None:
     if h.count == 0 or h.max is None or h.mean is None:
         return None
-    return {"mean": round(h.mean, 4), "max": float(h.max)}
+    return MeanMax(mean=round(h.mean, 4), max=float(h.max))
 
 
 def _token_source(stats: StageStats) -> str | None:
@@ -60,78 +71,86 @@ def stage_summary(
     index: int,
     concurrency: int | None,
     duration_s: float,
-    client_health: dict[str, Any],
-    client_bound: bool,
-    warnings: list[str],
+    client_health: Mapping[str, Mapping[str, Any]],
+    client_bound_by: Sequence[str],
+    warnings: Sequence[str],
     window: Window | None = None,
     goodput: bool = False,
-) -> dict[str, Any]:
+    rate: float | None = None,
+    slo: Sequence[SloOutcome] | None = None,
+    lateness_s: Mapping[str, Mapping[str, float]] | None = None,
+    partial: bool = False,
+) -> Stage:
     c, o, h = stats.counts, stats.outcomes, stats.hist
     failed = {kind: n for kind, n in sorted(o.items()) if kind not in (OK, UNFINISHED)}
     seconds = duration_s if duration_s > 0 else float("nan")
     output_rate = c.window_output_tokens / seconds
     input_rate = c.window_prompt_tokens / seconds
-    stage: dict[str, Any] = {
-        "index": index,
-        "concurrency": concurrency,
-        "duration_s": round(duration_s, 3),
-        # perf_counter_ns of the measuring process: comparable with a simulator on the same host
-        "window_ns": None if window is None else [window.t0_ns, window.t1_ns],
-        "requests": {
-            "ok": o[OK],
-            "failed": sum(failed.values()),
-            "unfinished": o[UNFINISHED],
-            "warmup": c.records_warmup,
-            "drain": c.records_drain,
-        },
-        "errors": failed,
-        "error_rate": _ratio(sum(failed.values()), sum(o.values())),
-        # every request of the stage, warm-up and drain included (the verdict's evidence)
-        "attempts": _attempts(stats),
-        "error_samples": {
-            kind: {"status": status, "message": redact_text(message)}
+    return Stage(
+        index=index,
+        concurrency=concurrency,
+        rate_req_per_s=rate,
+        duration_s=round(duration_s, 3),
+        window_ns=None if window is None else (window.t0_ns, window.t1_ns),
+        requests=Requests(
+            ok=o[OK],
+            failed=sum(failed.values()),
+            unfinished=o[UNFINISHED],
+            warmup=c.records_warmup,
+            drain=c.records_drain,
+        ),
+        errors=failed,
+        error_rate=_ratio(sum(failed.values()), sum(o.values())),
+        attempts=_attempts(stats),
+        error_samples={
+            kind: ErrorExample(status=status, message=redact_text(message))
             for kind, (status, message) in sorted(stats.error_samples.items())
         },
-        "partial": False,
-        "finish_reasons": dict(sorted(stats.finish_reasons.items())),
-        "output_tokens": c.output_tokens,
-        "window_output_tokens": c.window_output_tokens,
-        "output_tok_per_s": _round(output_rate),
-        "input_tok_per_s": _round(input_rate),
-        "total_tok_per_s": _round(output_rate + input_rate),
-        "request_per_s": _round(c.window_completed / seconds),
-        # requests sent in the window that met every request-level SLO, per second
-        "goodput_req_per_s": _round(c.slo_met / seconds) if goodput else None,
-        "prompt_tokens_requested_mean": _ratio(c.prompt_tokens_requested, sum(o.values())),
-        # the server's prefix cache as its usage reports it (None: it reports nothing)
-        "cached_prompt_tokens": c.cached_prompt_tokens,
-        "prompt_cache_hit_rate": _ratio(c.cached_prompt_tokens, c.prompt_tokens_cache_reported),
-        "token_source": _token_source(stats),
-        "client_bound": client_bound,
-        "client_health": client_health,
-        "tokens_per_event": _mean_max(h["tokens_per_event"]),
-        "events_per_read": _mean_max(h["events_per_read"]),
-        "output_tokens_per_request": _mean_max(h["output_tokens"]),
-        "prompt_tokens_per_request": _mean_max(h["prompt_tokens"]),
-        "warnings": warnings,
-    }
-    for key in ("ttft", "ttfot", "itl", "tpot", "e2e", "e2e_scheduled", "chunk_gap", "connect", "queue"):
-        stage[f"{key}_ms"] = latency_ms(h[key])
-    stage["ttft_ms_by_label"] = {
-        label: latency_ms(hist) for label, hist in sorted(stats.ttft_by_label.items())
-    }
-    return stage
+        partial=partial,
+        finish_reasons=dict(sorted(stats.finish_reasons.items())),
+        output_tokens=c.output_tokens,
+        window_output_tokens=c.window_output_tokens,
+        output_tok_per_s=_round(output_rate),
+        input_tok_per_s=_round(input_rate),
+        total_tok_per_s=_round(output_rate + input_rate),
+        request_per_s=_round(c.window_completed / seconds),
+        goodput_req_per_s=_round(c.slo_met / seconds) if goodput else None,
+        prompt_tokens_requested_mean=_ratio(c.prompt_tokens_requested, sum(o.values())),
+        cached_prompt_tokens=c.cached_prompt_tokens,
+        prompt_cache_hit_rate=_ratio(c.cached_prompt_tokens, c.prompt_tokens_cache_reported),
+        token_source=_token_source(stats),
+        client_bound=bool(client_bound_by),
+        client_bound_by=tuple(client_bound_by),
+        client_health=client_health,
+        tokens_per_event=_mean_max(h["tokens_per_event"]),
+        events_per_read=_mean_max(h["events_per_read"]),
+        output_tokens_per_request=_mean_max(h["output_tokens"]),
+        prompt_tokens_per_request=_mean_max(h["prompt_tokens"]),
+        warnings=tuple(warnings),
+        ttft_ms=latency_ms(h["ttft"]),
+        ttfot_ms=latency_ms(h["ttfot"]),
+        itl_ms=latency_ms(h["itl"]),
+        tpot_ms=latency_ms(h["tpot"]),
+        e2e_ms=latency_ms(h["e2e"]),
+        e2e_scheduled_ms=latency_ms(h["e2e_scheduled"]),
+        chunk_gap_ms=latency_ms(h["chunk_gap"]),
+        connect_ms=latency_ms(h["connect"]),
+        queue_ms=latency_ms(h["queue"]),
+        ttft_ms_by_label={label: latency_ms(hist) for label, hist in sorted(stats.ttft_by_label.items())},
+        slo=None if slo is None else tuple(slo),
+        announcement_lateness_s=lateness_s or {},
+    )
 
 
-def _attempts(stats: StageStats) -> dict[str, Any]:
+def _attempts(stats: StageStats) -> Attempts:
     a = stats.attempts
     errors = {kind: n for kind, n in sorted(a.items()) if kind not in (OK, UNFINISHED)}
-    return {
-        "finished": sum(a.values()) - a[UNFINISHED],
-        "failed": sum(errors.values()),
-        "unfinished": a[UNFINISHED],
-        "errors": errors,
-    }
+    return Attempts(
+        finished=sum(a.values()) - a[UNFINISHED],
+        failed=sum(errors.values()),
+        unfinished=a[UNFINISHED],
+        errors=errors,
+    )
 
 
 def _round(x: float) -> float | None:
@@ -182,75 +201,74 @@ def reproducibility(seed: int, workers: int) -> dict[str, Any]:
 
 def run_summary(
     *,
-    run: dict[str, Any],
-    stages: list[dict[str, Any]],
-    server: dict[str, Any] | None = None,
+    run: RunInfo,
+    stages: Sequence[Stage],
+    server: Mapping[str, Any] | None = None,
     complete: bool,
-    warnings: list[str] | None = None,
-    headline: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "complete": complete,
-        "headline": headline,
-        "run": run,
-        "server": server or {},
-        "stages": stages,
-        "warnings": warnings or [],
-    }
+    warnings: Sequence[str] = (),
+) -> Summary:
+    return Summary(
+        schema_version=SCHEMA_VERSION,
+        complete=complete,
+        headline=headline(stages),
+        run=run,
+        server=server or {},
+        stages=tuple(stages),
+        warnings=tuple(warnings),
+    )
 
 
-def _decode_tok_per_s(stage: dict[str, Any]) -> float | None:
-    tpot = stage.get("tpot_ms")
-    return 1000.0 / tpot["p50"] if tpot and tpot["p50"] > 0 else None
+def _decode_tok_per_s(stage: Stage) -> float | None:
+    tpot = stage.tpot_ms
+    return 1000.0 / tpot.p50 if tpot and tpot.p50 > 0 else None
 
 
-def headline(stages: list[dict[str, Any]]) -> dict[str, Any]:
+def headline(stages: Sequence[Stage]) -> Headline:
     """The sweep's answer: single-stream and peak tok/s, and where per-stream speed halves.
 
     Repeated levels are averaged; ``spread`` gives each level's min and max across repeats.
     Open-loop stages are levels by request rate (``rate_req_per_s``) instead of concurrency.
     """
-    by_level: dict[tuple[str, float], list[dict[str, Any]]] = {}
+    by_level: dict[tuple[str, float], list[Stage]] = {}
     for stage in stages:
-        if stage.get("output_tok_per_s") is None:
+        if stage.output_tok_per_s is None:
             continue
-        rate = stage.get("rate_req_per_s")
-        key = ("rate", rate) if rate is not None else ("concurrency", stage.get("concurrency") or 0)
+        rate = stage.rate_req_per_s
+        key = ("rate", rate) if rate is not None else ("concurrency", stage.concurrency or 0)
         by_level.setdefault(key, []).append(stage)
     levels = []
     for (kind, level), group in sorted(by_level.items()):
-        rates = [s["output_tok_per_s"] for s in group]
+        rates = [s.output_tok_per_s for s in group if s.output_tok_per_s is not None]
         speeds = [v for v in map(_decode_tok_per_s, group) if v is not None]
         levels.append(
-            {
-                "concurrency": group[0].get("concurrency") if kind == "concurrency" else None,
-                "rate_req_per_s": level if kind == "rate" else None,
-                "output_tok_per_s": round(sum(rates) / len(rates), 3),
-                "spread": [min(rates), max(rates)],
-                "decode_tok_per_s": round(sum(speeds) / len(speeds), 3) if speeds else None,
-            }
+            Level(
+                concurrency=group[0].concurrency if kind == "concurrency" else None,
+                rate_req_per_s=level if kind == "rate" else None,
+                output_tok_per_s=round(sum(rates) / len(rates), 3),
+                spread=(min(rates), max(rates)),
+                decode_tok_per_s=round(sum(speeds) / len(speeds), 3) if speeds else None,
+            )
         )
-    single = next((lv for lv in levels if lv["concurrency"] == 1), None)
-    peak = max(levels, key=lambda lv: lv["output_tok_per_s"], default=None)
+    single = next((lv for lv in levels if lv.concurrency == 1), None)
+    peak = max(levels, key=lambda lv: lv.output_tok_per_s, default=None)
     half = None
-    if single is not None and single["decode_tok_per_s"]:
-        limit = single["decode_tok_per_s"] / 2
+    if single is not None and single.decode_tok_per_s:
+        limit = single.decode_tok_per_s / 2
         half = next(
             (
-                lv["concurrency"]
+                lv.concurrency
                 for lv in levels
-                if lv["concurrency"] is not None
-                and lv["decode_tok_per_s"] is not None
-                and lv["decode_tok_per_s"] < limit
+                if lv.concurrency is not None
+                and lv.decode_tok_per_s is not None
+                and lv.decode_tok_per_s < limit
             ),
             None,
         )
-    return {
-        "single_stream_tok_per_s": single["output_tok_per_s"] if single else None,
-        "peak_tok_per_s": peak["output_tok_per_s"] if peak else None,
-        "peak_concurrency": peak["concurrency"] if peak else None,
-        "peak_rate_req_per_s": peak["rate_req_per_s"] if peak else None,
-        "half_speed_concurrency": half,
-        "levels": levels,
-    }
+    return Headline(
+        single_stream_tok_per_s=single.output_tok_per_s if single else None,
+        peak_tok_per_s=peak.output_tok_per_s if peak else None,
+        peak_concurrency=peak.concurrency if peak else None,
+        peak_rate_req_per_s=peak.rate_req_per_s if peak else None,
+        half_speed_concurrency=half,
+        levels=tuple(levels),
+    )

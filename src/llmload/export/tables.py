@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from llmload.export.rundata import spec_decode
+from llmload.summary import Stage, Summary
 
 Cell = float | int | bool | None
 Row = dict[str, Cell]
@@ -43,56 +43,47 @@ STAGE_COLUMNS = (
 INT_COLUMNS = frozenset({"index", "concurrency", "requests_ok", "requests_failed", "requests_unfinished"})
 
 
-def _num(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+def _latency(stage: Stage, metric: str, q: str) -> float | None:
+    obj = stage.latency(metric)
+    return None if obj is None else obj.quantile(q)
 
 
-def _int(value: Any) -> int | None:
-    return int(value) if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _latency(stage: Mapping[str, Any], metric: str, q: str) -> float | None:
-    obj = stage.get(f"{metric}_ms")
-    return _num(obj.get(q)) if isinstance(obj, Mapping) else None
-
-
-def decode_tok_per_s(stage: Mapping[str, Any]) -> float | None:
+def decode_tok_per_s(stage: Stage) -> float | None:
     """Per-stream decode speed, 1000 / TPOT p50: the same formula as the summary's headline."""
     tpot = _latency(stage, "tpot", "p50")
     return round(1000.0 / tpot, 3) if tpot else None
 
 
-def stage_row(stage: Mapping[str, Any]) -> Row:
-    req = stage.get("requests") or {}
-    tpe = stage.get("tokens_per_event")
+def stage_row(stage: Stage) -> Row:
+    req = stage.requests
     rate, length = spec_decode(stage)
     row: Row = {
-        "index": _int(stage.get("index")),
-        "concurrency": _int(stage.get("concurrency")),
-        "window_s": _num(stage.get("duration_s")),
-        "requests_ok": _int(req.get("ok")),
-        "requests_failed": _int(req.get("failed")),
-        "requests_unfinished": _int(req.get("unfinished")),
-        "error_rate": _num(stage.get("error_rate")),
-        "output_tok_per_s": _num(stage.get("output_tok_per_s")),
-        "input_tok_per_s": _num(stage.get("input_tok_per_s")),
-        "total_tok_per_s": _num(stage.get("total_tok_per_s")),
-        "request_per_s": _num(stage.get("request_per_s")),
-        "goodput_req_per_s": _num(stage.get("goodput_req_per_s")),
+        "index": stage.index,
+        "concurrency": stage.concurrency,
+        "window_s": stage.duration_s,
+        "requests_ok": req.ok,
+        "requests_failed": req.failed,
+        "requests_unfinished": req.unfinished,
+        "error_rate": stage.error_rate,
+        "output_tok_per_s": stage.output_tok_per_s,
+        "input_tok_per_s": stage.input_tok_per_s,
+        "total_tok_per_s": stage.total_tok_per_s,
+        "request_per_s": stage.request_per_s,
+        "goodput_req_per_s": stage.goodput_req_per_s,
     }
     for column in LATENCY_COLUMNS:
         metric, q, _ms = column.split("_")
         row[column] = _latency(stage, metric, q)
     row["decode_tok_per_s"] = decode_tok_per_s(stage)
-    row["tokens_per_event"] = _num(tpe.get("mean")) if isinstance(tpe, Mapping) else None
+    row["tokens_per_event"] = None if stage.tokens_per_event is None else stage.tokens_per_event.mean
     row["server_acceptance_rate"] = rate
     row["server_acceptance_length"] = length
-    row["client_bound"] = bool(stage.get("client_bound"))
+    row["client_bound"] = stage.client_bound
     return row
 
 
-def stage_rows(summary: Mapping[str, Any]) -> list[Row]:
-    return [stage_row(stage) for stage in summary.get("stages") or []]
+def stage_rows(summary: Summary) -> list[Row]:
+    return [stage_row(stage) for stage in summary.stages]
 
 
 def _cell_text(value: Cell) -> str:

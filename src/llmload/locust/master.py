@@ -37,6 +37,7 @@ from llmload.run.server_watch import ServerWatch
 from llmload.run.shipping import PHASE
 from llmload.run.summarize import build_summary
 from llmload.stages import Announcement
+from llmload.summary import Summary
 
 
 @dataclass(slots=True)
@@ -230,7 +231,7 @@ class MasterRole:
         if self.exporter is not None and self._last is not None:  # final push, and the linger
             finish_exporter(self._last.config.exporter, self.exporter, self._last.run_id)
 
-    def write(self, *, complete: bool) -> dict[str, Any]:
+    def write(self, *, complete: bool) -> Summary:
         lost = self.fleet.lost_report(time.time(), self.config.workload.max_tokens)
         warnings = [
             *self.fleet.warnings,
@@ -250,11 +251,11 @@ class MasterRole:
             records=self.fleet.record_files(),
             complete=complete and not lost,
             workers=len(self.fleet.workers),
-            extra_run={"lost_workers": lost},
+            lost_workers=lost,
             warnings=warnings,
             stopped=self.fleet.stopped,
         )
-        self.server.attach(summary)
+        summary = self.server.attach(summary)
         write_results(
             self.results,
             summary,

@@ -32,6 +32,7 @@ from llmload.run.session import Session
 from llmload.run.shipping import PHASE, Shipper
 from llmload.run.summarize import build_summary
 from llmload.stages import Announcement
+from llmload.summary import Summary
 
 
 def _announcement(data: dict[str, Any]) -> Announcement:
@@ -146,7 +147,7 @@ class LocalRole:
         if self.exporter is not None and self._last is not None:  # final push, and the linger
             finish_exporter(self._last.config.exporter, self.exporter, self._last.run_id)
 
-    def write(self, *, complete: bool) -> dict[str, Any]:
+    def write(self, *, complete: bool) -> Summary:
         s = self.session
         summary = build_summary(
             s.config,
@@ -159,7 +160,7 @@ class LocalRole:
             warnings=list(s.warnings),
             stopped=s.stopped,
         )
-        self.server.attach(summary)
+        summary = self.server.attach(summary)
         write_results(
             s.results, summary, [v.stats.to_dict() for v in s.views()], s.timeseries.rows(s.announcements)
         )

@@ -23,10 +23,10 @@ import operator
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from llmload.errors import ConfigError
 from llmload.metrics.histogram import LogHistogram
+from llmload.summary import Stage
 
 OPTION = "--slo"
 LATENCY_METRICS = ("ttft", "ttfot", "itl", "tpot", "e2e", "e2e_scheduled", "chunk_gap", "connect", "queue")
@@ -155,16 +155,16 @@ def parse_max_error_rate(value: str | float | None) -> float | None:
 
 
 def observe(
-    rule: SloRule, stage: Mapping[str, Any], histograms: Mapping[str, LogHistogram] | None = None
+    rule: SloRule, stage: Stage, histograms: Mapping[str, LogHistogram] | None = None
 ) -> float | None:
     """The stage's value of the rule's statistic, or None when the stage did not measure it."""
     if rule.metric is None:
-        value = stage.get(rule.key)
+        value = getattr(stage, rule.key, None)
         return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
     assert rule.stat is not None  # a latency rule always has one (set by the parser)
-    summary = stage.get(f"{rule.metric}_ms")
-    if isinstance(summary, Mapping) and rule.stat in _STORED_STATS and summary.get(rule.stat) is not None:
-        return float(summary[rule.stat])  # a JSON number, checked just above
+    summary = stage.latency(rule.metric)
+    if summary is not None and rule.stat in _STORED_STATS:
+        return float(summary.quantile(rule.stat))
     hist = histograms.get(rule.metric) if histograms is not None else None
     q = quantile_of(rule.stat)
     if hist is None or hist.count == 0 or q is None:
@@ -174,9 +174,9 @@ def observe(
 
 
 def evaluate(
-    rules: Sequence[SloRule], stage: Mapping[str, Any], histograms: Mapping[str, LogHistogram] | None = None
+    rules: Sequence[SloRule], stage: Stage, histograms: Mapping[str, LogHistogram] | None = None
 ) -> list[SloResult]:
-    """Every rule against one stage of ``summary.json`` (``histograms``: that stage's, in ns)."""
+    """Every rule against one stage of the summary (``histograms``: that stage's, in ns)."""
     results = []
     for rule in rules:
         observed = observe(rule, stage, histograms)

@@ -12,15 +12,16 @@ from llmload.export import console
 from llmload.export.prometheus import ExporterHandle, ExportSource, start_exporter
 from llmload.export.report import write_report
 from llmload.export.results import ResultsDir
+from llmload.summary import Summary, to_json
 from llmload.verdict import judge
 
 
 def write_results(
-    results: ResultsDir, summary: dict[str, Any], stats: list[dict[str, Any]], series: list[dict[str, Any]]
+    results: ResultsDir, summary: Summary, stats: list[dict[str, Any]], series: list[dict[str, Any]]
 ) -> None:
     results.write_json("histograms.json", {"stages": stats})
     results.write_csv("timeseries.csv", series)
-    results.write_json("summary.json", summary)
+    results.write_json("summary.json", to_json(summary))
 
 
 def start_exporter_if(config: RunConfig, source: ExportSource) -> ExporterHandle | None:
@@ -38,7 +39,7 @@ def start_exporter_if(config: RunConfig, source: ExportSource) -> ExporterHandle
 def conclude(
     config: RunConfig,
     results: ResultsDir,
-    summary: dict[str, Any],
+    summary: Summary,
     *,
     exit_code_on_error: int = int(ExitCode.ERRORS_OVER_LIMIT),
 ) -> tuple[int, str]:
@@ -46,8 +47,8 @@ def conclude(
     code and the table (printed at Locust's ``quit`` event, after Locust's own tables, so ours
     is what stays on screen, its verdict line last)."""
     verdict = judge(summary, config.checks)
-    summary["exit"] = verdict.to_json()
-    results.write_json("summary.json", summary)
+    summary = summary.with_exit(verdict.to_exit())
+    results.write_json("summary.json", to_json(summary))
     write_report(results.path)
     code = exit_code_on_error if verdict.code is ExitCode.ERRORS_OVER_LIMIT else int(verdict.code)
     return code, console.render(summary, str(results.path))

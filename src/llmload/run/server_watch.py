@@ -9,6 +9,7 @@ the client's (generated tokens, queue, KV cache, speculative-decoding acceptance
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from typing import Any
 
 import gevent
@@ -18,6 +19,7 @@ from llmload.phases import Phase
 from llmload.redact import redact_url
 from llmload.run.summarize import cache_warning
 from llmload.stages import Announcement
+from llmload.summary import Stage, Summary
 from llmload.target.fingerprint import fingerprint, warnings
 from llmload.target.scrape import Scraper, Snapshot, summarize
 
@@ -77,15 +79,15 @@ class ServerWatch:
             self._scraper.close()
             self._scraper = None
 
-    def attach(self, summary: dict[str, Any]) -> None:
-        summary["server"] = self.info
-        for stage in summary["stages"]:
-            server = self.stage(stage["index"])
-            if server is not None:
-                stage["server"] = server
-                warning = cache_warning(
-                    server.get("prefix_cache_hit_rate"), self._config.workload, "server /metrics"
-                )
-                if warning:
-                    stage["warnings"] = [*stage.get("warnings", []), warning]
-        summary["warnings"] = [*self.info.get("warnings", []), *summary.get("warnings", [])]
+    def attach(self, summary: Summary) -> Summary:
+        """The summary with what the server said: about itself, and per stage its /metrics."""
+        stages = tuple(self._attach_stage(stage) for stage in summary.stages)
+        warnings = (*self.info.get("warnings", []), *summary.warnings)
+        return replace(summary, server=self.info, stages=stages, warnings=warnings)
+
+    def _attach_stage(self, stage: Stage) -> Stage:
+        server = self.stage(stage.index)
+        if server is None:
+            return stage
+        warning = cache_warning(server.get("prefix_cache_hit_rate"), self._config.workload, "server /metrics")
+        return replace(stage, server=server, warnings=(*stage.warnings, *([warning] if warning else [])))

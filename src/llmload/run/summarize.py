@@ -1,4 +1,4 @@
-"""Assemble ``summary.json`` from stage views (the schema is in export/summary.py).
+"""Assemble ``summary.json`` from stage views (its types are in llmload/summary.py).
 
 A ``StageView`` is one stage as the summarising process knows it: the single process's own
 stage, or the master's merge of every worker's deltas. Both summarise the same way.
@@ -7,17 +7,18 @@ stage, or the master's merge of every worker's deltas. Both summarise the same w
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from llmload.config import ChecksConfig, RunConfig, WorkloadConfig
-from llmload.export.summary import headline, reproducibility, run_summary, stage_summary
+from llmload.export.summary import reproducibility, run_summary, stage_summary
 from llmload.health import HealthLimits, is_client_bound
 from llmload.metrics.aggregate import StageStats
 from llmload.metrics.slo import evaluate
 from llmload.phases import Window
 from llmload.redact import redact_text, redact_url
+from llmload.summary import RunInfo, SloOutcome, Stage, Summary
 
 
 @dataclass(slots=True)
@@ -55,7 +56,7 @@ def summarize_stage(
     checks: ChecksConfig,
     partial: bool = False,
     workload: WorkloadConfig | None = None,
-) -> dict[str, Any]:
+) -> Stage:
     warnings: list[str] = []
     if partial:
         warnings.append("the run was interrupted during this stage: its window is shorter than planned")
@@ -75,24 +76,22 @@ def summarize_stage(
         concurrency=view.concurrency,
         duration_s=view.window_s,
         client_health=view.health,
-        client_bound=bool(bound_by),
+        client_bound_by=bound_by,
         warnings=warnings,
         window=view.window,
         goodput=bool(checks.slo),
+        rate=view.rate,
+        lateness_s=view.lateness_s,
+        partial=partial,
     )
-    stage["rate_req_per_s"] = view.rate
-    stage["client_bound_by"] = bound_by
     if checks.slo:
-        stage["slo"] = [
-            {"rule": r.rule.text, "observed": r.observed, "met": r.passed}
-            for r in evaluate(checks.slo, stage, view.stats.hist)
-        ]
-    stage["announcement_lateness_s"] = view.lateness_s
-    stage["partial"] = partial
+        results = evaluate(checks.slo, stage, view.stats.hist)
+        slo = tuple(SloOutcome(rule=r.rule.text, observed=r.observed, met=r.passed) for r in results)
+        stage = replace(stage, slo=slo)
     if workload is not None:
-        warning = cache_warning(stage["prompt_cache_hit_rate"], workload, "usage")
+        warning = cache_warning(stage.prompt_cache_hit_rate, workload, "usage")
         if warning:
-            stage["warnings"].append(warning)
+            stage = replace(stage, warnings=(*stage.warnings, warning))
     return stage
 
 
@@ -106,10 +105,10 @@ def build_summary(
     records: list[dict[str, Any]],
     complete: bool,
     workers: int = 1,
-    extra_run: dict[str, Any] | None = None,
-    warnings: list[str] | None = None,
-    stopped: dict[str, Any] | None = None,
-) -> dict[str, Any]:
+    lost_workers: Sequence[Mapping[str, Any]] = (),
+    warnings: Sequence[str] = (),
+    stopped: Mapping[str, Any] | None = None,
+) -> Summary:
     """``stopped``: why the run ended early (``verdict.py``), None when it ran as planned; an
     interrupt names the stage it cut short (``stage``)."""
     limits = HealthLimits()
@@ -120,25 +119,24 @@ def build_summary(
     ]
     if stopped is not None and "message" in stopped:
         stopped = {**stopped, "message": redact_text(stopped["message"])}
-    run = {
-        "id": run_id,
-        "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(started_at)),
-        "target": redact_url(config.host),
-        "model": model,
-        "scenario": config.scenario,
-        "options": config.public_dict(),
-        "records": records,
-        "reproducibility": {
+    run = RunInfo(
+        id=run_id,
+        started_at=time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(started_at)),
+        target=redact_url(config.host),
+        model=model,
+        scenario=config.scenario,
+        options=config.public_dict(),
+        records=tuple(records),
+        reproducibility={
             **reproducibility(config.workload.seed, workers=workers),
             "salt": config.workload.salt,
         },
-        "stopped": stopped,
-        **(extra_run or {}),
-    }
+        stopped=stopped,
+        lost_workers=tuple(lost_workers),
+    )
     return run_summary(
         run=run,
         stages=stages,
         complete=complete and stopped is None,
-        headline=headline(stages),
         warnings=warnings,
     )

@@ -9,7 +9,9 @@ import pytest
 
 from llmload.config import ChecksConfig
 from llmload.exitcodes import ExitCode
+from llmload.summary import Summary, to_json
 from llmload.verdict import hint, judge, server_message
+from tests.support import summaries
 
 CHECKS = ChecksConfig(max_error_rate=0.01)
 
@@ -41,26 +43,20 @@ def stage(
     }
 
 
-def summary(
-    *stages: dict[str, Any], stopped: dict[str, Any] | None = None, key_set: bool = False
-) -> dict[str, Any]:
-    return {
-        "complete": stopped is None,
-        "stages": list(stages),
-        "run": {
-            "target": "http://127.0.0.1:9",
-            "stopped": stopped,
-            "lost_workers": [],
-            "options": {"request": {"api_key_set": key_set, "api_key_env": "MY_KEY"}},
-        },
-    }
+def summary(*stages: dict[str, Any], stopped: dict[str, Any] | None = None, key_set: bool = False) -> Summary:
+    return summaries.summary(
+        *stages,
+        complete=stopped is None,
+        stopped=stopped,
+        options={"request": {"api_key_set": key_set, "api_key_env": "MY_KEY"}},
+    )
 
 
 def test_a_clean_run_is_ok_in_one_line() -> None:
     verdict = judge(summary(stage(ok=120)), CHECKS)
     assert verdict.code is ExitCode.OK and verdict.ok
     assert verdict.line == "ok: every check passed (1 stage, 120 measured requests)"
-    assert verdict.to_json()["errors"] == []
+    assert to_json(verdict.to_exit())["errors"] == []
 
 
 def test_every_request_failing_fails_the_run_and_quotes_the_server() -> None:
@@ -187,7 +183,7 @@ def test_server_message_reads_the_shapes_servers_use() -> None:
 
 
 def test_every_kind_has_a_hint() -> None:
-    run = {"target": "http://h:1"}
+    run = summaries.summary(target="http://h:1").run
     for kind in (
         "connect_error",
         "connect_timeout",

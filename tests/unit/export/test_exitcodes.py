@@ -10,6 +10,7 @@ import orjson
 from llmload.config import ChecksConfig
 from llmload.errors import ConfigError, ResultsError, TargetError
 from llmload.exitcodes import PRECEDENCE, ExitCode, markdown_table
+from llmload.export.rundata import upgrade
 from llmload.metrics.slo import SloRule, parse_slo
 from llmload.verdict import judge
 
@@ -17,7 +18,7 @@ from llmload.verdict import judge
 def decide(
     s: dict[str, Any] | None, rules: tuple[SloRule, ...], limit: float | None, client_bound: bool
 ) -> tuple[ExitCode, list[str]]:
-    verdict = judge(s, ChecksConfig(rules, limit, client_bound))
+    verdict = judge(None if s is None else upgrade(s), ChecksConfig(rules, limit, client_bound))
     return verdict.code, list(verdict.reasons)
 
 

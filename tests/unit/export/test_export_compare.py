@@ -168,10 +168,10 @@ def test_probe_bookkeeping_is_not_a_server_difference(runs: dict[str, Path]) -> 
     a, b = load_run(runs["engine-a"]), load_run(runs["engine-b"])
     for run, port in ((a, 8000), (b, 30000)):
         status = 200 if port == 8000 else 404
-        run.summary["server"].update(
+        run.summary.server.update(
             url=f"http://x:{port}", endpoints={"/version": status}, engine_evidence=[f"port {port}"]
         )
-        run.summary["server"]["launch_args"]["port"] = port
+        run.summary.server["launch_args"]["port"] = port
     keys = [key for key, _values in compare([a, b]).server_diffs]
     assert keys[:2] == ["engine", "version"]
     assert not [k for k in keys if "port" in k or "endpoints" in k or "url" in k or "evidence" in k]

@@ -198,18 +198,19 @@ def test_cli(runs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixtur
 
 def test_acceptance_is_read_from_the_scraper_layout_and_sglang_gauge() -> None:
     from llmload.export.rundata import spec_decode
+    from tests.support.summaries import stage
 
-    vllm = {"server": {"spec_decode": {"acceptance_rate": 0.5, "mean_acceptance_length": 2.5}}}
-    sglang = {
-        "server": {
+    vllm = stage(server={"spec_decode": {"acceptance_rate": 0.5, "mean_acceptance_length": 2.5}})
+    sglang = stage(
+        server={
             "spec_decode": {
                 "acceptance_rate": None,
                 "mean_acceptance_length": None,
                 "accept_length_gauge_mean": 3.1,
             }
         }
-    }
+    )
     assert spec_decode(vllm) == (0.5, 2.5)
     assert spec_decode(sglang) == (None, 3.1)
-    assert spec_decode({"server": {"spec_decode": None}}) == (None, None)
-    assert spec_decode({}) == (None, None)
+    assert spec_decode(stage(server={"spec_decode": None})) == (None, None)
+    assert spec_decode(stage()) == (None, None)

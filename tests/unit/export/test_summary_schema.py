@@ -7,6 +7,7 @@ Every summary an e2e or integration test reads is validated against the schema t
 from __future__ import annotations
 
 import shutil
+from dataclasses import MISSING, fields
 from pathlib import Path
 
 import orjson
@@ -14,7 +15,19 @@ import pytest
 
 from llmload.errors import ResultsError
 from llmload.export.rundata import read_summary
-from llmload.export.summary import SCHEMA_VERSION
+from llmload.summary import (
+    SCHEMA_VERSION,
+    Exit,
+    Headline,
+    Latency,
+    Level,
+    MeanMax,
+    RunInfo,
+    Stage,
+    Summary,
+    read,
+    to_json,
+)
 from tests.support.schema import SCHEMA, problems
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "results"
@@ -30,7 +43,7 @@ def test_the_schema_describes_the_version_written() -> None:
 def test_a_version_1_summary_is_read_as_the_current_version(run: Path) -> None:
     raw = orjson.loads((FIXTURES / run / "summary.json").read_bytes())
     assert raw["schema_version"] == 1 and "exit" not in raw
-    summary = read_summary(FIXTURES / run)
+    summary = to_json(read_summary(FIXTURES / run))
     assert problems(summary) == []
     assert summary["schema_version"] == SCHEMA_VERSION
     assert summary["exit"]["code"] == 0 and summary["exit"]["line"].startswith("ok: ")
@@ -45,3 +58,38 @@ def test_a_summary_from_a_newer_llmload_is_refused_with_what_to_do(tmp_path: Pat
     path.write_bytes(orjson.dumps({**orjson.loads(path.read_bytes()), "schema_version": SCHEMA_VERSION + 1}))
     with pytest.raises(ResultsError, match=r"written by a newer llmload .* upgrade llmload"):
         read_summary(tmp_path / "run")
+
+
+# Each typed part of the summary and the schema definition that describes it.
+PARTS = {
+    "stage": Stage,
+    "latency": Latency,
+    "mean_max": MeanMax,
+    "verdict": Exit,
+    "level": Level,
+    "headline": Headline,
+    "run": RunInfo,
+}
+
+
+@pytest.mark.parametrize("name", sorted(PARTS))
+def test_the_types_and_the_schema_name_the_same_fields(name: str) -> None:
+    schema = orjson.loads(SCHEMA.read_bytes())
+    part = schema["$defs"][name]
+    declared = {f.name for f in fields(PARTS[name])}
+    required = {f.name for f in fields(PARTS[name]) if f.default is MISSING and f.default_factory is MISSING}
+    assert set(part["properties"]) == declared
+    assert set(part.get("required", [])) <= required
+
+
+def test_the_summary_object_and_the_schema_name_the_same_fields() -> None:
+    schema = orjson.loads(SCHEMA.read_bytes())
+    assert set(schema["properties"]) == {f.name for f in fields(Summary)}
+
+
+@pytest.mark.parametrize("run", ["engine-a", "engine-b", "engine-c"])
+def test_reading_what_was_written_gives_the_same_summary(run: str) -> None:
+    summary = read_summary(FIXTURES / run)
+    text = orjson.dumps(to_json(summary))
+    assert read(orjson.loads(text)) == summary
+    assert problems(orjson.loads(text)) == []

@@ -9,9 +9,11 @@ import pytest
 from llmload.errors import ConfigError
 from llmload.metrics.histogram import LogHistogram
 from llmload.metrics.slo import SloRule, evaluate, parse_max_error_rate, parse_slo, request_meets
+from llmload.summary import Stage
+from tests.support import summaries
 
 
-def stage(**overrides: Any) -> dict[str, Any]:
+def stage(**overrides: Any) -> Stage:
     base: dict[str, Any] = {
         "index": 0,
         "concurrency": 8,
@@ -42,7 +44,7 @@ def stage(**overrides: Any) -> dict[str, Any]:
         "ttfot_ms": None,
     }
     base.update(overrides)
-    return base
+    return summaries.stage(**base)
 
 
 def test_parses_the_documented_example() -> None:
