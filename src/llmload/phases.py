@@ -34,3 +34,9 @@ class Window:
 
     def contains(self, t_ns: int | None) -> bool:
         return t_ns is not None and self.phase_at(t_ns) is Phase.MEASURE
+
+    def open_s(self, now_ns: int) -> float:
+        """Seconds the window has been open at ``now_ns`` (0 before it opens or once closed)."""
+        if self.t0_ns is None or self.t1_ns is not None:
+            return 0.0
+        return max(0, now_ns - self.t0_ns) / 1e9

@@ -16,7 +16,8 @@ process tags records with the stage and phase it was told.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 
 from llmload.errors import ConfigError
 from llmload.phases import Phase
@@ -139,6 +140,29 @@ class StageController:
                 return Announcement(plan.index, Phase.DONE, now, plan.concurrency, plan.rate)
             return self._enter(Phase.WARMUP, now)
         return None
+
+    def retarget(self, concurrency: int, now: float) -> Announcement | None:
+        """The user count of an open-ended run changed (Locust's web UI edits a running test):
+        the stage at the old count ends and a new one at ``concurrency`` follows, with a
+        warm-up of its own. A stage still warming up just warms up again at the new count;
+        a change during the drain retargets the stage that comes after it. Sweeps (finite
+        windows) ignore it: their shape sets the user count."""
+        plan = self.current
+        if plan is None or not math.isinf(plan.window_s) or plan.rate is not None or concurrency < 1:
+            return None
+        if self._phase is Phase.WARMUP:
+            if concurrency == plan.concurrency:
+                return None
+            self.plans[self._index] = replace(plan, concurrency=concurrency)
+            return self._enter(Phase.WARMUP, now)
+        following = self.plans[self._index + 1] if self._index + 1 < len(self.plans) else None
+        if self._phase is Phase.DRAIN and following is not None:
+            self.plans[self._index + 1] = replace(following, concurrency=concurrency)
+            return None
+        if self._phase is not Phase.MEASURE or concurrency == plan.concurrency:
+            return None
+        self.plans.append(replace(plan, index=plan.index + 1, concurrency=concurrency))
+        return self._enter(Phase.DRAIN, now)
 
     def _enter(self, phase: Phase, now: float) -> Announcement:
         self._phase = phase

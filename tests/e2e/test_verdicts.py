@@ -19,23 +19,11 @@ import pytest
 from llmload.exitcodes import ExitCode
 from llmload.sim.process import start_sim
 from tests.e2e.conftest import REPO, LocustRun, RunLocust
+from tests.support.chromium import CHROMIUM, chromium
 from tests.support.rawserver import RawServer, Send, Sleep
 from tests.support.schema import read_checked
 
 pytestmark = pytest.mark.e2e
-CHROMIUM = Path("/usr/bin/chromium")
-_CHROMIUM_FLAGS = (
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--proxy-server=127.0.0.1:9",
-    "--host-resolver-rules=MAP * ~NOTFOUND",
-)
 LLMLOAD = [sys.executable, "-m", "llmload.cli"]
 
 
@@ -85,19 +73,7 @@ def rendered(report: Path, tmp_path: Path) -> str:
     Chromium is missing (scripts/install-test-deps.sh installs it as root)."""
     if not CHROMIUM.exists():
         return report.read_text(encoding="utf-8")
-    proc = subprocess.run(
-        [
-            str(CHROMIUM),
-            *_CHROMIUM_FLAGS,
-            f"--user-data-dir={tmp_path / 'profile'}",
-            "--dump-dom",
-            report.as_uri(),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    proc = chromium(tmp_path / "profile", "--dump-dom", report.as_uri())
     assert "<body>" in proc.stdout, proc.stderr[-2000:]
     return proc.stdout
 

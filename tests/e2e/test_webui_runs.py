@@ -10,7 +10,6 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -19,6 +18,7 @@ from llmload.sim.process import start_sim
 from tests.e2e.conftest import REPO
 from tests.support.fleet import free_port
 from tests.support.schema import read_checked
+from tests.support.webui import until
 
 pytestmark = pytest.mark.e2e
 
@@ -35,13 +35,6 @@ def _locust(*args: str, log: Path) -> subprocess.Popen[bytes]:
         )
 
 
-def _until(ok: Any, timeout_s: float, what: str) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not ok():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.2)
-
-
 def _swarms(ui: str, host: str, workers: int) -> None:
     with httpx.Client(base_url=ui, timeout=10) as http:
 
@@ -53,7 +46,7 @@ def _swarms(ui: str, host: str, workers: int) -> None:
             except httpx.TransportError:
                 return False
 
-        _until(ready, 60, "the web UI (and its workers)")
+        until(ready, 60, "the web UI (and its workers)")
         for users in SWARMS:
             # llmload's options are on the start form ("Custom parameters"), an empty field
             # included, and hold for that swarm only
@@ -67,10 +60,10 @@ def _swarms(ui: str, host: str, workers: int) -> None:
             }
             started = http.post("/swarm", data=form)
             assert started.json()["success"], started.text
-            _until(lambda n=users: http.get("/stats/requests").json()["user_count"] == n, 30, "the users")
+            until(lambda n=users: http.get("/stats/requests").json()["user_count"] == n, 30, "the users")
             time.sleep(8)
             assert http.post("/stop").json()["success"]
-            _until(lambda: http.get("/stats/requests").json()["state"] == "stopped", 60, "the stop")
+            until(lambda: http.get("/stats/requests").json()["state"] == "stopped", 60, "the stop")
             time.sleep(1)  # the run's results are written at test_stop, right after the state
 
 
@@ -125,3 +118,67 @@ def test_each_web_ui_swarm_is_a_run_at_its_own_user_count(tmp_path: Path, worker
                     p.kill()
                     p.wait(10)
     _check_runs(results, logs, workers)
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_a_user_count_edit_mid_run_starts_a_stage_at_the_new_count(tmp_path: Path, workers: int) -> None:
+    """The web UI's "Edit" of a running test posts a new user count: the stage at the old
+    count closes and one at the new count warms up and measures, in the same run."""
+    results = tmp_path / "results"
+    web, master = free_port(), free_port()
+    with start_sim(["--ttft-ms", "20", "--step-ms", "10"]) as sim:
+        common = ["--host", sim.url, "--max-tokens", "16", "--ignore-eos", "--results-dir", str(results)]
+        logs = [tmp_path / "master.log"]
+        role = (
+            ["--master", "--master-bind-host", "127.0.0.1", "--master-bind-port", str(master)]
+            if workers
+            else []
+        )
+        procs = [_locust("--web-host", "127.0.0.1", "--web-port", str(web), *role, *common, log=logs[0])]
+        try:
+            for i in range(workers):
+                logs.append(tmp_path / f"worker-{i}.log")
+                procs.append(
+                    _locust(
+                        "--worker", "--master-host", "127.0.0.1", "--master-port", str(master), log=logs[-1]
+                    )
+                )
+            with httpx.Client(base_url=f"http://127.0.0.1:{web}", timeout=10) as http:
+
+                def ready() -> bool:
+                    try:
+                        stats = http.get("/stats/requests").json()
+                    except (httpx.TransportError, ValueError):
+                        return False
+                    return workers == 0 or stats.get("worker_count") == workers
+
+                until(ready, 60, "the web UI (and its workers)")
+                assert http.post("/swarm", data={"user_count": 4, "spawn_rate": 4, "host": sim.url}).json()[
+                    "success"
+                ]
+                until(lambda: http.get("/stats/requests").json()["user_count"] == 4, 30, "4 users")
+                time.sleep(6)
+                # the Edit form: a user count and a spawn rate, while running
+                assert http.post("/swarm", data={"user_count": 2, "spawn_rate": 2}).json()["success"]
+                until(lambda: http.get("/stats/requests").json()["user_count"] == 2, 30, "2 users")
+                time.sleep(8)
+                assert http.post("/stop").json()["success"]
+                until(lambda: http.get("/stats/requests").json()["state"] == "stopped", 60, "the stop")
+                time.sleep(1)
+            procs[0].send_signal(signal.SIGINT)
+            assert procs[0].wait(60) == 0
+        finally:
+            for p in procs:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait(10)
+    output = "".join(log.read_text(errors="replace") for log in logs)
+    assert "Traceback" not in output, output[-4000:]
+    (run,) = results.iterdir()
+    summary = read_checked(run / "summary.json")
+    assert summary["exit"]["code"] == 0, summary["exit"]
+    stages = summary["stages"]
+    assert [s["concurrency"] for s in stages] == [4, 2]
+    for stage in stages:
+        assert stage["requests"]["ok"] > 5 and stage["duration_s"] > 2, stage["requests"]
+        assert stage["requests"]["warmup"] > 0  # each stage warmed up at its own count

@@ -38,7 +38,8 @@ _MS = 1e6
 def latency_ms(h: LogHistogram) -> Latency | None:
     if h.count == 0 or h.min is None or h.max is None:
         return None
-    quantiles = {name: round((h.quantile(q) or 0) / _MS, 4) for name, q in QUANTILES}
+    values = h.quantiles([q for _name, q in QUANTILES])
+    quantiles = {name: round((v or 0) / _MS, 4) for (name, _q), v in zip(QUANTILES, values, strict=True)}
     return Latency(
         count=h.count,
         mean=round((h.mean or 0) / _MS, 4),

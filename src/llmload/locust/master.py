@@ -8,6 +8,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 import gevent
@@ -27,12 +28,14 @@ from llmload.locust.roles import (
     running_users,
     sigint_to_main,
     stop_run,
+    target_users,
 )
 from llmload.run.conductor import Conductor
 from llmload.run.delta import MESSAGE as DELTA
 from llmload.run.export_source import FleetSource
 from llmload.run.finish import conclude, start_exporter_if, write_results
 from llmload.run.fleet import Fleet
+from llmload.run.live import LiveView
 from llmload.run.server_watch import ServerWatch
 from llmload.run.shipping import PHASE
 from llmload.run.summarize import build_summary
@@ -64,6 +67,8 @@ class MasterRole:
         self.final_text: str | None = None
         self.exit_code: int | None = None
         self.exporter: ExporterHandle | None = None
+        self.live: LiveView | None = None  # the web UI's view of the latest run
+        self.finished: Path | None = None  # the results of the latest run that ended
         runner = environment.runner
         runner.register_message(DELTA, self._on_delta)
         environment.events.worker_connect.add_listener(self._on_worker_connect)
@@ -176,8 +181,17 @@ class MasterRole:
             self.fleet, running_users(self._environment), self.run_id, self.config.host, self.config.scenario
         )
         self.exporter = start_exporter_if(self.config, source)
+        fleet, controller = self.fleet, self.conductor.controller
+        self.live = LiveView(
+            config=self.config,
+            run_id=self.run_id,
+            source=source,
+            views=lambda: fleet.views(live=True),
+            timeline=lambda n: fleet.timeseries.rows(fleet.announcements, last=n),
+            phase=lambda: controller.phase.value,
+        )
         if self._environment.shape_class is None:
-            self.conductor.start_ticking()
+            self.conductor.start_ticking(users=target_users(self._environment))
         self.conductor.start_progress(self.fleet.tokens_received)
 
     def test_stopping(self) -> None:
@@ -223,6 +237,7 @@ class MasterRole:
             exit_code_on_error=exit_code_on_error(self._environment),
         )
         self._environment.process_exit_code = self.fleet.exit_code = self.exit_code
+        self.finished = self.results.path
         if not headless(self._environment):  # the UI stays up: the next swarm is a new run
             print(self.final_text, flush=True)
             self._run = None

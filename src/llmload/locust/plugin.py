@@ -16,6 +16,7 @@ from llmload.errors import LlmloadError
 from llmload.locust.master import MasterRole
 from llmload.locust.options import add_options, to_config
 from llmload.locust.roles import LocalRole, WorkerRole
+from llmload.locust.webui import install_tabs
 from llmload.run.conductor import Conductor
 from llmload.run.session import Session
 
@@ -61,7 +62,7 @@ def _config(environment: Any, *, new_salt: bool = False) -> Any:
     return to_config(environment.parsed_options, scenario=scenario, host=environment.host)
 
 
-def _on_init(environment: Any, runner: Any = None, **_kw: Any) -> None:
+def _on_init(environment: Any, runner: Any = None, web_ui: Any = None, **_kw: Any) -> None:
     if environment.parsed_options is None:
         return
     try:
@@ -87,6 +88,8 @@ def _on_init(environment: Any, runner: Any = None, **_kw: Any) -> None:
         _fatal(exc)
         return
     setattr(environment, _ROLE, role)
+    if web_ui is not None and not isinstance(role, WorkerRole):
+        install_tabs(web_ui, lambda: role.live, lambda: role.finished)
 
     def on_quitting(**_kw: Any) -> None:
         # Locust fires ``quitting`` first thing in its shutdown. A run that ends by itself (its

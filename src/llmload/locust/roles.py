@@ -13,6 +13,7 @@ import dataclasses
 import signal
 import time
 from collections.abc import Callable
+from pathlib import Path
 from types import FrameType
 from typing import Any
 
@@ -27,6 +28,7 @@ from llmload.phases import Phase
 from llmload.run.conductor import Conductor
 from llmload.run.export_source import SessionSource
 from llmload.run.finish import conclude, start_exporter_if, write_results
+from llmload.run.live import LiveView
 from llmload.run.server_watch import ServerWatch
 from llmload.run.session import Session
 from llmload.run.shipping import PHASE, Shipper
@@ -58,6 +60,8 @@ class LocalRole:
         self.final_text: str | None = None
         self.exit_code: int | None = None
         self.exporter: ExporterHandle | None = None
+        self.live: LiveView | None = None  # the web UI's view of the latest run
+        self.finished: Path | None = None  # the results of the latest run that ended
         sigint_to_main()
 
     # A run is set up when first needed: a sweep's shape ticks before Locust's test_start, a
@@ -109,9 +113,19 @@ class LocalRole:
         users = running_users(self._environment)
         if self.exporter is not None:  # the previous swarm's: the port is this run's now
             self.exporter.close()
-        self.exporter = start_exporter_if(self.session.config, SessionSource(self.session, users))
+        source = SessionSource(self.session, users)
+        self.exporter = start_exporter_if(self.session.config, source)
+        session, controller = self.session, self.conductor.controller
+        self.live = LiveView(
+            config=session.config,
+            run_id=session.run_id,
+            source=source,
+            views=lambda: session.views(live=True),
+            timeline=lambda n: session.timeseries.rows(session.announcements, last=n),
+            phase=lambda: controller.phase.value,
+        )
         if self._environment.shape_class is None:
-            self.conductor.start_ticking()
+            self.conductor.start_ticking(users=target_users(self._environment))
         self.conductor.start_progress(self.session.tokens_received)
 
     def test_stopping(self) -> None:
@@ -137,6 +151,7 @@ class LocalRole:
             exit_code_on_error=exit_code_on_error(self._environment),
         )
         self._environment.process_exit_code = self.session.exit_code = self.exit_code
+        self.finished = self.session.results.path
         if not headless(self._environment):
             # Locust's UI stays up for another swarm: say this one's verdict now, and let the
             # next start set up a run of its own.
@@ -274,6 +289,11 @@ def sigint_to_main() -> None:
 def exit_code_on_error(environment: Any) -> int:
     """Locust's own code for "requests failed" (``--exit-code-on-error``; its default is ours)."""
     return int(getattr(environment.parsed_options, "exit_code_on_error", 1))
+
+
+def target_users(environment: Any) -> Callable[[], int]:
+    """The user count asked for now: a web UI edit of a running test changes it at once."""
+    return lambda: int(environment.runner.target_user_count)
 
 
 def running_users(environment: Any) -> Callable[[], int]:

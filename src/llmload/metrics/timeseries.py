@@ -79,15 +79,17 @@ class TimeSeries:
         ts.ttft = {int(k): LogHistogram.from_dict(h) for k, h in d["ttft"].items()}
         return ts
 
-    def rows(self, phases: list[tuple[float, int, str]]) -> list[dict[str, Any]]:
-        """One row per second from the first to the last active second. ``phases`` is the
-        run's announcements as (wall time, stage, phase), in order."""
+    def rows(self, phases: list[tuple[float, int, str]], last: int | None = None) -> list[dict[str, Any]]:
+        """One row per second from the first to the last active second (``last``: only the
+        latest that many). ``phases`` is the run's announcements as (wall time, stage, phase),
+        in order."""
         seconds = set(self.tokens) | set(self.ok) | set(self.errors) | set(self.in_flight)
         if not seconds:
             return []
-        start = min(seconds)
+        start, end = min(seconds), max(seconds)
+        first = start if last is None else max(start, end - last + 1)
         rows = []
-        for sec in range(start, max(seconds) + 1):
+        for sec in range(first, end + 1):
             stage, phase = -1, ""
             for wall, s, p in phases:
                 if wall <= sec + 0.5:  # the phase in effect for most of the second

@@ -51,15 +51,24 @@ class Conductor:
             self._announce(a)
         return a
 
-    def start_ticking(self, interval_s: float = 0.1) -> None:
-        """For plain runs, which have no LoadTestShape to tick them."""
+    def start_ticking(self, interval_s: float = 0.1, users: Callable[[], int] | None = None) -> None:
+        """For plain runs, which have no LoadTestShape to tick them. ``users``: the user count
+        asked for now (Locust's target, not the ramp): when it changes, a new stage begins."""
 
         def loop() -> None:
             while self.controller.phase is not Phase.DONE:
+                if users is not None:
+                    self.retarget(users())
                 self.tick()
                 gevent.sleep(interval_s)
 
         self._ticker = gevent.spawn(loop)
+
+    def retarget(self, concurrency: int) -> Announcement | None:
+        a = self.controller.retarget(concurrency, time.time())
+        if a is not None:
+            self._announce(a)
+        return a
 
     def start_progress(self, tokens: Callable[[], int], interval_s: float = 5.0) -> None:
         """Print where the run is every few seconds: stage i/n, level, phase, times, tok/s.

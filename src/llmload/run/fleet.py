@@ -162,10 +162,17 @@ class Fleet:
             )
         return out
 
-    def views(self) -> list[StageView]:
+    def views(self, *, live: bool = False) -> list[StageView]:
+        """Every stage so far; ``live``: a window still open counts until the moment every
+        live worker's merged numbers reach (its last delta), not until now: the deltas come
+        once a second, and a window counted to now would hold up to a second too few tokens."""
         views = []
+        heard = [w.last_heard_wall for w in self.workers.values() if not w.lost and not w.final]
+        as_of = min(heard) if heard and all(heard) else time.time()
         for index, meta in sorted(self.stages.items()):
             t0, t1 = meta.walls.get("measure"), meta.walls.get("drain")
+            if live and t0 is not None and t1 is None:
+                t1 = max(t0, as_of)
             window_s = (t1 - t0) if t0 is not None and t1 is not None else 0.0
             views.append(
                 StageView(

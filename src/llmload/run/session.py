@@ -329,14 +329,17 @@ class Session:
                 continue
             state.stats.add_tokens_read_in_window(r, w)
 
-    def views(self) -> list[StageView]:
+    def views(self, *, live: bool = False) -> list[StageView]:
+        """Every stage so far; ``live``: a window still open counts until now (the web UI's
+        view of a running stage), else it counts only once closed (the summary's)."""
         self.fold_pending()
+        now_ns = time.perf_counter_ns()
         return [
             StageView(
                 index=index,
                 concurrency=state.concurrency,
                 stats=state.stats,
-                window_s=state.window_s,
+                window_s=state.window_s or (state.window.open_s(now_ns) if live else 0.0),
                 measured=state.window.t0_ns is not None,
                 health={self.process_tag: state.health or self.health.snapshot()},
                 lateness_s={self.process_tag: state.lateness_s},

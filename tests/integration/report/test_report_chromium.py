@@ -9,24 +9,10 @@ from pathlib import Path
 import pytest
 
 from llmload.export.report import write_report
+from tests.support.chromium import CHROMIUM, MISSING
+from tests.support.chromium import chromium as run_chromium
 
-CHROMIUM = Path("/usr/bin/chromium")
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "results"
-# Headless, no sandbox (containers run as root), and every road to the network closed: the
-# proxy points at a dead port and every host name fails to resolve, so a page that tried to
-# fetch anything would show it as missing.
-_FLAGS = (
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--proxy-server=127.0.0.1:9",
-    "--host-resolver-rules=MAP * ~NOTFOUND",
-)
 # Appended to a copy of the page only: counts the images the browser actually decoded.
 _PROBE = (
     "<script>window.addEventListener('load',function(){var i=[].slice.call(document.images);"
@@ -37,23 +23,12 @@ _PROBE = (
 
 pytestmark = [
     pytest.mark.integration,
-    pytest.mark.skipif(
-        not CHROMIUM.exists(),
-        reason="headless Chromium is not installed at /usr/bin/chromium "
-        "(Debian package `chromium`: apt-get install -y chromium)",
-    ),
+    pytest.mark.skipif(not CHROMIUM.exists(), reason=MISSING),
 ]
 
 
 def chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    profile = tmp_path / "profile"
-    return subprocess.run(
-        [str(CHROMIUM), *_FLAGS, f"--user-data-dir={profile}", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return run_chromium(tmp_path / "profile", *args)
 
 
 @pytest.fixture

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from llmload.errors import ConfigError
 from llmload.phases import Phase
-from llmload.stages import Progress, StageController, sweep_plans
+from llmload.stages import Announcement, Progress, StageController, StagePlan, sweep_plans
 
 
 def test_sweep_walks_warmup_window_drain_per_level() -> None:
@@ -57,3 +59,43 @@ def test_remaining_time_counts_windows_left() -> None:
     assert c.remaining_s(0) == 30
     c.tick(1, Progress(1, 0))
     assert c.remaining_s(5) == 26
+
+
+def test_a_user_count_change_in_an_open_ended_run_starts_a_new_stage() -> None:
+    """Locust's web UI edits a running test: the window at the old count closes, the requests
+    it sent drain, and a stage at the new count warms up and measures on its own."""
+    c = StageController([StagePlan(0, 4, math.inf, drain_s=5)])
+    seen = []
+
+    def step(now: float, a: Announcement | None) -> None:
+        if a is not None:
+            seen.append((now, a.stage, a.phase.value, a.concurrency))
+
+    step(0, c.tick(0, Progress(0, 0)))
+    step(1, c.retarget(2, 1))  # still warming up: warm up again at 2
+    step(2, c.tick(2, Progress(2, 0)))  # -> measure at 2
+    assert c.retarget(2, 3) is None  # no change, no stage
+    step(10, c.retarget(8, 10))  # -> drain of stage 0
+    assert c.retarget(6, 11) is None  # during the drain: the next stage's count
+    step(12, c.tick(12, Progress(9, 0)))  # drained -> stage 1 warm-up at 6
+    step(13, c.tick(13, Progress(6, 0)))  # -> measure
+    assert [p.concurrency for p in c.plans] == [2, 6]
+    assert seen == [
+        (0, 0, "warmup", 4),
+        (1, 0, "warmup", 2),
+        (2, 0, "measure", 2),
+        (10, 0, "drain", 2),
+        (12, 1, "warmup", 6),
+        (13, 1, "measure", 6),
+    ]
+
+
+def test_sweeps_and_open_loop_stages_ignore_user_count_changes() -> None:
+    sweep = StageController(sweep_plans([1, 4], window_s=10))
+    sweep.tick(0, Progress(0, 0))
+    sweep.tick(1, Progress(1, 0))
+    assert sweep.retarget(8, 2) is None and len(sweep.plans) == 2
+    open_loop = StageController([StagePlan(0, 64, math.inf, rate=5.0)])
+    open_loop.tick(0, Progress(0, 0))
+    open_loop.tick(1, Progress(5, 0))
+    assert open_loop.retarget(1, 2) is None and len(open_loop.plans) == 1

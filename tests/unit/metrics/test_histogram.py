@@ -54,6 +54,15 @@ def test_quantiles_within_one_percent_of_nearest_rank(values: list[int], q: floa
     assert h.mean == pytest.approx(sum(values) / len(values))
 
 
+@settings(max_examples=200)
+@given(_samples, st.lists(st.floats(min_value=0.0, max_value=1.0), max_size=8))
+def test_many_quantiles_in_one_walk_equal_each_asked_alone(values: list[int], qs: list[float]) -> None:
+    h = hist(values)
+    asked = [*qs, *reversed(QS)]  # any order, repeats included
+    assert h.quantiles(asked) == [h.quantile(q) for q in asked]
+    assert LogHistogram().quantiles(asked) == [None] * len(asked)
+
+
 def test_nearest_rank_takes_the_lower_sample_at_a_tie() -> None:
     h = hist([10, 20])
     assert_close(h.quantile(0.5), 10)

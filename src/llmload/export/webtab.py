@@ -1,0 +1,178 @@
+"""llmload's tabs in Locust's web UI, as the tables Locust's own page draws.
+
+Locust 2.x's page takes extra tabs from its template arguments (``extended_tabs``, each a table
+whose columns ``extended_tables`` declares) and fills them from ``extended_stats`` in the
+``/stats/requests`` answer it polls every two seconds; ``extended_csv_files`` adds download
+links. Those are its supported extension points, so llmload's tabs are tables: the current
+stage (``llm``), every stage so far (``llm-stages``, the sweep table as it grows) and the last
+minute second by second (``llm-timeline``). Cells are text, formatted here, so the page shows
+what the report would.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from llmload.export.html import fmt
+from llmload.export.tables import stage_row
+from llmload.summary import Stage
+
+Rows = list[dict[str, str]]
+TIMELINE_S = 60  # per-second rows the timeline tab shows
+
+
+@dataclass(frozen=True, slots=True)
+class Live:
+    run_id: str
+    phase: str  # the current stage's phase ("" before the first announcement)
+    gauges: Mapping[str, float]  # the exporter's: users, in_flight, workers, stage, concurrency
+    health: Mapping[str, Mapping[str, float | None]]  # per process, since the window opened
+    stages: tuple[Stage, ...]  # every stage so far; the current one summarised up to now
+    timeline: tuple[Mapping[str, Any], ...]  # the last TIMELINE_S seconds, oldest first
+
+
+_NOW = (("what", "LLM (current stage)"), ("value", "value"), ("p50", "p50"), ("p90", "p90"), ("p99", "p99"))
+_STAGES = (
+    ("index", "stage", 0),
+    ("concurrency", "C", 0),
+    ("window_s", "window s", 0),
+    ("requests_ok", "ok", 0),
+    ("requests_failed", "failed", 0),
+    ("output_tok_per_s", "out tok/s", 1),
+    ("ttft_p50_ms", "TTFT p50", 1),
+    ("ttft_p99_ms", "TTFT p99", 1),
+    ("itl_p50_ms", "ITL p50", 2),
+    ("itl_p99_ms", "ITL p99", 2),
+    ("tpot_p50_ms", "TPOT p50", 2),
+    ("e2e_p50_ms", "E2E p50", 0),
+    ("decode_tok_per_s", "decode tok/s", 1),
+    ("client_bound", "client-bound", 0),
+)
+_TIMELINE = (
+    ("t_s", "t s", 0),
+    ("stage", "stage", 0),
+    ("phase", "phase", 0),
+    ("output_tok_per_s", "out tok/s", 0),
+    ("in_flight", "in flight", 0),
+    ("requests_ok", "ok", 0),
+    ("errors", "errors", 0),
+    ("ttft_p50_ms", "TTFT p50 ms", 1),
+)
+_LATENCIES = (("TTFT", "ttft"), ("ITL", "itl"), ("TPOT", "tpot"), ("E2E", "e2e"))
+
+REPORT_PATH = "/llmload/report"
+SUMMARY_PATH = "/llmload/summary.json"
+
+
+def template_args() -> dict[str, Any]:
+    """What Locust's page needs to draw llmload's tabs and links (its template arguments)."""
+
+    def structure(columns: Sequence[tuple[str, str] | tuple[str, str, int]]) -> list[dict[str, str]]:
+        return [{"key": c[0], "title": c[1]} for c in columns]
+
+    return {
+        "extended_tabs": [
+            {"title": "LLM", "key": "llm"},
+            {"title": "LLM stages", "key": "llm-stages"},
+            {"title": "LLM timeline", "key": "llm-timeline"},
+        ],
+        "extended_tables": [
+            {"key": "llm", "structure": structure(_NOW)},
+            {"key": "llm-stages", "structure": structure(_STAGES)},
+            {"key": "llm-timeline", "structure": structure(_TIMELINE)},
+        ],
+        "extended_csv_files": [
+            {"href": f".{REPORT_PATH}", "title": "llmload report.html of the last finished run"},
+            {"href": f".{SUMMARY_PATH}", "title": "llmload summary.json of the last finished run"},
+        ],
+    }
+
+
+def extended_stats(live: Live | None) -> list[dict[str, Any]]:
+    """The three tables' rows (``extended_stats`` of ``/stats/requests``); empty tables
+    before a run has started."""
+    return [
+        {"key": "llm", "data": now_rows(live) if live else []},
+        {"key": "llm-stages", "data": [_cells(stage_row(s), _STAGES) for s in live.stages] if live else []},
+        {
+            "key": "llm-timeline",
+            "data": [_cells(r, _TIMELINE) for r in reversed(live.timeline)] if live else [],
+        },
+    ]
+
+
+def now_rows(live: Live) -> Rows:
+    stage = live.stages[-1] if live.stages else None
+    g = live.gauges
+    rows = [
+        _row("run", live.run_id),
+        _row("stage", "-" if stage is None else f"{stage.name} · {live.phase}"),
+        _row("users", fmt(int(g.get("users", 0)))),
+        _row("requests in flight", fmt(int(g.get("in_flight", 0)))),
+    ]
+    if g.get("workers"):
+        rows.append(_row("workers", fmt(int(g["workers"]))))
+    if live.timeline:
+        # the last whole second (the newest row is the second still being filled)
+        latest = live.timeline[-2] if len(live.timeline) > 1 else live.timeline[-1]
+        rows.append(_row("output tok/s, last second", fmt(latest.get("output_tok_per_s"), 0)))
+    if stage is None:
+        return rows
+    rows.append(_row("output tok/s, stage window", fmt(stage.output_tok_per_s)))
+    for title, metric in _LATENCIES:
+        latency = stage.latency(metric)
+        if latency is not None:
+            rows.append(
+                _row(
+                    f"{title} ms (n={latency.count:,})",
+                    fmt(latency.mean, 2),
+                    *(fmt(latency.quantile(q), 2) for q in ("p50", "p90", "p99")),
+                )
+            )
+    tpe = stage.tokens_per_event
+    rows.append(_row("tokens per event (mean)", "-" if tpe is None else fmt(tpe.mean, 2)))
+    rows.append(
+        _row(
+            "requests ok / failed / unfinished",
+            f"{stage.requests.ok:,} / {stage.requests.failed:,} / {stage.requests.unfinished:,}",
+        )
+    )
+    rows += [_row(f"errors: {kind}", fmt(n)) for kind, n in stage.attempts.errors.items()]
+    rows.append(_row("client-bound", _client_bound(stage)))
+    rows += _health_rows(live.health)
+    return rows
+
+
+def _client_bound(stage: Stage) -> str:
+    if not stage.client_bound:
+        return "no"
+    return f"YES ({', '.join(stage.client_bound_by)}): these numbers measure the load generator"
+
+
+def _health_rows(health: Mapping[str, Mapping[str, float | None]]) -> Rows:
+    return [
+        _row(
+            f"client {process}: loop lag p99 ms · CPU %",
+            f"{fmt(snap.get('loop_lag_p99_ms'), 2)} · {fmt(snap.get('cpu_percent'), 0)}",
+        )
+        for process, snap in sorted(health.items())
+    ]
+
+
+def _row(what: str, value: str, *quantiles: str) -> dict[str, str]:
+    row = {"what": what, "value": value}
+    row.update(zip(("p50", "p90", "p99"), quantiles, strict=False))
+    return row
+
+
+def _cells(values: Mapping[str, Any], columns: Sequence[tuple[str, str, int]]) -> dict[str, str]:
+    return {
+        key: fmt(_number(values.get(key)), digits) if key != "phase" else str(values.get(key) or "-")
+        for key, _title, digits in columns
+    }
+
+
+def _number(value: Any) -> float | int | None:
+    return value if isinstance(value, int | float) else None

@@ -1,0 +1,58 @@
+"""llmload's tabs and links in Locust's web UI, through the extension points Locust supports:
+template arguments for extra tabs, tables and download links, an ``after_request`` hook that
+adds the tables' rows to the ``/stats/requests`` answer the page polls, and two routes of our
+own for the latest finished run's report and summary (export/webtab.py has the tables)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from llmload.export.webtab import REPORT_PATH, SUMMARY_PATH, Live, extended_stats, template_args
+from llmload.run.live import LiveView
+
+
+def install_tabs(
+    web_ui: Any, live: Callable[[], LiveView | None], finished: Callable[[], Path | None]
+) -> None:
+    """``live``: the latest run's view (None before the first swarm); ``finished``: the
+    results directory of the latest run that ended."""
+    from flask import Response, request  # Locust's own web server; imported only with a web UI
+
+    web_ui.template_args.update(template_args())
+    app = web_ui.app
+
+    @app.after_request  # type: ignore[untyped-decorator]
+    def add_llm_tables(response: Response) -> Response:
+        if request.path != "/stats/requests" or response.status_code != 200 or not response.is_json:
+            return response
+        view = live()
+        now: Live | None = None if view is None else view.now()
+        body = {**response.get_json(), "extended_stats": extended_stats(now)}
+        response.set_data(orjson.dumps(body))
+        return response
+
+    def latest(name: str, mimetype: str) -> Response:
+        path = finished()
+        target = None if path is None else path / name
+        if target is None or not target.is_file():
+            return Response(
+                "no llmload run has finished yet in this process: stop a running test first",
+                status=404,
+                mimetype="text/plain",
+            )
+        return Response(target.read_bytes(), mimetype=mimetype)
+
+    def report() -> Response:
+        return latest("report.html", "text/html")
+
+    def summary() -> Response:
+        return latest("summary.json", "application/json")
+
+    # behind Locust's --web-login when it is on, like Locust's own pages
+    guard = web_ui.auth_required_if_enabled
+    app.add_url_rule(REPORT_PATH, "llmload_report", guard(report))
+    app.add_url_rule(SUMMARY_PATH, "llmload_summary", guard(summary))

@@ -1,0 +1,73 @@
+"""A running run as the web UI shows it: the summary's own stage objects, up to now.
+
+Nothing here is a second computation. The stages are ``summarize_stage`` over the same views
+the summary is built from (a single process's own stages, or the master's merge of every
+worker's deltas), with a window still open counted until now; users, in-flight requests,
+workers and client health are what the Prometheus exporter reads (``ExportSource``); the
+per-second rows are ``timeseries.csv``'s. So the tab, the exporter and summary.json agree up
+to the requests that finish after the moment the tab was drawn.
+
+Finished stages are summarised once and kept: the web UI polls every two seconds from the
+same event loop that times the requests, and summarising a stage costs 1-2 ms (docs/webui.md),
+which only the stage still running needs again; reads that arrived go first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import gevent
+
+from llmload.config import RunConfig
+from llmload.export.prometheus import ExportSource
+from llmload.export.webtab import TIMELINE_S, Live
+from llmload.health import HealthLimits
+from llmload.run.summarize import StageView, summarize_stage
+from llmload.summary import Stage
+
+
+class LiveView:
+    """Builds ``Live`` for one run from its views, its exporter source and its time series."""
+
+    def __init__(
+        self,
+        *,
+        config: RunConfig,
+        run_id: str,
+        source: ExportSource,
+        views: Callable[[], Sequence[StageView]],
+        timeline: Callable[[int], Sequence[Mapping[str, Any]]],  # the last N seconds' rows
+        phase: Callable[[], str],
+    ) -> None:
+        self._config = config
+        self._run_id = run_id
+        self._source = source
+        self._views = views
+        self._timeline = timeline
+        self._phase = phase
+        self._limits = HealthLimits()
+        self._done: dict[int, Stage] = {}  # stages that can no longer change
+
+    def now(self) -> Live:
+        views = self._views()
+        current = max((v.index for v in views), default=-1)
+        stages = []
+        for view in views:
+            stage = self._done.get(view.index)
+            if stage is None:
+                gevent.idle()  # reads that arrived go first: this greenlet shares their loop
+                stage = summarize_stage(
+                    view, self._limits, self._config.checks, workload=self._config.workload
+                )
+                if view.index < current - 1:  # two stages on: its drain and late folds are over
+                    self._done[view.index] = stage
+            stages.append(stage)
+        return Live(
+            run_id=self._run_id,
+            phase=self._phase(),
+            gauges=self._source.gauges(),
+            health=self._source.health(),
+            stages=tuple(stages),
+            timeline=tuple(self._timeline(TIMELINE_S)),
+        )

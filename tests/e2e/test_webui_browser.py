@@ -1,0 +1,209 @@
+"""Locust's web UI with llmload, as a user drives it: Debian's Chromium (Playwright driving the
+system browser, no browser download) against real ``locust`` processes, local and a master
+with two workers. Start from the form with an llmload option, watch the LLM tab fill with the
+simulator's timing, change the user count, stop, start a second swarm; then two result runs,
+their stages and options as driven, the tab in agreement with summary.json, no traceback, and
+a screenshot of the tab kept (``$LLMLOAD_ARTIFACTS``, else the test's temporary directory)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from llmload.sim.process import start_sim
+from tests.support.chromium import CHROMIUM, FLAGS, MISSING
+from tests.support.fleet import REPO, free_port
+from tests.support.schema import read_checked
+from tests.support.webui import until
+
+playwright = pytest.importorskip("playwright.sync_api", reason="playwright is a test dependency")
+
+pytestmark = [pytest.mark.e2e, pytest.mark.skipif(not CHROMIUM.exists(), reason=MISSING)]
+
+TTFT_MS, STEP_MS = 20, 10
+ERROR_OVERLAY = ("Something went wrong", "Unexpected Application Error")
+
+
+@contextmanager
+def fleet(tmp_path: Path, host: str, workers: int) -> Iterator[tuple[str, list[Path]]]:
+    """A web UI process (and workers); its URL and the logs. SIGINT at the end: exit 0."""
+    web, master = free_port(), free_port()
+    results = tmp_path / "results"
+    common = ["--host", host, "--max-tokens", "16", "--ignore-eos", "--results-dir", str(results)]
+    role = (
+        ["--master", "--master-bind-host", "127.0.0.1", "--master-bind-port", str(master)] if workers else []
+    )
+    commands = [["--web-host", "127.0.0.1", "--web-port", str(web), *role, *common]]
+    commands += [["--worker", "--master-host", "127.0.0.1", "--master-port", str(master)]] * workers
+    logs, procs = [], []
+    for i, args in enumerate(commands):
+        logs.append(tmp_path / f"locust-{i}.log")
+        with logs[-1].open("wb") as out:
+            procs.append(
+                subprocess.Popen(
+                    [sys.executable, "-m", "locust", "-f", "locustfiles/chat.py", *args],
+                    cwd=REPO,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                )
+            )
+    url = f"http://127.0.0.1:{web}"
+    try:
+
+        def ready() -> bool:
+            try:
+                stats = httpx.get(f"{url}/stats/requests", timeout=5).json()
+            except (httpx.TransportError, ValueError):
+                return False
+            return workers == 0 or stats.get("worker_count") == workers
+
+        until(ready, 60, "the web UI (and its workers)")
+        yield url, logs
+        procs[0].send_signal(signal.SIGINT)
+        assert procs[0].wait(60) == 0
+        for worker in procs[1:]:
+            worker.wait(30)
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait(10)
+
+
+def cell(page: Any, row: str, column: int) -> str:
+    """A cell of the current LLM tab's row that starts with ``row`` (0: its title)."""
+    text: str = page.locator("tr", has_text=row).first.locator("td").nth(column).inner_text()
+    return text.strip()
+
+
+def number(text: str) -> float:
+    return float(text.replace(",", ""))
+
+
+def start(page: Any, users: int, max_tokens: int) -> None:
+    """The start form: users, ramp-up, and llmload's --max-tokens under Custom parameters."""
+    page.fill("input[name=userCount]", str(users))
+    page.fill("input[name=spawnRate]", str(users))
+    page.get_by_text("Custom parameters").click()
+    page.fill("input[name=maxTokens]", str(max_tokens))
+    page.get_by_role("button", name="Start").click()
+
+
+def measuring(page: Any, stage: int, users: int) -> None:
+    page.get_by_role("tab", name="LLM", exact=True).click()
+    page.get_by_text(f"stage {stage} (C={users}) · measure").wait_for(timeout=60_000)
+
+
+def stage_tables(url: str) -> list[dict[str, str]]:
+    """The LLM stages tab's rows, as the page polls them."""
+    stats = httpx.get(f"{url}/stats/requests", timeout=10).json()
+    (stages,) = [t["data"] for t in stats["extended_stats"] if t["key"] == "llm-stages"]
+    return list(stages)
+
+
+def drive(page: Any, url: str, shot: Path) -> list[dict[str, str]]:
+    """Two swarms as a user runs them; the LLM stages tab's rows while stage 1 measures."""
+    # swarm 1: 4 users with --max-tokens 24 from the form
+    start(page, 4, 24)
+    measuring(page, 0, 4)
+    page.wait_for_timeout(5000)
+    # the simulator's timing: first token after TTFT_MS, then one token every STEP_MS
+    ttft_p50 = number(cell(page, "TTFT ms", 2))
+    assert TTFT_MS <= ttft_p50 <= TTFT_MS + 6, ttft_p50
+    assert number(cell(page, "TPOT ms", 2)) == pytest.approx(STEP_MS, abs=1)
+    assert number(cell(page, "E2E ms", 2)) == pytest.approx(TTFT_MS + 23 * STEP_MS, abs=12)
+    assert cell(page, "tokens per event", 1) == "1.00"
+    # Chromium draws the page on the same two cores, so the client may be flagged here; that
+    # the flag follows the client's timing error is tests/e2e/test_distributed_health.py's
+    bound = cell(page, "client-bound", 1)
+    assert bound == "no" or bound.startswith("YES (local"), bound
+    page.screenshot(path=str(shot))
+
+    # the Edit form: 2 users, a new stage at the new count
+    page.get_by_role("button", name="Edit").click()
+    page.fill("input[name=userCount]", "2")
+    page.fill("input[name=spawnRate]", "2")
+    page.get_by_role("button", name="Update").click()
+    measuring(page, 1, 2)
+    page.wait_for_timeout(4000)
+    live = stage_tables(url)  # the tab's numbers, stage 0 over
+    stop(page, url)
+    until(lambda: httpx.get(f"{url}/llmload/report").status_code == 200, 30, "the report")
+
+    # swarm 2: a new run from the New button, 3 users and --max-tokens 12
+    page.get_by_role("button", name="New").click()
+    start(page, 3, 12)
+    measuring(page, 0, 3)
+    page.wait_for_timeout(3000)
+    stop(page, url)
+    return live
+
+
+def stop(page: Any, url: str) -> None:
+    page.get_by_role("button", name="Stop").click()
+    until(lambda: httpx.get(f"{url}/stats/requests").json()["state"] == "stopped", 60, "the stop")
+
+
+def keep(shot: Path) -> None:
+    """Not a blank page, and kept where CI collects artifacts."""
+    from PIL import Image
+
+    with Image.open(shot) as image:
+        colors = image.convert("RGB").getcolors(maxcolors=1 << 20)
+    assert colors is not None and len(colors) > 50  # text and table lines
+    artifacts = os.environ.get("LLMLOAD_ARTIFACTS")
+    if artifacts:
+        Path(artifacts).mkdir(parents=True, exist_ok=True)
+        shutil.copy(shot, artifacts)
+
+
+def check_runs(results: Path, workers: int, live: list[dict[str, str]]) -> None:
+    first, second = (read_checked(d / "summary.json") for d in sorted(results.iterdir()))
+    assert [s["concurrency"] for s in first["stages"]] == [4, 2]
+    assert [s["concurrency"] for s in second["stages"]] == [3]
+    for summary, max_tokens in ((first, 24), (second, 12)):
+        assert summary["exit"]["code"] == 0, summary["exit"]
+        assert summary["run"]["reproducibility"]["workers"] == max(workers, 1)
+        for stage in summary["stages"]:
+            assert stage["requests"]["ok"] > 3 and stage["requests"]["warmup"] > 0
+            assert stage["output_tokens_per_request"]["mean"] == max_tokens
+    assert first["run"]["reproducibility"]["salt"] != second["run"]["reproducibility"]["salt"]
+    # one source of truth: at the end of a stage (stage 0, drained while stage 1 measured) the
+    # tab within 2% of the summary; a stage still running lacks its in-flight requests' tokens
+    row, stage = live[0], first["stages"][0]
+    assert (row["index"], row["concurrency"]) == ("0", "4")
+    assert number(row["ttft_p50_ms"]) == pytest.approx(stage["ttft_ms"]["p50"], rel=0.02)
+    assert number(row["output_tok_per_s"]) == pytest.approx(stage["output_tok_per_s"], rel=0.02)
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_a_user_drives_two_swarms_from_the_browser(tmp_path: Path, workers: int) -> None:
+    errors: list[str] = []
+    shot = tmp_path / f"llm-tab-{workers}-workers.png"
+    with start_sim(["--ttft-ms", str(TTFT_MS), "--step-ms", str(STEP_MS)]) as sim:
+        with fleet(tmp_path, sim.url, workers) as (url, logs), playwright.sync_playwright() as pw:
+            early = httpx.get(f"{url}/llmload/report", timeout=10)
+            assert early.status_code == 404 and "no llmload run has finished" in early.text
+            browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=list(FLAGS[1:]))
+            page = browser.new_page(viewport={"width": 1280, "height": 1000})
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            page.goto(url)
+            live = drive(page, url, shot)
+            overlay = [text for text in ERROR_OVERLAY if page.get_by_text(text).count()]
+            browser.close()
+        output = "".join(log.read_text(errors="replace") for log in logs)
+    assert "Traceback" not in output, output[-4000:]
+    assert not errors and not overlay, (errors, overlay)
+    keep(shot)
+    check_runs(tmp_path / "results", workers, live)
