@@ -9,11 +9,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
-import subprocess
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +17,8 @@ import pytest
 
 from llmload.sim.process import start_sim
 from tests.support.chromium import CHROMIUM, FLAGS, MISSING
-from tests.support.fleet import REPO, free_port
 from tests.support.schema import read_checked
-from tests.support.webui import until
+from tests.support.webui import until, web_ui
 
 playwright = pytest.importorskip("playwright.sync_api", reason="playwright is a test dependency")
 
@@ -32,52 +26,6 @@ pytestmark = [pytest.mark.e2e, pytest.mark.skipif(not CHROMIUM.exists(), reason=
 
 TTFT_MS, STEP_MS = 20, 10
 ERROR_OVERLAY = ("Something went wrong", "Unexpected Application Error")
-
-
-@contextmanager
-def fleet(tmp_path: Path, host: str, workers: int) -> Iterator[tuple[str, list[Path]]]:
-    """A web UI process (and workers); its URL and the logs. SIGINT at the end: exit 0."""
-    web, master = free_port(), free_port()
-    results = tmp_path / "results"
-    common = ["--host", host, "--max-tokens", "16", "--ignore-eos", "--results-dir", str(results)]
-    role = (
-        ["--master", "--master-bind-host", "127.0.0.1", "--master-bind-port", str(master)] if workers else []
-    )
-    commands = [["--web-host", "127.0.0.1", "--web-port", str(web), *role, *common]]
-    commands += [["--worker", "--master-host", "127.0.0.1", "--master-port", str(master)]] * workers
-    logs, procs = [], []
-    for i, args in enumerate(commands):
-        logs.append(tmp_path / f"locust-{i}.log")
-        with logs[-1].open("wb") as out:
-            procs.append(
-                subprocess.Popen(
-                    [sys.executable, "-m", "locust", "-f", "locustfiles/chat.py", *args],
-                    cwd=REPO,
-                    stdout=out,
-                    stderr=subprocess.STDOUT,
-                )
-            )
-    url = f"http://127.0.0.1:{web}"
-    try:
-
-        def ready() -> bool:
-            try:
-                stats = httpx.get(f"{url}/stats/requests", timeout=5).json()
-            except (httpx.TransportError, ValueError):
-                return False
-            return workers == 0 or stats.get("worker_count") == workers
-
-        until(ready, 60, "the web UI (and its workers)")
-        yield url, logs
-        procs[0].send_signal(signal.SIGINT)
-        assert procs[0].wait(60) == 0
-        for worker in procs[1:]:
-            worker.wait(30)
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-                p.wait(10)
 
 
 def cell(page: Any, row: str, column: int) -> str:
@@ -191,7 +139,16 @@ def test_a_user_drives_two_swarms_from_the_browser(tmp_path: Path, workers: int)
     errors: list[str] = []
     shot = tmp_path / f"llm-tab-{workers}-workers.png"
     with start_sim(["--ttft-ms", str(TTFT_MS), "--step-ms", str(STEP_MS)]) as sim:
-        with fleet(tmp_path, sim.url, workers) as (url, logs), playwright.sync_playwright() as pw:
+        args = [
+            "--host",
+            sim.url,
+            "--max-tokens",
+            "16",
+            "--ignore-eos",
+            "--results-dir",
+            str(tmp_path / "results"),
+        ]
+        with web_ui(tmp_path, args, workers) as (url, logs), playwright.sync_playwright() as pw:
             early = httpx.get(f"{url}/llmload/report", timeout=10)
             assert early.status_code == 404 and "no llmload run has finished" in early.text
             browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=list(FLAGS[1:]))

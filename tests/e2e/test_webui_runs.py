@@ -5,9 +5,6 @@ writing to the first run's closed files."""
 
 from __future__ import annotations
 
-import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -15,38 +12,16 @@ import httpx
 import pytest
 
 from llmload.sim.process import start_sim
-from tests.e2e.conftest import REPO
-from tests.support.fleet import free_port
 from tests.support.schema import read_checked
-from tests.support.webui import until
+from tests.support.webui import until, web_ui
 
 pytestmark = pytest.mark.e2e
 
 SWARMS = (4, 2)
 
 
-def _locust(*args: str, log: Path) -> subprocess.Popen[bytes]:
-    with log.open("wb") as out:  # the child keeps its own copy of the descriptor
-        return subprocess.Popen(
-            [sys.executable, "-m", "locust", "-f", "locustfiles/chat.py", *args],
-            cwd=REPO,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-
-
-def _swarms(ui: str, host: str, workers: int) -> None:
+def _swarms(ui: str, host: str) -> None:
     with httpx.Client(base_url=ui, timeout=10) as http:
-
-        def ready() -> bool:
-            try:
-                return http.get("/stats/requests").status_code == 200 and (
-                    workers == 0 or http.get("/stats/requests").json().get("worker_count") == workers
-                )
-            except httpx.TransportError:
-                return False
-
-        until(ready, 60, "the web UI (and its workers)")
         for users in SWARMS:
             # llmload's options are on the start form ("Custom parameters"), an empty field
             # included, and hold for that swarm only
@@ -88,35 +63,10 @@ def _check_runs(results: Path, logs: list[Path], workers: int) -> None:
 @pytest.mark.parametrize("workers", [0, 2])
 def test_each_web_ui_swarm_is_a_run_at_its_own_user_count(tmp_path: Path, workers: int) -> None:
     results = tmp_path / "results"
-    web, master = free_port(), free_port()
     with start_sim(["--ttft-ms", "20", "--step-ms", "10"]) as sim:
-        common = ["--host", sim.url, "--max-tokens", "16", "--ignore-eos", "--results-dir", str(results)]
-        logs = [tmp_path / "master.log"]
-        role = (
-            ["--master", "--master-bind-host", "127.0.0.1", "--master-bind-port", str(master)]
-            if workers
-            else []
-        )
-        main = _locust("--web-host", "127.0.0.1", "--web-port", str(web), *role, *common, log=logs[0])
-        procs = [main]
-        try:
-            for i in range(workers):
-                logs.append(tmp_path / f"worker-{i}.log")
-                procs.append(
-                    _locust(
-                        "--worker", "--master-host", "127.0.0.1", "--master-port", str(master), log=logs[-1]
-                    )
-                )
-            _swarms(f"http://127.0.0.1:{web}", sim.url, workers)
-            main.send_signal(signal.SIGINT)
-            assert main.wait(60) == 0
-            for worker in procs[1:]:
-                assert worker.wait(30) is not None
-        finally:
-            for p in procs:
-                if p.poll() is None:
-                    p.kill()
-                    p.wait(10)
+        args = ["--host", sim.url, "--max-tokens", "16", "--ignore-eos", "--results-dir", str(results)]
+        with web_ui(tmp_path, args, workers) as (url, logs):
+            _swarms(url, sim.url)
     _check_runs(results, logs, workers)
 
 
@@ -125,53 +75,21 @@ def test_a_user_count_edit_mid_run_starts_a_stage_at_the_new_count(tmp_path: Pat
     """The web UI's "Edit" of a running test posts a new user count: the stage at the old
     count closes and one at the new count warms up and measures, in the same run."""
     results = tmp_path / "results"
-    web, master = free_port(), free_port()
     with start_sim(["--ttft-ms", "20", "--step-ms", "10"]) as sim:
-        common = ["--host", sim.url, "--max-tokens", "16", "--ignore-eos", "--results-dir", str(results)]
-        logs = [tmp_path / "master.log"]
-        role = (
-            ["--master", "--master-bind-host", "127.0.0.1", "--master-bind-port", str(master)]
-            if workers
-            else []
-        )
-        procs = [_locust("--web-host", "127.0.0.1", "--web-port", str(web), *role, *common, log=logs[0])]
-        try:
-            for i in range(workers):
-                logs.append(tmp_path / f"worker-{i}.log")
-                procs.append(
-                    _locust(
-                        "--worker", "--master-host", "127.0.0.1", "--master-port", str(master), log=logs[-1]
-                    )
-                )
-            with httpx.Client(base_url=f"http://127.0.0.1:{web}", timeout=10) as http:
-
-                def ready() -> bool:
-                    try:
-                        stats = http.get("/stats/requests").json()
-                    except (httpx.TransportError, ValueError):
-                        return False
-                    return workers == 0 or stats.get("worker_count") == workers
-
-                until(ready, 60, "the web UI (and its workers)")
-                assert http.post("/swarm", data={"user_count": 4, "spawn_rate": 4, "host": sim.url}).json()[
-                    "success"
-                ]
-                until(lambda: http.get("/stats/requests").json()["user_count"] == 4, 30, "4 users")
-                time.sleep(6)
-                # the Edit form: a user count and a spawn rate, while running
-                assert http.post("/swarm", data={"user_count": 2, "spawn_rate": 2}).json()["success"]
-                until(lambda: http.get("/stats/requests").json()["user_count"] == 2, 30, "2 users")
-                time.sleep(8)
-                assert http.post("/stop").json()["success"]
-                until(lambda: http.get("/stats/requests").json()["state"] == "stopped", 60, "the stop")
-                time.sleep(1)
-            procs[0].send_signal(signal.SIGINT)
-            assert procs[0].wait(60) == 0
-        finally:
-            for p in procs:
-                if p.poll() is None:
-                    p.kill()
-                    p.wait(10)
+        args = ["--host", sim.url, "--max-tokens", "16", "--ignore-eos", "--results-dir", str(results)]
+        with web_ui(tmp_path, args, workers) as (url, logs), httpx.Client(base_url=url, timeout=10) as http:
+            assert http.post("/swarm", data={"user_count": 4, "spawn_rate": 4, "host": sim.url}).json()[
+                "success"
+            ]
+            until(lambda: http.get("/stats/requests").json()["user_count"] == 4, 30, "4 users")
+            time.sleep(6)
+            # the Edit form: a user count and a spawn rate, while running
+            assert http.post("/swarm", data={"user_count": 2, "spawn_rate": 2}).json()["success"]
+            until(lambda: http.get("/stats/requests").json()["user_count"] == 2, 30, "2 users")
+            time.sleep(8)
+            assert http.post("/stop").json()["success"]
+            until(lambda: http.get("/stats/requests").json()["state"] == "stopped", 60, "the stop")
+            time.sleep(1)
     output = "".join(log.read_text(errors="replace") for log in logs)
     assert "Traceback" not in output, output[-4000:]
     (run,) = results.iterdir()

@@ -141,8 +141,9 @@ _V1_RUN: Mapping[str, Any] = {
     "reproducibility": {},
     "stopped": None,
 }
-# Stage fields an early version 1 writer may have left out, read as unmeasured.
-_V1_STAGE: Mapping[str, Any] = {
+# A stage's fields as a stage that measured nothing has them: what an early version 1 writer
+# left out is read so (and tests build stages over it).
+UNMEASURED_STAGE: Mapping[str, Any] = {
     "concurrency": None,
     "duration_s": 0.0,
     "window_ns": None,
@@ -187,7 +188,7 @@ def _stage_from_v1(stage: Mapping[str, Any]) -> dict[str, Any]:
         "unfinished": int(req["unfinished"]),
         "errors": dict(stage.get("errors") or {}),
     }
-    out = {**_V1_STAGE, "attempts": attempts, **stage, "requests": req}
+    out = {**UNMEASURED_STAGE, "attempts": attempts, **stage, "requests": req}
     if not isinstance(out.get("announcement_lateness_s"), Mapping):
         # Early version 1 writers kept one number for the whole run, not one per process and
         # phase; it is not carried over rather than given a process it never named.

@@ -181,15 +181,7 @@ class MasterRole:
             self.fleet, running_users(self._environment), self.run_id, self.config.host, self.config.scenario
         )
         self.exporter = start_exporter_if(self.config, source)
-        fleet, controller = self.fleet, self.conductor.controller
-        self.live = LiveView(
-            config=self.config,
-            run_id=self.run_id,
-            source=source,
-            views=lambda: fleet.views(live=True),
-            timeline=lambda n: fleet.timeseries.rows(fleet.announcements, last=n),
-            phase=lambda: controller.phase.value,
-        )
+        self.live = LiveView(self.config, self.run_id, source, self.fleet, self.conductor.controller)
         if self._environment.shape_class is None:
             self.conductor.start_ticking(users=target_users(self._environment))
         self.conductor.start_progress(self.fleet.tokens_received)

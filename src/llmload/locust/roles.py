@@ -115,15 +115,8 @@ class LocalRole:
             self.exporter.close()
         source = SessionSource(self.session, users)
         self.exporter = start_exporter_if(self.session.config, source)
-        session, controller = self.session, self.conductor.controller
-        self.live = LiveView(
-            config=session.config,
-            run_id=session.run_id,
-            source=source,
-            views=lambda: session.views(live=True),
-            timeline=lambda n: session.timeseries.rows(session.announcements, last=n),
-            phase=lambda: controller.phase.value,
-        )
+        s = self.session
+        self.live = LiveView(s.config, s.run_id, source, s, self.conductor.controller)
         if self._environment.shape_class is None:
             self.conductor.start_ticking(users=target_users(self._environment))
         self.conductor.start_progress(self.session.tokens_received)

@@ -14,8 +14,7 @@ which only the stage still running needs again; reads that arrived go first.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Protocol
 
 import gevent
 
@@ -23,34 +22,42 @@ from llmload.config import RunConfig
 from llmload.export.prometheus import ExportSource
 from llmload.export.webtab import TIMELINE_S, Live
 from llmload.health import HealthLimits
+from llmload.metrics.timeseries import TimeSeries
 from llmload.run.summarize import StageView, summarize_stage
+from llmload.stages import StageController
 from llmload.summary import Stage
 
 
+class RunState(Protocol):
+    """What a ``Session`` (one process) and a ``Fleet`` (the master's merge) both keep."""
+
+    announcements: list[tuple[float, int, str]]
+    timeseries: TimeSeries
+
+    def views(self, *, live: bool = False) -> list[StageView]: ...
+
+
 class LiveView:
-    """Builds ``Live`` for one run from its views, its exporter source and its time series."""
+    """Builds ``Live`` for one run from its state, its exporter source and its conductor."""
 
     def __init__(
         self,
-        *,
         config: RunConfig,
         run_id: str,
         source: ExportSource,
-        views: Callable[[], Sequence[StageView]],
-        timeline: Callable[[int], Sequence[Mapping[str, Any]]],  # the last N seconds' rows
-        phase: Callable[[], str],
+        state: RunState,
+        controller: StageController,
     ) -> None:
         self._config = config
         self._run_id = run_id
         self._source = source
-        self._views = views
-        self._timeline = timeline
-        self._phase = phase
+        self._state = state
+        self._controller = controller
         self._limits = HealthLimits()
         self._done: dict[int, Stage] = {}  # stages that can no longer change
 
     def now(self) -> Live:
-        views = self._views()
+        views = self._state.views(live=True)
         current = max((v.index for v in views), default=-1)
         stages = []
         for view in views:
@@ -65,9 +72,9 @@ class LiveView:
             stages.append(stage)
         return Live(
             run_id=self._run_id,
-            phase=self._phase(),
+            phase=self._controller.phase.value,
             gauges=self._source.gauges(),
             health=self._source.health(),
             stages=tuple(stages),
-            timeline=tuple(self._timeline(TIMELINE_S)),
+            timeline=tuple(self._state.timeseries.rows(self._state.announcements, last=TIMELINE_S)),
         )
