@@ -144,6 +144,15 @@ def _nothing_measured(stages: Sequence[Stage], run: RunInfo, server: Mapping[str
             f"{unfinished} requests were sent and none finished before the run ended: the "
             f"server at {run.target} never answered them"
         )
+    window = max(s.duration_s for s in stages)
+    if window > 0:
+        # The window opened, but every user was still in a request sent before it: requests
+        # take longer than the window lasted (a CPU-bound server, long outputs, -t too short).
+        return (
+            f"the measured window lasted {window:.1f} s and no request was sent inside it (the "
+            f"{finished} that finished were sent during the warm-up): run longer (-t) so the "
+            "window holds whole requests"
+        )
     return (
         f"the warm-up never completed ({finished} requests finished): run longer or lower --warmup-requests"
     )

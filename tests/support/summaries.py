@@ -14,7 +14,6 @@ def stage_json(**fields: Any) -> dict[str, Any]:
         **UNMEASURED_STAGE,
         "index": 0,
         "concurrency": 4,
-        "duration_s": 10.0,
         "requests": {"ok": 0, "failed": 0, "unfinished": 0, "warmup": 0, "drain": 0},
         "attempts": {"finished": 0, "failed": 0, "unfinished": 0, "errors": {}},
     }

@@ -26,6 +26,7 @@ def stage(
     samples: dict[str, Any] | None = None,
     attempts: dict[str, Any] | None = None,
     partial: bool = False,
+    duration_s: float = 0.0,
 ) -> dict[str, Any]:
     errors = errors or {}
     attempted = ok + failed + unfinished
@@ -40,6 +41,7 @@ def stage(
         "error_samples": samples or {},
         "client_bound": False,
         "partial": partial,
+        "duration_s": duration_s,
     }
 
 
@@ -134,6 +136,19 @@ def test_nothing_measured_says_why(attempts: dict[str, Any], said: str) -> None:
     verdict = judge(summary(stage(attempts=attempts)), CHECKS)
     assert verdict.code is ExitCode.COULD_NOT_START
     assert verdict.line.startswith("nothing measured: " + said)
+
+
+def test_a_window_shorter_than_one_request_is_named_as_such() -> None:
+    """Seen against llama.cpp's llama-server on one CPU thread: 4 users, 7.3 s per request,
+    -t 12s; the window opened after 8.6 s and no user was free to send a request in it."""
+    s = summary(stage(attempts={"finished": 8, "failed": 0, "unfinished": 0}, duration_s=3.4))
+    verdict = judge(s, CHECKS)
+    assert verdict.code is ExitCode.COULD_NOT_START
+    assert verdict.line == (
+        "nothing measured: the measured window lasted 3.4 s and no request was sent inside it "
+        "(the 8 that finished were sent during the warm-up): run longer (-t) so the window "
+        "holds whole requests"
+    )
 
 
 def test_few_requests_that_all_failed_are_named_as_such() -> None:
