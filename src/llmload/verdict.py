@@ -115,15 +115,15 @@ def top_errors(stages: Sequence[Stage]) -> tuple[ErrorCount, ...]:
         for kind, sample in stage.error_samples.items():
             samples.setdefault(kind, sample)
     ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:_TOP_KINDS]
+    none = ErrorExample(status=None, message="")
     return tuple(
         ErrorCount(
             kind=kind,
             count=n,
-            status=sample.status if sample else None,
-            message=server_message(sample.message if sample else None),
+            status=samples.get(kind, none).status,
+            message=server_message(samples.get(kind, none).message),
         )
         for kind, n in ranked
-        for sample in [samples.get(kind)]
     )
 
 
