@@ -1,15 +1,9 @@
 """The main scenario: chat clients streaming /v1/chat/completions back to back.
 
-    locust -f locustfiles/chat.py --headless -u 32 -r 32 -t 1m --host http://127.0.0.1:8000
-
-llmload's options (`llmload options` lists them; Locust's --help cannot) set the model,
-lengths, streaming, warm-up and results directory; each has an LLMLOAD_* environment variable.
+llmload's installed scenario `chat`, run from the repository: its code and usage are in
+src/llmload/scenarios/chat.py (`llmload scenarios` prints where it is installed).
 """
 
-from locust import events
-
-from llmload.locust import ChatUser, install
-
-install(events)
+from llmload.scenarios.chat import ChatUser
 
 __all__ = ["ChatUser"]

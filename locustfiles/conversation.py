@@ -1,18 +1,9 @@
 """Multi-turn chat: each user holds conversations whose history grows turn by turn.
 
-    locust -f locustfiles/conversation.py --headless -u 32 -r 32 -t 2m \
-        --host http://127.0.0.1:8000 --turns 5 --think-time-s 2 --prompt-tokens 64
-
-Every turn resends the whole conversation so far plus a new user message; replies stand in as
-assistant messages of the reply's output length. The summary reports TTFT per turn
-(`stages[i].ttft_ms_by_label["turn=N"]`). See docs/workloads.md.
+llmload's installed scenario `conversation`, run from the repository: its code and usage are in
+src/llmload/scenarios/conversation.py (`llmload scenarios` prints where it is installed).
 """
 
-from locust import events
-
-from llmload.locust import install
-from llmload.locust.conversation import ConversationUser
-
-install(events)
+from llmload.scenarios.conversation import ConversationUser
 
 __all__ = ["ConversationUser"]

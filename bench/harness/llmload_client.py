@@ -47,7 +47,23 @@ except ImportError:  # older src/ (hot_path_ab.py measures older revisions)
     except ImportError:
         from llmload.locust.user import send_request  # type: ignore[attr-defined,no-redef]
 
+try:  # requests as ``Call``s, one client per session (src/ since the scenario API)
+    from llmload.client import Call as _Call  # noqa: F401
+
+    CALLS = True
+except ImportError:
+    CALLS = False
+
 MODEL = "sim-llama-3-8b"
+
+
+def _chat_client(session: Session) -> Any:
+    return session.client() if CALLS else session.client("chat")  # type: ignore[call-arg]
+
+
+def _request(session: Session, prompt: Any) -> Any:
+    """What a revision's client sends for a prompt: a ``Call``, or the prompt itself before."""
+    return _chat_client(session).call(prompt, "chat") if CALLS else prompt
 
 
 class _TeeSink:
@@ -175,15 +191,25 @@ class Worker:
         while not self._stop:
             prompt = session.prompts.get(user_id, count)
             if self._record:  # exactly what a ChatUser's task does
-                record = send_request(
-                    self.environment, session, "chat", transport, prompt, user_id=user_id, index=count
-                )
+                if CALLS:
+                    record = send_request(
+                        self.environment,
+                        session,
+                        transport,
+                        _request(session, prompt),
+                        user_id=user_id,
+                        index=count,
+                    )
+                else:
+                    record = send_request(  # type: ignore[call-arg]
+                        self.environment, session, "chat", transport, prompt, user_id=user_id, index=count
+                    )
             else:
                 stage, window = session.current()
                 session.request_started(stage, window)
-                record = session.client("chat").run(
+                record = _chat_client(session).run(
                     transport,
-                    prompt,
+                    _request(session, prompt),
                     request_id=f"{session.process_tag}-{user_id}-{count}",
                     user=str(user_id),
                     stage=stage,

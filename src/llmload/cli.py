@@ -17,6 +17,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "sim": ("llmload.sim.cli", "run a simulated OpenAI-compatible server"),
     "sweep": ("llmload.sweep", "run a concurrency sweep against a server (or --sim PROFILE)"),
     "search": ("llmload.search", "find the highest concurrency or rate that meets the SLOs"),
+    "scenarios": ("llmload.scenarios", "list the installed scenarios and their paths (locust -f PATH)"),
     "options": ("llmload.options", "list llmload's Locust options and their LLMLOAD_* variables"),
     "demo": ("llmload.demo", "run the main job against an embedded simulator and print the result"),
     "wait": ("llmload.target.wait", "wait until a server can generate (or says it never will)"),

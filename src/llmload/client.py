@@ -1,4 +1,4 @@
-"""One request, end to end: prompt → body → transport → recorder → record.
+"""One request, end to end: a ``Call`` → transport → recorder → record.
 
 The edge between the sans-I/O core and a transport. It knows gevent only to recognise that its
 greenlet is being killed at the end of a run, so the in-flight stream is recorded as unfinished
@@ -7,18 +7,34 @@ greenlet is being killed at the end of a run, so the in-flight stream is recorde
 
 from __future__ import annotations
 
+import dataclasses
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from greenlet import GreenletExit
 
-from llmload.config import RequestConfig, Timeouts
+from llmload.config import PATHS, Endpoint, RequestConfig, Timeouts
 from llmload.phases import Window
-from llmload.protocol.payloads import chat_body, completions_body
+from llmload.protocol.payloads import chat_body, completions_body, embeddings_body
 from llmload.record import RequestRecord
 from llmload.recorder import ResponseRecorder
 from llmload.transport.base import HttpRequest, Transport, TransportFailure
 from llmload.workload.prompts import Prompt
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Call:
+    """One request to send: where, the body, and what its record says about what was asked."""
+
+    endpoint: Endpoint
+    body: bytes
+    stream: bool
+    max_tokens: int | None = None
+    prompt_tokens_requested: int | None = None
+    labels: tuple[tuple[str, str], ...] = ()
+    name: str | None = None  # the scenario's label; None: the built-in users' unnamed requests
+    headers: tuple[tuple[str, str], ...] = ()  # added to the run's own for this request
 
 
 class ChatClient:
@@ -32,42 +48,80 @@ class ChatClient:
         timeouts: Timeouts,
         clock: Callable[[], int] = time.perf_counter_ns,
     ) -> None:
-        self._request = request
-        self._model = model
+        self.request = request
+        self.model = model
         self._timeouts = timeouts
         self._clock = clock
-        headers = [("Content-Type", "application/json"), ("Accept", "text/event-stream")]
-        if not request.stream:
-            headers[1] = ("Accept", "application/json")
+        common = [("Content-Type", "application/json")]
         if request.api_key:
-            headers.append(("Authorization", f"Bearer {request.api_key}"))
-        headers.extend(request.extra_headers)
-        self._headers = tuple(headers)
-
-    @property
-    def path(self) -> str:
-        return self._request.path
-
-    def body(self, prompt: Prompt) -> bytes:
-        r = self._request
-        common = {
-            "max_tokens": prompt.max_tokens,
-            "stream": r.stream,
-            "ignore_eos": r.ignore_eos,
-            "extra": r.extra_body,
+            common.append(("Authorization", f"Bearer {request.api_key}"))
+        common.extend(request.extra_headers)
+        self._headers = {
+            True: (*common, ("Accept", "text/event-stream")),
+            False: (*common, ("Accept", "application/json")),
         }
-        if r.endpoint == "chat":
-            body = chat_body(self._model, prompt.messages, **common)  # type: ignore[arg-type]
+
+    def call(self, prompt: Prompt, endpoint: Endpoint) -> Call:
+        """The built-in users' request for a prompt, as the run's options shape it."""
+        r, shape = self.request, self._shape(prompt.max_tokens, None)
+        if endpoint == "chat":
+            body = chat_body(self.model, prompt.messages, stream=r.stream, **shape)
         else:
-            body = completions_body(self._model, prompt.text, **common)  # type: ignore[arg-type]
-        # orjson returns its 8 KiB growth buffer whatever the length, and a body lives as long
-        # as its request: an exact copy saves ~7 KB per in-flight stream (bench/memory.py).
-        return memoryview(body).tobytes()
+            body = completions_body(self.model, prompt.text, stream=r.stream, **shape)
+        return Call(
+            endpoint, _exact(body), r.stream, prompt.max_tokens, prompt.prompt_tokens_requested, prompt.labels
+        )
+
+    def chat(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        max_tokens: int | None,
+        stream: bool | None = None,
+        fields: Mapping[str, Any] | None = None,
+        name: str | None = None,
+        headers: tuple[tuple[str, str], ...] = (),
+    ) -> Call:
+        """A chat completion: the run's ``--extra-body`` and ``--ignore-eos`` apply, and the
+        call's own ``fields`` (tools, temperature, response_format, ...) win over both."""
+        stream = self.request.stream if stream is None else stream
+        body = chat_body(self.model, messages, stream=stream, **self._shape(max_tokens, fields))
+        return Call("chat", _exact(body), stream, max_tokens, name=name, headers=headers)
+
+    def completions(
+        self,
+        prompt: str,
+        *,
+        max_tokens: int | None,
+        stream: bool | None = None,
+        fields: Mapping[str, Any] | None = None,
+        name: str | None = None,
+        headers: tuple[tuple[str, str], ...] = (),
+    ) -> Call:
+        stream = self.request.stream if stream is None else stream
+        body = completions_body(self.model, prompt, stream=stream, **self._shape(max_tokens, fields))
+        return Call("completions", _exact(body), stream, max_tokens, name=name, headers=headers)
+
+    def embeddings(
+        self,
+        inputs: str | Sequence[str],
+        *,
+        fields: Mapping[str, Any] | None = None,
+        name: str | None = None,
+        headers: tuple[tuple[str, str], ...] = (),
+    ) -> Call:
+        body = embeddings_body(self.model, inputs, extra={**self.request.extra_body, **(fields or {})})
+        return Call("embeddings", _exact(body), False, name=name, headers=headers)
+
+    def _shape(self, max_tokens: int | None, fields: Mapping[str, Any] | None) -> dict[str, Any]:
+        r = self.request
+        extra = {**r.extra_body, **fields} if fields else r.extra_body
+        return {"max_tokens": max_tokens, "ignore_eos": r.ignore_eos, "extra": extra}
 
     def run(
         self,
         transport: Transport,
-        prompt: Prompt,
+        call: Call,
         *,
         request_id: str,
         user: str,
@@ -76,12 +130,14 @@ class ChatClient:
         scheduled_ns: int | None = None,
         on_unfinished: Callable[[RequestRecord], None] | None = None,
         active: set[RequestRecord] | None = None,
+        keep: list[bytes] | None = None,
     ) -> RequestRecord:
         """Send one request and return its record; failures are data on the record.
 
         If the greenlet is killed mid-request, the record is completed as unfinished and
         handed to ``on_unfinished`` before the kill proceeds. While in flight, the record is in
         ``active`` (if given), so live progress can count tokens before the request ends.
+        ``keep`` receives the response's payloads, for a caller that reads the answer.
         """
         now = self._clock()
         record = RequestRecord(
@@ -89,23 +145,28 @@ class ChatClient:
             user=user,
             stage=stage,
             phase=window.phase_at(now),
-            endpoint=self._request.endpoint,
-            stream=self._request.stream,
+            endpoint=call.endpoint,
+            stream=call.stream,
             scheduled_ns=now if scheduled_ns is None else scheduled_ns,
-            prompt_tokens_requested=prompt.prompt_tokens_requested,
-            max_tokens=prompt.max_tokens,
-            labels=prompt.labels,
+            prompt_tokens_requested=call.prompt_tokens_requested,
+            max_tokens=call.max_tokens,
+            labels=call.labels,
+            name=call.name,
         )
-        recorder = ResponseRecorder(record, self._timeouts)
+        recorder = ResponseRecorder(record, self._timeouts, keep)
         if active is not None:
             active.add(record)
-        headers = (*self._headers, ("X-Request-Id", request_id))
-        http = HttpRequest("POST", self.path, headers, self.body(prompt))
+        headers = (*self._headers[call.stream], *call.headers, ("X-Request-Id", request_id))
+        http = HttpRequest("POST", self.request_path(call.endpoint), headers, call.body)
         try:
             return self._exchange(transport, http, recorder, window, on_unfinished)
         finally:
             if active is not None:
                 active.discard(record)
+
+    @staticmethod
+    def request_path(endpoint: Endpoint) -> str:
+        return PATHS[endpoint]
 
     def _exchange(
         self,
@@ -130,3 +191,9 @@ class ChatClient:
         # Latency belongs to the window the request was *sent* in (docs/metrics.md).
         done.phase = window.phase_at(done.sent_ns or done.scheduled_ns)
         return done
+
+
+def _exact(body: bytes) -> bytes:
+    # orjson returns its 8 KiB growth buffer whatever the length, and a body lives as long as
+    # its request: an exact copy saves ~7 KB per in-flight stream (bench/memory.py).
+    return memoryview(body).tobytes()

@@ -24,7 +24,10 @@ from llmload.workload.conversations import ConversationSpec
 from llmload.workload.lengths import Length, require_output_jitter
 from llmload.workload.prefixes import PrefixSpec
 
-Endpoint = Literal["chat", "completions"]
+Endpoint = Literal["chat", "completions", "embeddings"]
+PATHS: Mapping[Endpoint, str] = MappingProxyType(
+    {"chat": "/v1/chat/completions", "completions": "/v1/completions", "embeddings": "/v1/embeddings"}
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +66,7 @@ class RequestConfig:
 
     @property
     def path(self) -> str:
-        return "/v1/chat/completions" if self.endpoint == "chat" else "/v1/completions"
+        return PATHS[self.endpoint]
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,9 +88,12 @@ class WorkloadConfig:
     max_length: int = 32768  # the cap of normal and lognormal draws without their own
     prefix: PrefixSpec = field(default_factory=PrefixSpec)
     conversation: ConversationSpec = field(default_factory=ConversationSpec)
+    embedding_batch: int = 1  # inputs per /v1/embeddings request of the embeddings scenario
 
     def __post_init__(self) -> None:
         require_output_jitter(self.output_jitter, self.output_lengths is not None)
+        if self.embedding_batch < 1:
+            raise ConfigError("--embedding-batch", self.embedding_batch, "must be 1 or more")
         if self.dataset is not None and self.prompt_lengths is not None:
             problem = "the dataset gives the prompts: a prompt length distribution has no effect"
             raise ConfigError("--prompt-tokens", self.prompt_lengths, problem)

@@ -1,8 +1,8 @@
 """`llmload demo`: the README's first command. Starts the simulator as a child process, runs the
 main scenario against it with real Locust, and prints the result table.
 
-Everything here is what a user would type: `llmload sim ...` then `locust -f locustfiles/chat.py
---headless ...`; the demo only saves the typing.
+Everything here is what a user would type: `llmload sim ...` then `locust -f "$(llmload
+scenarios chat)" --headless ...`; the demo only saves the typing. It runs from any directory.
 """
 
 from __future__ import annotations
@@ -10,10 +10,9 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
 from llmload.child import run_child
-from llmload.errors import ConfigError
+from llmload.scenarios import locate
 from llmload.sweep import echo
 
 
@@ -23,16 +22,14 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--users", type=int, default=32, help="concurrent streams (default: 32)")
     p.add_argument("--run-time", default="30s", help="measured run time (default: 30s)")
     p.add_argument("--max-tokens", type=int, default=128)
-    p.add_argument("--locustfile", default="locustfiles/chat.py")
+    p.add_argument("--locustfile", default="chat", help="a scenario's name or a locustfile (default: chat)")
     p.add_argument("--results-dir", default="results")
     return p
 
 
 def main(argv: Sequence[str]) -> int:
     args = _parser().parse_args(list(argv))
-    locustfile = Path(args.locustfile)
-    if not locustfile.is_file():
-        raise ConfigError("--locustfile", str(locustfile), "not found; run from the repository root")
+    locustfile = locate(args.locustfile)
     from llmload.sim.process import start_sim
 
     with start_sim(["--profile", args.profile]) as sim:

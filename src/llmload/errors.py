@@ -58,3 +58,4 @@ class ErrorKind(StrEnum):
     STREAM_BROKEN = "stream_broken"  # closed or reset before [DONE] / end of body
     BAD_PAYLOAD = "bad_payload"  # malformed HTTP framing, SSE or JSON
     ERROR_EVENT = "error_event"  # the server sent an error object inside the stream
+    CHECK_FAILED = "check_failed"  # the answer arrived, and the scenario's own check rejected it

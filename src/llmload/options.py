@@ -111,6 +111,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("--prefix-share", "fraction of requests starting with their group's prompt", float, 1.0),
     Option("--turns", "conversation scenario: turns per conversation", int, 4),
     Option("--think-time-s", "conversation scenario: mean pause between turns (+-50 percent)", float, 0.0),
+    Option("--embedding-batch", "embeddings scenario: inputs per request, each of --prompt-tokens", int, 1),
     # stages
     Option(
         "--warmup-requests", "requests excluded as warm-up (default: the user count)", int, group="stages"

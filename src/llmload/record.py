@@ -63,6 +63,7 @@ class RequestRecord:
     events: int = 0
     reads: int = 0
     labels: tuple[tuple[str, str], ...] = ()  # workload labels, e.g. (("group", "2"), ("turn", "3"))
+    name: str | None = None  # a scenario's label for this kind of request (Locust's ``name``)
     event_ns: array[int] = field(default_factory=lambda: array("q"))
     event_tokens: array[int] = field(default_factory=lambda: array("l"))
 
@@ -115,6 +116,7 @@ class RequestRecord:
             "last_token_ns": self.last_token_ns,
             "done_ns": self.done_ns,
             "labels": dict(self.labels),
+            "name": self.name,
             "event_ns": self.event_ns.tolist(),
             "event_tokens": self.event_tokens.tolist(),
         }

@@ -25,8 +25,11 @@ __all__ = ["ResponseRecorder", "Timeouts"]
 class ResponseRecorder:
     """A ``ResponseSink`` that fills one record. Call ``finish`` or ``fail`` exactly once."""
 
-    def __init__(self, record: RequestRecord, timeouts: Timeouts) -> None:
+    def __init__(self, record: RequestRecord, timeouts: Timeouts, keep: list[bytes] | None = None) -> None:
         self.record = record
+        # The response's payloads (SSE data, or the whole body), for a caller that reads the
+        # answer itself (``answer.py``); None keeps nothing, as measuring alone needs nothing.
+        self._keep = keep
         self.evidence: bytes | None = None  # the start of an error response's body
         self._timeouts = timeouts
         self._decoder = SSEDecoder()
@@ -72,7 +75,11 @@ class ResponseRecorder:
         except SSEError as exc:
             self._fail(t_ns, ErrorKind.BAD_PAYLOAD, f"malformed SSE: {exc}")
             return True
-        return self._on_events(t_ns, payloads) if payloads else False
+        if not payloads:
+            return False
+        if self._keep is not None:
+            self._keep.extend(payloads)
+        return self._on_events(t_ns, payloads)
 
     def on_end(self, t_ns: int) -> None:
         rec = self.record
@@ -84,7 +91,10 @@ class ResponseRecorder:
             except SSEError as exc:
                 self._fail(t_ns, ErrorKind.BAD_PAYLOAD, f"malformed SSE: {exc}")
                 return
-            self._on_events(t_ns, [e.data for e in tail])
+            payloads = [e.data for e in tail]
+            if self._keep is not None:
+                self._keep.extend(payloads)
+            self._on_events(t_ns, payloads)
         if rec.done_ns is None:
             rec.done_ns = t_ns
         if not rec.stream:
@@ -169,6 +179,8 @@ class ResponseRecorder:
     # -- the end ---------------------------------------------------------------------------------
 
     def _on_body(self, t_ns: int) -> None:
+        if self._keep is not None:
+            self._keep.append(bytes(self._body))
         try:
             info = parse_response(bytes(self._body))
         except BadChunk as exc:
@@ -181,7 +193,8 @@ class ResponseRecorder:
         rec.finish_reason = info.finish_reason
         rec.prompt_tokens = info.prompt_tokens
         rec.cached_tokens = info.cached_tokens
-        self._usage_tokens = info.completion_tokens
+        # An embedding has no output tokens by definition: zero is exact, not unknown.
+        self._usage_tokens = 0 if rec.endpoint == "embeddings" else info.completion_tokens
 
     def fail(self, t_ns: int, kind: ErrorKind, detail: str) -> None:
         """The transport gave up; timeouts are re-classified by the deadline that bound."""

@@ -91,6 +91,24 @@ class SloOutcome:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class NamedStage:
+    """A stage's requests of one name (a scenario's ``name=``): counted and timed as the
+    stage's are, over the same measured window."""
+
+    requests: Requests
+    errors: Mapping[str, int]
+    output_tokens: int
+    output_tok_per_s: float | None
+    input_tok_per_s: float | None
+    request_per_s: float | None
+    ttft_ms: Latency | None
+    ttfot_ms: Latency | None
+    itl_ms: Latency | None
+    tpot_ms: Latency | None
+    e2e_ms: Latency | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Stage:
     index: int
     concurrency: int | None
@@ -137,6 +155,7 @@ class Stage:
     slo: tuple[SloOutcome, ...] | None = None  # None: no --slo
     announcement_lateness_s: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     server: Mapping[str, Any] | None = None  # the server's /metrics over the window, if scraped
+    by_name: Mapping[str, NamedStage] = field(default_factory=dict)  # named requests only
 
     def latency(self, metric: str) -> Latency | None:
         """``"ttft"``, ``"itl"``, ... by name."""

@@ -1,9 +1,10 @@
 """`llmload sweep`: the concurrency sweep an engineer runs to compare engines.
 
 It waits for the server (a model can take minutes to load; that time is never warm-up), then
-runs ``locustfiles/sweep.py`` headless: one stage per level, each with warm-up, measured window
-and drain, and writes the results directory and report. ``--sim PROFILE`` starts an embedded
-simulator instead of a ``--host``. Anything after ``--`` goes to Locust unchanged.
+runs the ``sweep`` scenario (``llmload/scenarios/sweep.py``) headless: one stage per level,
+each with warm-up, measured window and drain, and writes the results directory and report.
+``--sim PROFILE`` starts an embedded simulator instead of a ``--host``. Anything after ``--``
+goes to Locust unchanged.
 """
 
 from __future__ import annotations
@@ -13,15 +14,14 @@ import contextlib
 import os
 import sys
 from collections.abc import Iterator, Sequence
-from pathlib import Path
 
 from llmload.child import run_child
-from llmload.errors import ConfigError
 from llmload.exitcodes import ExitCode
 from llmload.options import add_arguments, sweep_options, to_argv
 from llmload.redact import redact_argv, redact_url
+from llmload.scenarios import locate
 
-_DEFAULT_LOCUSTFILE = "locustfiles/sweep.py"
+_DEFAULT_LOCUSTFILE = "sweep"  # the installed scenario: runs from any directory
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -56,7 +56,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--locustfile",
         default=_DEFAULT_LOCUSTFILE,
-        help="the locustfile to run (default: llmload's sweep locustfile)",
+        help="a scenario's name or a locustfile (default: llmload's sweep scenario)",
     )
     p.add_argument("locust_args", nargs="*", help="after --: passed to Locust as they are")
     return p
@@ -80,7 +80,7 @@ def locust_command(args: argparse.Namespace, host: str) -> list[str]:
         "-m",
         "locust",
         "-f",
-        args.locustfile,
+        str(locate(args.locustfile)),
         "--headless",
         "--host",
         host,
@@ -119,12 +119,7 @@ def echo(prog: str, command: Sequence[str]) -> None:
 
 def main(argv: Sequence[str]) -> int:
     args = _parser().parse_args(list(argv))
-    if not Path(args.locustfile).is_file():
-        raise ConfigError(
-            "--locustfile",
-            args.locustfile,
-            "not found; run from the repository root or pass the path of sweep.py",
-        )
+    locate(args.locustfile)  # a wrong name or path is said before any server is started
     with _target(args) as host:  # the simulator outlives the child: stopped after it exits
         waited = wait_for(args, host)
         if waited is not ExitCode.OK:

@@ -102,6 +102,8 @@ def hint(kind: str, status: int | None, run: RunInfo) -> str:
         "(--no-stream for a server that cannot stream)",
         "bad_payload": "the answer was not OpenAI-compatible: is --host the API's base URL?",
         "error_event": "the server reported an error inside the stream",
+        "check_failed": "the scenario's own check rejected the answers (each reason is the "
+        "error in requests.jsonl): is the check right, and is the server the model it expects?",
     }.get(kind, "see requests.jsonl for every failed request")
 
 

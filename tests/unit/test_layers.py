@@ -1,7 +1,9 @@
 """The layering of docs/architecture.md, read from the code's own imports.
 
-- Exactly one package imports locust: ``llmload.locust``. The run engine (``llmload.run``) and
-  everything else import neither locust nor the adapter, so they run in a plain process.
+- Exactly one package imports locust: ``llmload.locust``, and the locustfiles that ship in
+  ``llmload.scenarios`` (entry points Locust runs, which nothing imports). The run engine
+  (``llmload.run``) and everything else import neither locust nor the adapter, so they run in
+  a plain process.
 - The pure core imports no socket, gevent, locust, httpx or prometheus_client.
 - The workload specs, the protocol and the statistics do not import the run's config: the
   config is assembled from them, never the other way round.
@@ -24,6 +26,7 @@ CORE = (
     "phases.py",
     "options.py",
     "summary.py",
+    "answer.py",
     "verdict.py",
     "exitcodes.py",
     "failfast.py",
@@ -91,8 +94,22 @@ def offending(paths: list[Path], banned: tuple[str, ...]) -> dict[str, list[str]
 
 
 def test_only_the_adapter_imports_locust() -> None:
-    others = [p for p in files(".") if "locust" not in p.relative_to(SRC).parts[:1]]
+    others = [p for p in files(".") if p.relative_to(SRC).parts[0] not in ("locust", "scenarios")]
     assert offending(others, ("locust", "llmload.locust")) == {}
+
+
+def test_nothing_imports_the_scenarios() -> None:
+    scenarios = {
+        ".".join(("llmload", *p.relative_to(SRC).with_suffix("").parts))
+        for p in files("scenarios")
+        if p.name != "__init__.py"
+    }
+    importers = {
+        str(p.relative_to(SRC)): sorted(n for n in imports(p) if n in scenarios)
+        for p in files(".")
+        if p.relative_to(SRC).parts[0] != "scenarios"
+    }
+    assert {path: names for path, names in importers.items() if names} == {}
 
 
 def test_the_run_engine_knows_no_locust() -> None:

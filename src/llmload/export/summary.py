@@ -23,6 +23,7 @@ from llmload.summary import (
     Latency,
     Level,
     MeanMax,
+    NamedStage,
     Requests,
     RunInfo,
     SloOutcome,
@@ -93,13 +94,7 @@ def stage_summary(
         rate_req_per_s=rate,
         duration_s=round(duration_s, 3),
         window_ns=None if window is None else (window.t0_ns, window.t1_ns),
-        requests=Requests(
-            ok=o[OK],
-            failed=sum(failed.values()),
-            unfinished=o[UNFINISHED],
-            warmup=c.records_warmup,
-            drain=c.records_drain,
-        ),
+        requests=_requests(stats, failed),
         errors=failed,
         error_rate=_ratio(sum(failed.values()), sum(o.values())),
         attempts=_attempts(stats),
@@ -140,6 +135,36 @@ def stage_summary(
         ttft_ms_by_label={label: latency_ms(hist) for label, hist in sorted(stats.ttft_by_label.items())},
         slo=None if slo is None else tuple(slo),
         announcement_lateness_s=lateness_s or {},
+        by_name={name: _named(n, seconds) for name, n in sorted((stats.by_name or {}).items())},
+    )
+
+
+def _named(stats: StageStats, seconds: float) -> NamedStage:
+    c, o, h = stats.counts, stats.outcomes, stats.hist
+    failed = {kind: n for kind, n in sorted(o.items()) if kind not in (OK, UNFINISHED)}
+    return NamedStage(
+        requests=_requests(stats, failed),
+        errors=failed,
+        output_tokens=c.output_tokens,
+        output_tok_per_s=_round(c.window_output_tokens / seconds),
+        input_tok_per_s=_round(c.window_prompt_tokens / seconds),
+        request_per_s=_round(c.window_completed / seconds),
+        ttft_ms=latency_ms(h["ttft"]),
+        ttfot_ms=latency_ms(h["ttfot"]),
+        itl_ms=latency_ms(h["itl"]),
+        tpot_ms=latency_ms(h["tpot"]),
+        e2e_ms=latency_ms(h["e2e"]),
+    )
+
+
+def _requests(stats: StageStats, failed: Mapping[str, int]) -> Requests:
+    o, c = stats.outcomes, stats.counts
+    return Requests(
+        ok=o[OK],
+        failed=sum(failed.values()),
+        unfinished=o[UNFINISHED],
+        warmup=c.records_warmup,
+        drain=c.records_drain,
     )
 
 

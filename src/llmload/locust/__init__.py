@@ -5,16 +5,39 @@ class is asked for (``from llmload.locust import ChatUser``); ``llmload.locust.o
 other pure helpers stay importable in a plain process (tests, the CLI).
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["ChatUser", "CompletionsUser", "OpenLoopUser", "SweepShape", "install"]
+if TYPE_CHECKING:  # the names __getattr__ serves, for type checkers
+    from llmload.locust.openloop import OpenLoopUser
+    from llmload.locust.plugin import install
+    from llmload.locust.shape import SweepShape
+    from llmload.locust.user import ChatUser, CompletionsUser, EmbeddingsUser, LLMUser
+    from llmload.workload.messages import rag_messages, system_message, tool_result, user_message
+
+__all__ = [
+    "ChatUser",
+    "CompletionsUser",
+    "EmbeddingsUser",
+    "LLMUser",
+    "OpenLoopUser",
+    "SweepShape",
+    "install",
+    "rag_messages",
+    "system_message",
+    "tool_result",
+    "user_message",
+]
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("ChatUser", "CompletionsUser"):
+    if name in ("ChatUser", "CompletionsUser", "EmbeddingsUser", "LLMUser"):
         from llmload.locust import user
 
         return getattr(user, name)
+    if name in ("rag_messages", "system_message", "tool_result", "user_message"):
+        from llmload.workload import messages
+
+        return getattr(messages, name)
     if name == "OpenLoopUser":
         from llmload.locust.openloop import OpenLoopUser
 

@@ -18,14 +18,11 @@ from typing import Any, ClassVar
 
 from locust import task
 
-from llmload.locust.user import ConnectionUser
-from llmload.record import RequestRecord
-from llmload.run.request import send_request
+from llmload.locust.user import LLMUser
 from llmload.workload.conversations import Conversation
-from llmload.workload.prompts import Prompt
 
 
-class ConversationUser(ConnectionUser):
+class ConversationUser(LLMUser):
     """Sends the turns of one conversation after another; one Locust request event each.
 
     Its request count runs over all its conversations, so prompt salts stay unique."""
@@ -45,25 +42,13 @@ class ConversationUser(ConnectionUser):
     def turn(self) -> None:
         session = self._session
         workload = session.config.workload
-        prompt = self._conversation.ask(session.prompts.get(self._user_id, self._count))
-        record = self._send(prompt)
+        count = self.client.count
+        prompt = self._conversation.ask(self.prompt())
+        record = self.client.send(prompt, self.endpoint)
         spec = workload.conversation
         if record.ok and self._conversation.turns_done + 1 < spec.turns:
             self._conversation = self._conversation.answered(prompt, record.output_tokens)
-            self._pause_s = spec.think_s(workload.seed, self._user_id, self._count)
+            self._pause_s = spec.think_s(workload.seed, self._user_id, count)
         else:
             self._conversation = Conversation()
             self._pause_s = 0.0
-        self._count += 1
-
-    def _send(self, prompt: Prompt) -> RequestRecord:
-        assert self._transport is not None
-        return send_request(
-            self.environment,
-            self._session,
-            self.endpoint,
-            self._transport,
-            prompt,
-            user_id=self._user_id,
-            index=self._count,
-        )

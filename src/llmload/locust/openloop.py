@@ -19,7 +19,6 @@ from locust import task
 from locust.runners import STATE_CLEANUP, STATE_STOPPED, STATE_STOPPING
 
 from llmload.locust.user import SessionUser
-from llmload.run.request import send_request
 from llmload.run.session import StageState
 from llmload.transport.base import Transport
 from llmload.workload.arrivals import ArrivalKind, Arrivals
@@ -77,18 +76,11 @@ class OpenLoopUser(SessionUser):
             pool.spawn(self._one, stage, state, due_ns)  # blocks while the pool is full
 
     def _one(self, stage: int, state: StageState, due_ns: int) -> None:
-        session = self._session
-        transport = self._idle.pop() if self._idle else session.transports.new()
-        prompt = session.prompts.get(self._user_id, self._count)
-        index, self._count = self._count, self._count + 1
-        send_request(
-            self.environment,
-            session,
+        transport = self._idle.pop() if self._idle else self._session.transports.new()
+        self.client.send(
+            self.prompt(),
             self.endpoint,
-            transport,
-            prompt,
-            user_id=self._user_id,
-            index=index,
+            transport=transport,
             stage_window=(stage, state.window),
             scheduled_ns=due_ns,
         )

@@ -155,6 +155,7 @@ def to_config(opts: Any, scenario: str = "chat", host: str | None = None) -> Run
         max_length=opts.max_length,
         prefix=PrefixSpec(opts.prefix_groups, opts.prefix_tokens, opts.prefix_share),
         conversation=ConversationSpec(opts.turns, opts.think_time_s),
+        embedding_batch=opts.embedding_batch,
     )
     timeouts = Timeouts.from_flags(opts.first_token_timeout, opts.stall_timeout, opts.request_timeout)
     transport = _transport_config(

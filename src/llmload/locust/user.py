@@ -1,4 +1,9 @@
-"""Locust users that model chat clients: closed loop, one request in flight per user."""
+"""Locust users that model chat clients: closed loop, one request in flight per user.
+
+``LLMUser`` is the base of every one of them, and of a scenario's own: its ``self.client``
+speaks the OpenAI API (``run/llm_client.py``) and measures each call. The built-in users are
+``LLMUser``s with one task that sends the workload's next prompt.
+"""
 
 from __future__ import annotations
 
@@ -8,13 +13,14 @@ from locust import User, constant, task
 
 from llmload.config import Endpoint
 from llmload.locust.plugin import session_of
-from llmload.run.request import send_request
+from llmload.run.llm_client import LLMClient
 from llmload.transport.base import Transport
+from llmload.workload.prompts import Prompt
 
 
 class SessionUser(User):
     """What every llmload user has: the process's session, an id unique over the fleet (prompt
-    salts and request ids), and a count of the requests it sent."""
+    salts and request ids) and a client whose requests are measured."""
 
     abstract = True
     endpoint: ClassVar[Endpoint] = "chat"
@@ -24,11 +30,26 @@ class SessionUser(User):
         super().__init__(environment)
         self._session = session_of(environment)
         self._user_id = self._session.new_user_id()
-        self._count = 0
+        self.client = LLMClient(environment, self._session, self._user_id, self._connection)
+
+    def _connection(self) -> Transport:
+        raise NotImplementedError("this user passes a connection to every request")
+
+    def prompt(self) -> Prompt:
+        """The workload's next prompt for this user (``--prompt-tokens``, ``--dataset``, ...),
+        salted by the user's request count so that no two requests share it."""
+        return self._session.prompts.get(self._user_id, self.client.count)
+
+    def text(self, tokens: int) -> str:
+        """Synthetic text of ``tokens`` words, salted per request as the workload's prompts
+        are (the simulator counts a word as a token; a real tokenizer about 1 to 1.4)."""
+        return self._session.text(tokens, self._user_id, self.client.count)
 
 
-class ConnectionUser(SessionUser):
-    """A user with one keep-alive connection of its own: one stream in flight at a time."""
+class LLMUser(SessionUser):
+    """A user with one keep-alive connection of its own, one request in flight at a time,
+    and ``self.client`` to send them: subclass it and write tasks, as with Locust's
+    ``HttpUser``. See docs/scenarios.md."""
 
     abstract = True
 
@@ -36,33 +57,28 @@ class ConnectionUser(SessionUser):
         super().__init__(environment)
         self._transport: Transport | None = None
 
+    def _connection(self) -> Transport:
+        if self._transport is None:
+            self._transport = self._session.transports.new()
+        return self._transport
+
     def on_start(self) -> None:
-        self._transport = self._session.transports.new()
+        self._connection()
 
     def on_stop(self) -> None:
         if self._transport is not None:
             self._transport.close()
+            self._transport = None
 
 
-class ChatUser(ConnectionUser):
+class ChatUser(LLMUser):
     """Sends chat completions back to back; each request is one Locust request event."""
 
     scenario: ClassVar[str] = "chat"
 
     @task
     def generate(self) -> None:
-        assert self._transport is not None
-        prompt = self._session.prompts.get(self._user_id, self._count)
-        send_request(
-            self.environment,
-            self._session,
-            self.endpoint,
-            self._transport,
-            prompt,
-            user_id=self._user_id,
-            index=self._count,
-        )
-        self._count += 1
+        self.client.send(self.prompt(), self.endpoint)
 
 
 class CompletionsUser(ChatUser):
@@ -70,3 +86,19 @@ class CompletionsUser(ChatUser):
 
     endpoint: ClassVar[Endpoint] = "completions"
     scenario: ClassVar[str] = "completions"
+
+
+class EmbeddingsUser(LLMUser):
+    """Sends ``/v1/embeddings`` requests back to back: ``--embedding-batch`` inputs of
+    ``--prompt-tokens`` words each. Their latency is end to end; input tok/s is the summary's
+    ``input_tok_per_s`` (from each answer's ``usage.prompt_tokens``)."""
+
+    endpoint: ClassVar[Endpoint] = "embeddings"
+    scenario: ClassVar[str] = "embeddings"
+
+    @task
+    def embed(self) -> None:
+        batch = self._session.config.workload.embedding_batch
+        first = self.client.count * batch  # every input of every request salted apart
+        prompts = self._session.prompts
+        self.client.embeddings([prompts.get(self._user_id, first + i).text for i in range(batch)])

@@ -90,8 +90,22 @@ class StageStats:
     attempts: Counter[str] = field(default_factory=Counter)
     # The first (HTTP status, server answer) seen per failure kind: the verdict quotes it.
     error_samples: dict[str, tuple[int | None, str]] = field(default_factory=dict)
+    # The same, per request name of a scenario (``self.client.chat(..., name="rag")``): one
+    # level deep, only for named requests, so the built-in users pay nothing for it.
+    # None: this is one name's share, broken down no further.
+    by_name: dict[str, StageStats] | None = field(default_factory=dict)
+
+    def _named(self, r: RequestRecord) -> StageStats | None:
+        if r.name is None or self.by_name is None:
+            return None
+        named = self.by_name.get(r.name)
+        if named is None:
+            named = self.by_name[r.name] = StageStats(by_name=None)
+        return named
 
     def add(self, r: RequestRecord, window: Window) -> None:
+        if (named := self._named(r)) is not None:
+            named.add(r, window)
         c = self.counts
         self.attempts[r.outcome] += 1
         if r.outcome not in (OK, UNFINISHED) and r.outcome not in self.error_samples:
@@ -123,17 +137,23 @@ class StageStats:
     def add_late(self, r: RequestRecord, window: Window) -> None:
         """A request sent in the window that finished only after the drain's bound: it counts
         as unfinished (no latency invented), its tokens inside the window still count."""
+        if (named := self._named(r)) is not None:
+            named.add_late(r, window)
         self.counts.records_measure += 1
         self.counts.window_output_tokens += self._tokens_in_window(r, window)
         self.outcomes[UNFINISHED] += 1
         self.attempts[UNFINISHED] += 1
 
-    def add_slo_met(self) -> None:
+    def add_slo_met(self, r: RequestRecord) -> None:
         """A request of the window met every request-level SLO (the run engine judges it)."""
+        if (named := self._named(r)) is not None:
+            named.add_slo_met(r)
         self.counts.slo_met += 1
 
     def add_tokens_read_in_window(self, r: RequestRecord, window: Window) -> None:
         """Tokens that an earlier stage's request read inside this stage's (open) window."""
+        if (named := self._named(r)) is not None:
+            named.add_tokens_read_in_window(r, window)
         if window.t0_ns is not None:
             self.counts.window_output_tokens += derive.tokens_in(r, window.t0_ns, window.t1_ns)
 
@@ -184,6 +204,9 @@ class StageStats:
         self.attempts.update(other.attempts)
         for kind, sample in other.error_samples.items():
             self.error_samples.setdefault(kind, sample)
+        if self.by_name is not None:
+            for name, stats in (other.by_name or {}).items():
+                self.by_name.setdefault(name, StageStats(by_name=None)).merge(stats)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -195,11 +218,12 @@ class StageStats:
             "ttft_by_label": {label: h.to_dict() for label, h in self.ttft_by_label.items()},
             "attempts": dict(self.attempts),
             "error_samples": {kind: list(sample) for kind, sample in self.error_samples.items()},
+            "by_name": {name: stats.to_dict() for name, stats in (self.by_name or {}).items()},
         }
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> StageStats:
-        stats = cls()
+    def from_dict(cls, d: dict[str, Any], *, leaf: bool = False) -> StageStats:
+        stats = cls(by_name=None) if leaf else cls()
         for key, h in d["hist"].items():
             stats.hist[key] = LogHistogram.from_dict(h)
         stats.counts = Counts.from_dict(d["counts"])
@@ -211,4 +235,6 @@ class StageStats:
         stats.error_samples = {
             kind: (status, message) for kind, (status, message) in d.get("error_samples", {}).items()
         }
+        if not leaf:
+            stats.by_name = {name: cls.from_dict(n, leaf=True) for name, n in d.get("by_name", {}).items()}
         return stats

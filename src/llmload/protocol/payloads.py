@@ -1,4 +1,4 @@
-"""Request bodies for ``/v1/chat/completions`` and ``/v1/completions``, serialised once.
+"""Request bodies for ``/v1/chat/completions``, ``/v1/completions`` and ``/v1/embeddings``.
 
 The body is bytes because the transport writes bytes; building it with orjson costs a few
 microseconds. Options are assumed validated at the edge (config), so nothing is checked here.
@@ -54,6 +54,16 @@ def completions_body(
         extra=extra,
         min_tokens=min_tokens,
     )
+
+
+def embeddings_body(
+    model: str, inputs: str | Sequence[str], *, extra: Mapping[str, Any] | None = None
+) -> bytes:
+    """The JSON body of an ``/v1/embeddings`` request: one input or a batch of them."""
+    body: dict[str, Any] = {"model": model, "input": inputs if isinstance(inputs, str) else list(inputs)}
+    if extra:
+        body.update(extra)
+    return orjson.dumps(body, default=_plain)
 
 
 def _dump(

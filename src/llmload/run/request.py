@@ -7,32 +7,36 @@ with Locust's ``events.request``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import gevent
 
-from llmload.config import Endpoint
+from llmload.client import Call
 from llmload.phases import Window
 from llmload.record import OK, RequestRecord
 from llmload.run.session import Session
 from llmload.transport.base import Transport
-from llmload.workload.prompts import Prompt
 
 
 def send_request(
     environment: Any,
     session: Session,
-    endpoint: Endpoint,
     transport: Transport,
-    prompt: Prompt,
+    call: Call,
     *,
     user_id: int,
     index: int,
     stage_window: tuple[int, Window] | None = None,
     scheduled_ns: int | None = None,
+    keep: list[bytes] | None = None,
+    judge: Callable[[RequestRecord], None] | None = None,
 ) -> RequestRecord:
     """One request of a user, whatever its kind: tag it with the stage it is sent in, run it,
-    write and fold its record (also when the run ends mid-request), report it to Locust."""
+    write and fold its record (also when the run ends mid-request), report it to Locust.
+
+    ``keep`` receives the response's payloads; ``judge`` sees the finished record before it
+    is counted, so a scenario's check of the answer can turn it into a failure."""
     if scheduled_ns is None:
         # Closed loop: the reads that have arrived go first. A request's end and the next one's
         # start (record, Locust event, prompt, body, send) take a few hundred µs on a worker
@@ -47,10 +51,10 @@ def send_request(
     def unfinished(record: RequestRecord) -> None:
         session.on_record(record, counted)
 
-    client = session.client(endpoint)
+    client = session.client()
     record = client.run(
         transport,
-        prompt,
+        call,
         request_id=f"{session.process_tag}-{user_id}-{index}",
         user=str(user_id),
         stage=stage,
@@ -58,12 +62,15 @@ def send_request(
         scheduled_ns=scheduled_ns,
         on_unfinished=unfinished,
         active=session.active,
+        keep=keep,
     )
     try:
         gevent.idle()  # as above: the bookkeeping waits for the reads that arrived meanwhile
+        if judge is not None:
+            judge(record)
     finally:  # also when the run ends the user here: a finished request is never dropped
         session.on_record(record, counted)
-        report_to_locust(environment, client.path, record)
+        report_to_locust(environment, record.name or client.request_path(call.endpoint), record)
     if scheduled_ns is None and record.outcome != OK:
         gevent.sleep(session.backoff_s())  # a failing server is not hammered by a tight loop
     return record

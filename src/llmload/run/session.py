@@ -17,7 +17,7 @@ from typing import Any
 import gevent
 
 from llmload.client import ChatClient
-from llmload.config import Endpoint, RunConfig
+from llmload.config import RunConfig
 from llmload.export.results import ResultsDir, new_run_id
 from llmload.failfast import FailFast
 from llmload.health import HealthMonitor
@@ -33,7 +33,7 @@ from llmload.run.summarize import StageView
 from llmload.stages import Announcement, Progress
 from llmload.target.models import check_model, first_model
 from llmload.transport.factory import TransportFactory
-from llmload.workload.prompts import PromptSource
+from llmload.workload.prompts import PromptSource, SyntheticPrompts
 
 _NS = 1_000_000_000
 # Corrections larger than this mean the clocks disagree, not that the message was late (a
@@ -92,7 +92,8 @@ class Session:
         self.started_at = time.time()
         self.stages: dict[int, StageState] = {}
         self.stage = -1  # no stage announced yet: requests count as warm-up of stage 0
-        self._clients: dict[Endpoint, ChatClient] = {}
+        self._client: ChatClient | None = None
+        self._texts: dict[int, SyntheticPrompts] = {}  # text() per length, built once each
         # Users of different processes must not share prompt salts or request ids.
         self._user_ids = itertools.count(user_offset)
         self.timeseries = TimeSeries()
@@ -199,12 +200,19 @@ class Session:
     def new_user_id(self) -> int:
         return next(self._user_ids)
 
-    def client(self, endpoint: Endpoint) -> ChatClient:
-        if endpoint not in self._clients:
+    def text(self, tokens: int, user_index: int, request_index: int) -> str:
+        """Synthetic text of ``tokens`` words, salted for (user, request) as prompts are."""
+        source = self._texts.get(tokens)
+        if source is None:
+            w = self.config.workload
+            source = self._texts[tokens] = SyntheticPrompts(tokens, None, seed=w.seed, run_salt=w.salt)
+        return source.get(user_index, request_index).text
+
+    def client(self) -> ChatClient:
+        if self._client is None:
             assert self.model is not None, "Session.start() resolves the model first"
-            request = dataclasses.replace(self.config.request, endpoint=endpoint)
-            self._clients[endpoint] = ChatClient(request, self.model, self.config.timeouts)
-        return self._clients[endpoint]
+            self._client = ChatClient(self.config.request, self.model, self.config.timeouts)
+        return self._client
 
     def current_state(self) -> tuple[int, StageState | None]:
         return self.stage, self.stages.get(self.stage)
@@ -303,7 +311,7 @@ class Session:
         else:
             state.stats.add(record, state.window)
             if record.phase is Phase.MEASURE and record.ok and self._meets_slo(record):
-                state.stats.add_slo_met()
+                state.stats.add_slo_met(record)
         self._add_tokens_to_later_windows(record)
 
     def _meets_slo(self, r: RequestRecord) -> bool:

@@ -1,10 +1,11 @@
 """Routing: every endpoint the simulator serves, and the JSON answers that need no engine.
 
 OpenAI: ``POST /v1/chat/completions``, ``POST /v1/completions`` (``completions.py``),
-``GET /v1/models``. Engine fingerprints: ``GET /health``, ``/version``, ``/get_server_info``,
-``/metrics``. Ground truth: ``GET /sim/requests``, ``/sim/counters``, ``/sim/timeline``,
-``/sim/stats``, ``/sim/config``. Everything but ground truth and metrics waits out the startup
-delay; in hang mode nothing is ever answered.
+``POST /v1/embeddings`` (``embeddings.py``), ``GET /v1/models``. Engine fingerprints:
+``GET /health``, ``/version``, ``/get_server_info``, ``/metrics``. Ground truth:
+``GET /sim/requests``, ``/sim/counters``, ``/sim/timeline``, ``/sim/stats``, ``/sim/config``.
+Everything but ground truth and metrics waits out the startup delay; in hang mode nothing is
+ever answered.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import orjson
 from llmload.sim import fingerprint
 from llmload.sim.completions import Completions
 from llmload.sim.config import SimConfig
+from llmload.sim.embeddings import Embeddings
 from llmload.sim.engine import Engine
 from llmload.sim.http import HttpConnection, HttpRequest
 from llmload.sim.metrics import render_metrics
@@ -46,6 +48,7 @@ class App:
         self._port = port
         self._created = int(time.time())
         self._completions = Completions(config, truth, engine, is_ready)
+        self._embeddings = Embeddings(config, truth, is_ready)
         self._routes: dict[str, Callable[[HttpRequest], tuple[int, Any]]] = {
             "/v1/models": self._models,
             "/health": self._health,
@@ -67,6 +70,12 @@ class App:
                 self._json(conn, 405, _error("use POST", 405))
             else:
                 self._completions.handle(request, conn)
+            return
+        if path == "/v1/embeddings":
+            if request.method != "POST":
+                self._json(conn, 405, _error("use POST", 405))
+            else:
+                self._embeddings.handle(request, conn)
             return
         if path == "/metrics":
             headers = [("server", self._config.server_header)]

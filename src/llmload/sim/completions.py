@@ -7,6 +7,7 @@ startup, rejected as invalid, broken by a fault, cancelled by its client, or ser
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
@@ -51,6 +52,7 @@ class Completions:
         entry = self._truth.begin(
             id=f"{'chatcmpl' if chat else 'cmpl'}-sim-{self._truth.requests_total + 1}",
             client=conn.peer,
+            client_request_id=request.headers.get("x-request-id"),
             path=request.path,
             stream=False,
             arrival_ns=request.arrival_ns,
@@ -59,7 +61,7 @@ class Completions:
             self._reject(conn, entry, 503, "ServiceUnavailableError", "the model is loading")
             return
         try:
-            gen_request = parse_body(request.body, chat)
+            gen_request = parse_body(request.body, chat, entry.id)
             mode = self._fault(request, gen_request, entry.index)
         except BadRequest as exc:
             self._reject(conn, entry, 400, "BadRequestError", exc.message, param=exc.param)
@@ -132,6 +134,8 @@ class Completions:
         seed = config.seed if body.seed is None else body.seed
         rng = request_rng(seed, request.body)
         plan = plan_output(rng, body.max_tokens, body.min_tokens, body.ignore_eos)
+        if body.shape is not None and body.shape.tool is not None and plan.finish_reason == "stop":
+            plan = dataclasses.replace(plan, finish_reason="tool_calls")  # the call is complete
         info = ResponseInfo(
             chat=body.chat,
             response_id=entry.id,
@@ -151,6 +155,7 @@ class Completions:
                 prompt_tokens=body.prompt_tokens,
                 continuous_usage=body.continuous_usage,
                 emit_timestamps=config.emit_timestamps,
+                tool=None if body.shape is None else body.shape.tool,
             )
         cls = Generation if mode is None else FaultyGeneration
         return cls(
@@ -163,6 +168,7 @@ class Completions:
             conn=conn,
             truth=self._truth,
             prompt=body.prompt,
+            shape=body.shape,
         )
 
     def _start(

@@ -22,6 +22,7 @@ from llmload.sim.render import (
     completion_body,
     frame,
 )
+from llmload.sim.shapes import Shape, escaped
 from llmload.sim.tokens import OutputPlan, Token, TokenText
 from llmload.sim.truth import RequestEntry, Truth
 
@@ -44,6 +45,7 @@ class Generation:
     __slots__ = (
         "_done_event",
         "_renderer",
+        "_shape",
         "_text",
         "cached_tokens",
         "conn",
@@ -74,8 +76,10 @@ class Generation:
         conn: HttpConnection,
         truth: Truth,
         prompt: Sequence[Token] = (),
+        shape: Shape | None = None,
     ) -> None:
         self.info = info
+        self._shape = shape  # a tool call's or JSON's form around the words (``shapes.py``)
         self.prompt_tokens = info.prompt_tokens  # read by the engine at every step
         self.prompt = prompt  # the tokens the prefill reads, for the prefix cache
         # Set by the engine at the first admission: prompt tokens the prefix cache held then
@@ -140,9 +144,10 @@ class Generation:
         assert renderer is not None
         sent_ns = time.perf_counter_ns()
         total = first + n
-        payload = renderer.text(
-            self.token_bytes(first, n), self.plan.finish_reason if last else None, total, sent_ns
-        )
+        text = self.token_bytes(first, n)
+        if self._shape is not None:
+            text = self._shaped(text, first == 0, last)
+        payload = renderer.text(text, self.plan.finish_reason if last else None, total, sent_ns, first == 0)
         if first == 0 and self.info.chat:
             payload = renderer.role(sent_ns) + payload
         if last:
@@ -155,6 +160,15 @@ class Generation:
         self._count(n, sent_ns)
         if last:
             self.complete()
+
+    def _shaped(self, text: bytes, first: bool, last: bool) -> bytes:
+        shape = self._shape
+        assert shape is not None
+        if first:
+            text = escaped(shape.open) + text
+        if last:
+            text += escaped(shape.close)
+        return text
 
     def _count(self, n: int, sent_ns: int) -> None:
         truth = self.truth
@@ -177,12 +191,18 @@ class Generation:
             response_id=info.response_id,
             created=info.created,
             model=info.model,
-            text=self._text.text(0, self.generated),
+            text=self._whole_text(),
             finish_reason=self.plan.finish_reason,
+            tool=None if self._shape is None else self._shape.tool,
             prompt_tokens=info.prompt_tokens,
             completion_tokens=self.generated,
             cached_tokens=self.cached_tokens or 0,
         )
+
+    def _whole_text(self) -> str:
+        words = self._text.text(0, self.generated)
+        shape = self._shape
+        return words if shape is None else shape.open + words + shape.close
 
     def write_body(self) -> None:
         """Write the non-streamed response, all tokens at once, and end the exchange."""

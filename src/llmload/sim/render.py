@@ -51,11 +51,13 @@ class ChunkRenderer:
     __slots__ = (
         "_chat",
         "_continuous",
+        "_first_open",
         "_head",
         "_open_close",
         "_prompt_tokens",
         "_stamp",
         "_text_open",
+        "_tool",
         "_usage_head",
     )
 
@@ -69,7 +71,9 @@ class ChunkRenderer:
         prompt_tokens: int,
         continuous_usage: bool,
         emit_timestamps: bool,
+        tool: tuple[str, str] | None = None,
     ) -> None:
+        """``tool``: the words are the arguments of a tool call with this (id, name)."""
         kind = b"chat.completion.chunk" if chat else b"text_completion"
         self._head = b'data: {"id":"%b","object":"%b","created":%d,"model":%b,"choices":' % (
             response_id.encode(),
@@ -80,11 +84,23 @@ class ChunkRenderer:
         self._text_open = self._head + (
             b'[{"index":0,"delta":{"content":"' if chat else b'[{"index":0,"text":"'
         )
+        self._first_open = self._text_open
+        if tool is not None:
+            # The call's id, type and name come once, with its first argument tokens (vLLM).
+            call_id, name = (orjson.dumps(part) for part in tool)
+            self._text_open = (
+                self._head + b'[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"'
+            )
+            self._first_open = self._head + (
+                b'[{"index":0,"delta":{"tool_calls":[{"index":0,"id":%b,"type":"function",'
+                b'"function":{"name":%b,"arguments":"' % (call_id, name)
+            )
         self._usage_head = self._head + b'[],"usage":'
         self._prompt_tokens = prompt_tokens
         self._continuous = continuous_usage
         self._stamp = emit_timestamps
         self._chat = chat
+        self._tool = tool is not None
         self._open_close = self._text_close(None)
 
     def _tail(self, completion_tokens: int, sent_ns: int) -> bytes:
@@ -105,15 +121,20 @@ class ChunkRenderer:
             + self._tail(0, sent_ns)
         )
 
-    def text(self, text: bytes, finish_reason: str | None, total_tokens: int, sent_ns: int) -> bytes:
+    def text(
+        self, text: bytes, finish_reason: str | None, total_tokens: int, sent_ns: int, first: bool = False
+    ) -> bytes:
         """A token-bearing event; ``total_tokens`` counts the tokens sent so far, this one's too."""
         close = self._open_close if finish_reason is None else self._text_close(finish_reason)
+        opening = self._first_open if first else self._text_open
         if not self._continuous and not self._stamp:
-            return self._text_open + text + close + b"}\n\n"
-        return self._text_open + text + close + self._tail(total_tokens, sent_ns)
+            return opening + text + close + b"}\n\n"
+        return opening + text + close + self._tail(total_tokens, sent_ns)
 
     def _text_close(self, finish_reason: str | None) -> bytes:
         reason = b"null" if finish_reason is None else b'"%b"' % finish_reason.encode()
+        if self._tool:
+            return b'"}}]}' + b',"logprobs":null,"finish_reason":%b}]' % reason
         delta_close = b'"}' if self._chat else b'"'
         return delta_close + b',"logprobs":null,"finish_reason":%b}]' % reason
 
@@ -140,10 +161,14 @@ def completion_body(
     prompt_tokens: int,
     completion_tokens: int,
     cached_tokens: int,
+    tool: tuple[str, str] | None = None,
 ) -> bytes:
-    """A whole non-streamed response body."""
+    """A whole non-streamed response body; with ``tool`` (id, name), ``text`` is its arguments."""
     choice: dict[str, Any] = {"index": 0, "logprobs": None, "finish_reason": finish_reason}
-    if chat:
+    if chat and tool is not None:
+        call = {"id": tool[0], "type": "function", "function": {"name": tool[1], "arguments": text}}
+        choice["message"] = {"role": "assistant", "content": None, "tool_calls": [call]}
+    elif chat:
         choice["message"] = {"role": "assistant", "content": text, "tool_calls": []}
     else:
         choice["text"] = text

@@ -10,6 +10,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
+from llmload.sim.shapes import Shape, answer_shape
 from llmload.sim.tokens import GENERATION_PROMPT, Token, message_open
 
 DEFAULT_MAX_TOKENS = 256
@@ -46,6 +47,7 @@ class GenRequest(NamedTuple):
     fault: str | None  # body field "sim_fault"
     stall_ms: int | None  # body field "sim_stall_ms"
     fault_after: int | None  # body field "sim_fault_after"
+    shape: Shape | None = None  # a tool call or JSON (``shapes.py``); None: plain text
 
 
 def _int_field(body: dict[str, Any], name: str, default: int | None, low: int) -> int | None:
@@ -126,7 +128,7 @@ def _stream_options(body: dict[str, Any]) -> tuple[bool, bool]:
     return _bool_field(options, "include_usage"), _bool_field(options, "continuous_usage_stats")
 
 
-def parse_body(raw: bytes, chat: bool) -> GenRequest:
+def parse_body(raw: bytes, chat: bool, response_id: str = "") -> GenRequest:
     """Parse and validate a request body; raise ``BadRequest``."""
     try:
         body = orjson.loads(raw)
@@ -164,4 +166,5 @@ def parse_body(raw: bytes, chat: bool) -> GenRequest:
         fault=fault if isinstance(fault, str) else None,
         stall_ms=_int_field(body, "sim_stall_ms", None, 0),
         fault_after=_int_field(body, "sim_fault_after", None, 0),
+        shape=answer_shape(body, response_id) if chat else None,
     )

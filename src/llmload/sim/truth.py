@@ -42,6 +42,7 @@ class RequestEntry:
     events: int = 0
     outcome: str = "ok"
     finish_reason: str | None = None
+    client_request_id: str | None = None  # the request's X-Request-Id: joins it to the client's record
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -58,6 +59,7 @@ class RequestEntry:
             "events": self.events,
             "outcome": self.outcome,
             "finish_reason": self.finish_reason,
+            "client_request_id": self.client_request_id,
         }
 
 

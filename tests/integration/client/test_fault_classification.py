@@ -51,7 +51,8 @@ def run_one(script: list[object], timeouts: Timeouts | None = None) -> RequestRe
         client = ChatClient(RequestConfig(), "m", timeouts or Timeouts(1.0, 0.5, 5.0))
         transport = factory.new()
         try:
-            return client.run(transport, PROMPT, request_id="r", user="u", stage=0, window=Window(t0_ns=0))
+            call = client.call(PROMPT, "chat")
+            return client.run(transport, call, request_id="r", user="u", stage=0, window=Window(t0_ns=0))
         finally:
             transport.close()
             factory.close()

@@ -109,8 +109,9 @@ def one_request(
 
     session.on_record = logged  # type: ignore[method-assign]
     prompt = SyntheticPrompts(16, 4).get(0, 0)
+    call = session.client().call(prompt, "chat")
     record = send_request(
-        environment, session, "chat", transport, prompt, user_id=0, index=0, scheduled_ns=scheduled_ns
+        environment, session, transport, call, user_id=0, index=0, scheduled_ns=scheduled_ns
     )
     assert record.ok and record.output_tokens == 1, record
 

@@ -49,3 +49,50 @@ def test_merge_equals_adding_everything_to_one() -> None:
     a.merge(b)
     assert a.to_dict() == one.to_dict()
     assert StageStats.from_dict(one.to_dict()).to_dict() == one.to_dict()
+
+
+def named(name: str | None, sent: int, phase: Phase = Phase.MEASURE) -> RequestRecord:
+    r = record(sent, [sent + 10 * MS, sent + 30 * MS], phase)
+    r.name = name
+    return r
+
+
+def test_named_requests_are_also_counted_per_name() -> None:
+    w = Window(t0_ns=100 * MS, t1_ns=1000 * MS)
+    stats = StageStats()
+    for r in (
+        named("rag", 0, Phase.WARMUP),
+        named("rag", 200 * MS),
+        named("chat", 300 * MS),
+        named(None, 400 * MS),
+    ):
+        stats.add(r, w)
+    stats.add_late(named("chat", 500 * MS), w)
+    stats.add_slo_met(named("rag", 200 * MS))
+    assert stats.by_name is not None and set(stats.by_name) == {"rag", "chat"}
+    rag, chat = stats.by_name["rag"], stats.by_name["chat"]
+    assert (rag.counts.records_warmup, rag.counts.records_measure, rag.hist["ttft"].count) == (1, 1, 1)
+    assert rag.counts.slo_met == 1 and rag.by_name is None  # one level deep
+    assert dict(chat.outcomes) == {"ok": 1, "unfinished": 1}
+    # The stage's own totals count every request, named or not.
+    assert stats.counts.records == 5 and stats.hist["ttft"].count == 3
+
+
+def test_per_name_stats_merge_and_travel_exactly() -> None:
+    w = Window(t0_ns=0)
+    recs = [named(("a", "b", None)[i % 3], i * MS) for i in range(30)]
+    one, a, b = StageStats(), StageStats(), StageStats()
+    for i, r in enumerate(recs):
+        one.add(r, w)
+        (a if i % 2 else b).add(r, w)
+    a.merge(b)
+    assert a.to_dict() == one.to_dict()
+    back = StageStats.from_dict(one.to_dict())
+    assert back.to_dict() == one.to_dict() and back.by_name is not None
+    assert back.by_name["a"].by_name is None
+
+
+def test_unnamed_requests_cost_no_breakdown() -> None:
+    stats = StageStats()
+    stats.add(named(None, 0), Window(t0_ns=0))
+    assert stats.by_name == {} and stats.to_dict()["by_name"] == {}

@@ -22,6 +22,7 @@ from llmload.summary import (
     Latency,
     Level,
     MeanMax,
+    NamedStage,
     RunInfo,
     Stage,
     Summary,
@@ -63,6 +64,7 @@ def test_a_summary_from_a_newer_llmload_is_refused_with_what_to_do(tmp_path: Pat
 # Each typed part of the summary and the schema definition that describes it.
 PARTS = {
     "stage": Stage,
+    "named_stage": NamedStage,
     "latency": Latency,
     "mean_max": MeanMax,
     "verdict": Exit,

@@ -1,0 +1,281 @@
+"""``LLMClient``: what a scenario's ``self.client`` is, and the one path every user's requests take.
+
+A scenario calls ``chat``, ``completions`` or ``embeddings`` with the OpenAI request's own
+fields and gets a ``Reply``: the answer (text, reasoning, tool calls, usage), the assistant
+message to append, and the request's own timings. Each call is one measured request exactly as
+the built-in users' are (``send_request``: stage tagging, warm-up and drain, the record, the
+histograms, requests.jsonl, one Locust event), and the built-in users send through ``send``
+here. Only a call that returns a ``Reply`` keeps the response's payloads to read the answer;
+the built-in users read nothing, and pay nothing for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from llmload.answer import Answer, ToolCall, read_answer
+from llmload.client import Call, ChatClient
+from llmload.config import Endpoint
+from llmload.errors import ErrorKind
+from llmload.metrics import derive
+from llmload.phases import Window
+from llmload.record import OK, RequestRecord
+from llmload.run.request import send_request
+from llmload.run.session import Session
+from llmload.transport.base import Transport
+from llmload.workload.prompts import Prompt
+
+_MS = 1e6
+# A check returns None or True when the answer is right, else False or the reason it is not.
+Check = Callable[["Reply"], "str | bool | None"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Timings:
+    """One request's measured times in ms, as the summary's percentiles count them; None where
+    the request does not define the metric (a non-streamed request has no TTFT)."""
+
+    ttft_ms: float | None
+    ttfot_ms: float | None  # first *answer* token: after any reasoning and tool-call tokens
+    tpot_ms: float | None
+    e2e_ms: float | None
+    itl_ms: tuple[float, ...]  # one gap per token after the first, as the ITL histogram has them
+
+    @classmethod
+    def of(cls, r: RequestRecord) -> Timings:
+        gaps, counts = derive.token_reads(r).itl()
+        tpot = derive.tpot_ns(r)
+        return cls(
+            ttft_ms=_ms(derive.ttft_ns(r)),
+            ttfot_ms=_ms(derive.ttfot_ns(r)),
+            tpot_ms=None if tpot is None else tpot / _MS,
+            e2e_ms=_ms(derive.e2e_ns(r)),
+            itl_ms=tuple(g / _MS for g, n in zip(gaps, counts, strict=True) for _ in range(n)),
+        )
+
+
+def _ms(ns: int | None) -> float | None:
+    return None if ns is None else ns / _MS
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Reply:
+    """What one call got back. A failed call has an empty answer and says why in ``error``."""
+
+    request_id: str
+    outcome: str  # "ok", an error kind (``http_4xx``, ``check_failed``, ...) or "unfinished"
+    status: int | None
+    error: str | None
+    answer: Answer
+    timings: Timings
+    prompt_tokens: int | None
+    output_tokens: int
+    sent: tuple[Mapping[str, Any], ...] = ()  # the chat messages that were sent
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome == OK
+
+    @property
+    def text(self) -> str:
+        return self.answer.text
+
+    @property
+    def reasoning(self) -> str:
+        return self.answer.reasoning
+
+    @property
+    def tool_calls(self) -> tuple[ToolCall, ...]:
+        return self.answer.tool_calls
+
+    @property
+    def finish_reason(self) -> str | None:
+        return self.answer.finish_reason
+
+    @property
+    def usage(self) -> Mapping[str, Any] | None:
+        return self.answer.usage
+
+    @property
+    def embeddings(self) -> tuple[tuple[float, ...], ...]:
+        return self.answer.embeddings
+
+    @property
+    def message(self) -> dict[str, Any]:
+        """The assistant message to append for the next turn."""
+        return self.answer.message
+
+    @property
+    def messages(self) -> list[Mapping[str, Any]]:
+        """The conversation so far: what was sent, then the assistant's answer."""
+        return [*self.sent, self.message]
+
+
+class LLMClient:
+    """One user's client: its requests share the user's connection and its request count."""
+
+    def __init__(
+        self,
+        environment: Any,
+        session: Session,
+        user_id: int,
+        transport: Callable[[], Transport],
+    ) -> None:
+        self._environment = environment
+        self._session = session
+        self._user_id = user_id
+        self._transport = transport
+        self.count = 0  # requests sent so far: the index in their ids and prompt salts
+
+    # -- a scenario's calls ----------------------------------------------------------------------
+
+    def chat(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        max_tokens: int | None = None,
+        stream: bool | None = None,
+        name: str | None = None,
+        check: Check | None = None,
+        headers: Mapping[str, str] | None = None,
+        **fields: Any,
+    ) -> Reply:
+        """``POST /v1/chat/completions``. ``fields`` are the request's other OpenAI fields
+        (``tools``, ``tool_choice``, ``response_format``, ``temperature``,
+        ``max_completion_tokens``, an engine's extensions ...), sent as given. ``stream``
+        defaults to the run's ``--no-stream`` setting; ``name`` labels the request in the
+        summary and in Locust (``name=`` in Locust's own clients)."""
+        call = self._client().chat(
+            messages,
+            max_tokens=max_tokens,
+            stream=stream,
+            fields=fields,
+            name=name,
+            headers=tuple((headers or {}).items()),
+        )
+        return self._reply(_with_limit(call, fields), check, tuple(messages))
+
+    def completions(
+        self,
+        prompt: str,
+        *,
+        max_tokens: int | None = None,
+        stream: bool | None = None,
+        name: str | None = None,
+        check: Check | None = None,
+        headers: Mapping[str, str] | None = None,
+        **fields: Any,
+    ) -> Reply:
+        """``POST /v1/completions``, as ``chat``."""
+        call = self._client().completions(
+            prompt,
+            max_tokens=max_tokens,
+            stream=stream,
+            fields=fields,
+            name=name,
+            headers=tuple((headers or {}).items()),
+        )
+        return self._reply(call, check, ())
+
+    def embeddings(
+        self,
+        input: str | Sequence[str],
+        *,
+        name: str | None = None,
+        check: Check | None = None,
+        headers: Mapping[str, str] | None = None,
+        **fields: Any,
+    ) -> Reply:
+        """``POST /v1/embeddings``: one input or a batch; its latency is end to end, and the
+        summary counts its ``usage.prompt_tokens`` as input tokens."""
+        call = self._client().embeddings(
+            input, fields=fields, name=name, headers=tuple((headers or {}).items())
+        )
+        return self._reply(call, check, ())
+
+    # -- the built-in users' path ------------------------------------------------------------------
+
+    def send(
+        self,
+        prompt: Prompt,
+        endpoint: Endpoint,
+        *,
+        transport: Transport | None = None,
+        stage_window: tuple[int, Window] | None = None,
+        scheduled_ns: int | None = None,
+    ) -> RequestRecord:
+        """A workload prompt as the run's options shape it; nothing of the answer is kept.
+        The open-loop user passes its own connection, stage and due time."""
+        call = self._client().call(prompt, endpoint)
+        return self._send(call, transport=transport, stage_window=stage_window, scheduled_ns=scheduled_ns)
+
+    def _send(
+        self,
+        call: Call,
+        *,
+        transport: Transport | None = None,
+        stage_window: tuple[int, Window] | None = None,
+        scheduled_ns: int | None = None,
+        keep: list[bytes] | None = None,
+        judge: Callable[[RequestRecord], None] | None = None,
+    ) -> RequestRecord:
+        index, self.count = self.count, self.count + 1
+        return send_request(
+            self._environment,
+            self._session,
+            transport or self._transport(),
+            call,
+            user_id=self._user_id,
+            index=index,
+            stage_window=stage_window,
+            scheduled_ns=scheduled_ns,
+            keep=keep,
+            judge=judge,
+        )
+
+    def _reply(self, call: Call, check: Check | None, sent: tuple[Mapping[str, Any], ...]) -> Reply:
+        payloads: list[bytes] = []
+        replies: list[Reply] = []
+
+        def judge(record: RequestRecord) -> None:
+            # Before the record is counted: a check that fails makes it a failure of its own kind.
+            reply = _reply_of(record, payloads, sent)
+            if check is not None and reply.ok:
+                verdict = check(reply)
+                if verdict is not None and verdict is not True:
+                    record.outcome = ErrorKind.CHECK_FAILED.value
+                    record.error_detail = (verdict or "the scenario's check failed")[:500]
+                    reply = replace(reply, outcome=record.outcome, error=record.error_detail)
+            replies.append(reply)
+
+        record = self._send(call, keep=payloads, judge=judge)
+        return replies[0] if replies else _reply_of(record, payloads, sent)
+
+    def _client(self) -> ChatClient:
+        return self._session.client()
+
+
+def _with_limit(call: Call, fields: Mapping[str, Any]) -> Call:
+    """``max_completion_tokens`` is the newer name of ``max_tokens``: the record's either."""
+    limit = fields.get("max_completion_tokens")
+    if call.max_tokens is None and isinstance(limit, int):
+        return replace(call, max_tokens=limit)
+    return call
+
+
+def _reply_of(record: RequestRecord, payloads: list[bytes], sent: tuple[Mapping[str, Any], ...]) -> Reply:
+    # An error answer's body is the server's complaint, not an answer: ``error`` quotes it.
+    answer = read_answer(payloads, stream=record.stream) if record.status == 200 else Answer()
+    return Reply(
+        request_id=record.request_id,
+        outcome=record.outcome,
+        status=record.status,
+        error=record.error_detail,
+        answer=answer,
+        timings=Timings.of(record),
+        prompt_tokens=record.prompt_tokens,
+        output_tokens=record.output_tokens,
+        sent=sent,
+    )

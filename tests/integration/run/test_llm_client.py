@@ -1,0 +1,163 @@
+"""A scenario's client against the real simulator, in a plain process: what a call sends, what
+its ``Reply`` says, and that every call is one measured request of the stage (record, stats,
+Locust event), named as the scenario named it."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from llmload.config import PhaseConfig, RequestConfig, RunConfig, TransportConfig, WorkloadConfig
+from llmload.phases import Phase
+from llmload.recorder import Timeouts
+from llmload.run.llm_client import LLMClient, Reply
+from llmload.run.session import Session
+from llmload.sim.process import SimProcess, start_sim
+from llmload.stages import Announcement
+from llmload.workload.messages import tool_result, user_message
+
+pytestmark = pytest.mark.integration
+
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "lookup",
+            "parameters": {"type": "object", "properties": {"query": {"type": "string"}}},
+        },
+    }
+]
+
+
+class Events:
+    """What the request path uses of a Locust environment: ``events.request.fire``."""
+
+    def __init__(self) -> None:
+        self.events, self.request = self, self
+        self.fired: list[dict[str, Any]] = []
+
+    def fire(self, **kwargs: Any) -> None:
+        self.fired.append(kwargs)
+
+
+@pytest.fixture(scope="module")
+def sim() -> Iterator[SimProcess]:
+    with start_sim(["--ttft-ms", "20", "--step-ms", "5", "--seed", "3"]) as process:
+        yield process
+
+
+@pytest.fixture
+def run(sim: SimProcess, tmp_path: Path) -> Iterator[tuple[Session, LLMClient, Events]]:
+    config = RunConfig(
+        host=sim.url,
+        request=RequestConfig(model="sim-llama-3-8b"),
+        workload=WorkloadConfig(),
+        phases=PhaseConfig(),
+        timeouts=Timeouts(),
+        transport=TransportConfig(sim.url),
+        results_dir=str(tmp_path),
+        run_id="run",
+    )
+    session = Session(config)
+    for phase in (Phase.WARMUP, Phase.MEASURE):
+        session.apply(Announcement(0, phase, time.time(), 1))
+    transport = session.transports.new()
+    events = Events()
+    yield session, LLMClient(events, session, 0, lambda: transport), events
+    transport.close()
+    session.close()
+
+
+def by_id(sim: SimProcess, reply: Reply) -> dict[str, Any]:
+    # The simulator outlives each test's session, whose request ids start again: the latest.
+    return [e for e in sim.requests() if e["client_request_id"] == reply.request_id][-1]
+
+
+def test_a_tool_call_and_its_follow_up(run: tuple[Session, LLMClient, Events], sim: SimProcess) -> None:
+    session, client, events = run
+    ask = client.chat([user_message("where is it")], max_tokens=8, tools=TOOLS, name="ask")
+    assert ask.ok and ask.finish_reason in ("tool_calls", "length")
+    (call,) = ask.tool_calls
+    assert call.name == "lookup" and call.id
+    assert set(call.parsed_arguments()) == {"query"}
+    assert ask.output_tokens == by_id(sim, ask)["completion_tokens"] == 8 or ask.finish_reason == "tool_calls"
+    follow = client.chat(
+        [*ask.messages, tool_result(call, "42")], max_tokens=8, tools=TOOLS, name="follow-up"
+    )
+    assert follow.ok and follow.tool_calls == () and follow.text.split()
+    assert follow.messages[-2] == {"role": "tool", "tool_call_id": call.id, "content": "42"}
+
+    # Each call was one measured request of the stage, under its name.
+    assert [e["name"] for e in events.fired] == ["ask", "follow-up"]
+    stats = session.stages[0].stats
+    session.fold_pending()
+    assert stats.by_name is not None and set(stats.by_name) == {"ask", "follow-up"}
+    assert stats.counts.records_measure == 2
+    lines = (Path(session.results.path) / "requests.jsonl").read_bytes().splitlines()
+    records = [orjson.loads(line) for line in lines]
+    assert [r["name"] for r in records] == ["ask", "follow-up"]
+
+
+def test_the_reply_carries_the_requests_own_timings(
+    run: tuple[Session, LLMClient, Events], sim: SimProcess
+) -> None:
+    _, client, _ = run
+    reply = client.chat([user_message("hi")], max_tokens=16, ignore_eos=True)
+    truth = by_id(sim, reply)
+    t = reply.timings
+    assert reply.output_tokens == truth["completion_tokens"] == 16 and len(t.itl_ms) == 15
+    assert t.ttft_ms is not None and t.e2e_ms is not None and t.tpot_ms is not None
+    server_ttft_ms = (truth["first_token_ns"] - truth["arrival_ns"]) / 1e6
+    assert server_ttft_ms - 1 <= t.ttft_ms <= server_ttft_ms + 50  # the client sees it later, never earlier
+    assert t.tpot_ms == pytest.approx(sum(t.itl_ms) / len(t.itl_ms), rel=1e-6)
+    assert len(reply.text.split()) == 16
+
+
+def test_a_failed_check_is_a_failure_of_its_own_kind(run: tuple[Session, LLMClient, Events]) -> None:
+    session, client, events = run
+    reply = client.chat([user_message("hi")], max_tokens=4, check=lambda r: "wanted French", name="fr")
+    assert not reply.ok and reply.outcome == "check_failed" and reply.error == "wanted French"
+    assert reply.text  # the answer is still there to read
+    passed = client.chat([user_message("hi")], max_tokens=4, check=lambda r: None, name="fr")
+    assert passed.ok
+    session.fold_pending()
+    assert dict(session.stages[0].stats.outcomes) == {"check_failed": 1, "ok": 1}
+    assert session.stages[0].stats.error_samples["check_failed"] == (200, "wanted French")
+    assert isinstance(events.fired[0]["exception"], RuntimeError)
+
+
+def test_structured_output_parses(run: tuple[Session, LLMClient, Events]) -> None:
+    _, client, _ = run
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}, "s": {"type": "string"}}}
+    for stream in (True, False):
+        reply = client.chat(
+            [user_message("json please")],
+            max_tokens=6,
+            stream=stream,
+            response_format={"type": "json_schema", "json_schema": {"name": "x", "schema": schema}},
+        )
+        answer = orjson.loads(reply.text)
+        assert answer["n"] == 0 and len(answer["s"].split()) == reply.output_tokens
+
+
+def test_embeddings(run: tuple[Session, LLMClient, Events], sim: SimProcess) -> None:
+    session, client, _ = run
+    reply = client.embeddings(["one two three", "four five"], name="embed", dimensions=8)
+    assert reply.ok and [len(v) for v in reply.embeddings] == [8, 8]
+    assert reply.prompt_tokens == by_id(sim, reply)["prompt_tokens"] == 5
+    assert reply.output_tokens == 0 and reply.timings.ttft_ms is None and reply.timings.e2e_ms
+    session.fold_pending()
+    named = session.stages[0].stats.by_name
+    assert named is not None and named["embed"].counts.window_prompt_tokens == 5
+
+
+def test_an_error_answer_is_quoted_not_read(run: tuple[Session, LLMClient, Events]) -> None:
+    _, client, _ = run
+    reply = client.chat([user_message("hi")], max_tokens=0)  # the simulator refuses max_tokens=0
+    assert reply.outcome == "http_4xx" and reply.status == 400
+    assert "max_tokens" in (reply.error or "") and reply.text == ""
