@@ -64,6 +64,15 @@ def render_stage(stage: Stage) -> str:
         ),
         f"  finish reasons: {_counts(stage.finish_reasons)} · errors: {_counts(stage.errors)}",
     ]
+    for name, part in stage.by_name.items():
+        ttft, tpot, e2e = part.ttft_ms, part.tpot_ms, part.e2e_ms
+        lines.append(
+            f"  {name}: ok {part.requests.ok}, failed {part.requests.failed}"
+            + (f" · TTFT p50 {_num(ttft.p50)}" if ttft else "")
+            + (f" · TPOT p50 {_num(tpot.p50)}" if tpot else "")
+            + (f" · E2E p50 {_num(e2e.p50)} ms" if e2e else "")
+            + f" · out {_num(part.output_tok_per_s, 1)} tok/s"
+        )
     for process, health in stage.client_health.items():
         lines.append(
             f"  client {process}: loop lag p99 {_num(health.get('loop_lag_p99_ms'))} ms"

@@ -8,7 +8,7 @@ from typing import Any
 from llmload.export import html as h
 from llmload.export.rundata import RunData, all_warnings, flatten, verdict_of
 from llmload.export.tables import Row
-from llmload.summary import ErrorExample, Summary, to_json
+from llmload.summary import ErrorExample, Latency, Summary, to_json
 
 _SAMPLE_CHARS = 300  # of a server's error answer in the errors table
 
@@ -117,6 +117,49 @@ def _stages(rows: Sequence[Row]) -> list[str]:
     ]
 
 
+def _by_name(summary: Summary) -> list[str]:
+    """A scenario's named requests, stage by stage (absent when no request was named)."""
+
+    def q(metric: Latency | None, quantile: str, digits: int = 1) -> str:
+        return h.fmt(None if metric is None else metric.quantile(quantile), digits)
+
+    body = []
+    for stage in summary.stages:
+        for name, part in stage.by_name.items():
+            r = part.requests
+            body.append(
+                [
+                    h.fmt(stage.index, 0),
+                    name,
+                    h.fmt(r.ok, 0),
+                    h.fmt(r.failed, 0),
+                    h.fmt(r.unfinished, 0),
+                    h.fmt(part.output_tok_per_s, 1),
+                    h.fmt(part.input_tok_per_s, 1),
+                    h.fmt(part.request_per_s, 2),
+                    q(part.ttft_ms, "p50"),
+                    q(part.ttft_ms, "p99"),
+                    q(part.tpot_ms, "p50", 2),
+                    q(part.tpot_ms, "p99", 2),
+                    q(part.e2e_ms, "p50", 0),
+                    q(part.e2e_ms, "p99", 0),
+                ]
+            )
+    if not body:
+        return []
+    headers = ["stage", "name", "ok", "failed", "unfinished", "out tok/s", "in tok/s", "req/s"]
+    headers += ["TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99", "E2E p50", "E2E p99"]
+    return [
+        h.heading("Requests by name"),
+        h.paragraph(
+            "The scenario's named requests (name=), each counted over its stage's measured window "
+            "as the stage is; latencies in ms. summary.json has every metric (stages[i].by_name).",
+            "note",
+        ),
+        h.table(headers, body, left=2, css="wide"),
+    ]
+
+
 def _spec_decode(rows: Sequence[Row]) -> list[str]:
     rows = [
         r
@@ -209,6 +252,7 @@ def render_report(run: RunData, rows: Sequence[Row], pngs: Mapping[str, bytes]) 
         h.warnings_box(warnings),
         *_headline(run.summary),
         *_stages(rows),
+        *_by_name(run.summary),
         *_errors(run.summary),
         *_spec_decode(rows),
         *(_plots(pngs) if pngs else []),

@@ -21,6 +21,7 @@ from llmload.run.conductor import Conductor
 from llmload.run.session import Session
 
 _ROLE = "llmload_role"
+_INSTALLED = "llmload_installed"
 Role = LocalRole | MasterRole | WorkerRole
 
 
@@ -134,7 +135,11 @@ def _on_test_stop(environment: Any, **_kw: Any) -> None:
 
 
 def install(events: Any) -> None:
-    """Register llmload's options and listeners on Locust's event hooks."""
+    """Register llmload's options and listeners on Locust's event hooks. Once: a locustfile
+    that imports another (its tools, its users) installs again, and that changes nothing."""
+    if getattr(events, _INSTALLED, False):
+        return
+    setattr(events, _INSTALLED, True)
     events.init_command_line_parser.add_listener(add_options)
     events.init.add_listener(_on_init)
     events.test_start.add_listener(_on_test_start)

@@ -31,6 +31,7 @@ class SessionUser(User):
         self._session = session_of(environment)
         self._user_id = self._session.new_user_id()
         self.client = LLMClient(environment, self._session, self._user_id, self._connection)
+        self._texts = 0  # text() calls so far: each gets a salt of its own
 
     def _connection(self) -> Transport:
         raise NotImplementedError("this user passes a connection to every request")
@@ -41,9 +42,11 @@ class SessionUser(User):
         return self._session.prompts.get(self._user_id, self.client.count)
 
     def text(self, tokens: int) -> str:
-        """Synthetic text of ``tokens`` words, salted per request as the workload's prompts
-        are (the simulator counts a word as a token; a real tokenizer about 1 to 1.4)."""
-        return self._session.text(tokens, self._user_id, self.client.count)
+        """Synthetic text of ``tokens`` words, a new salt on every call as the workload's
+        prompts have on every request (the simulator counts a word as a token; a real
+        tokenizer about 1 to 1.4)."""
+        self._texts += 1
+        return self._session.text(tokens, self._user_id, self._texts)
 
 
 class LLMUser(SessionUser):

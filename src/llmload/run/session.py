@@ -200,13 +200,15 @@ class Session:
     def new_user_id(self) -> int:
         return next(self._user_ids)
 
-    def text(self, tokens: int, user_index: int, request_index: int) -> str:
-        """Synthetic text of ``tokens`` words, salted for (user, request) as prompts are."""
+    def text(self, tokens: int, user_index: int, index: int) -> str:
+        """Synthetic text of ``tokens`` words, the ``index``-th of a user's: salted as prompts
+        are, under a salt of its own, so that it shares no first word with any prompt."""
         source = self._texts.get(tokens)
         if source is None:
             w = self.config.workload
-            source = self._texts[tokens] = SyntheticPrompts(tokens, None, seed=w.seed, run_salt=w.salt)
-        return source.get(user_index, request_index).text
+            salt = f"{w.salt}/text"
+            source = self._texts[tokens] = SyntheticPrompts(tokens, None, seed=w.seed, run_salt=salt)
+        return source.get(user_index, index).text
 
     def client(self) -> ChatClient:
         if self._client is None:
