@@ -20,8 +20,11 @@ $(VENV)/.test: pyproject.toml | $(BIN)/python
 demo: $(VENV)/.runtime
 	$(BIN)/llmload demo
 
+# llama.cpp's llama-server for tests/e2e/test_llama_server.py is built once (~10 min on 2 cores)
+# into ~/.cache/llmload; where it cannot be built, those tests skip and say why.
 test: $(VENV)/.test
 	bash scripts/install-test-deps.sh
+	PIP="$(BIN)/python -m pip" bash scripts/llama-server.sh >/dev/null || echo "make test: llama-server was not built (above); its tests will skip"
 	$(BIN)/ruff format --check src tests bench locustfiles
 	$(BIN)/ruff check src tests bench locustfiles
 	$(BIN)/mypy src

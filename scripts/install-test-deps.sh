@@ -2,13 +2,14 @@
 # System packages the tests use beyond the Python venv, installed only when missing:
 #   prometheus  a real Prometheus server and promtool (tests/e2e/test_prometheus*.py, promtool checks)
 #   chromium    headless browser for the HTML report test
+#   cmake, g++  to build llama.cpp's llama-server once (scripts/llama-server.sh, tests/real_server)
 # Idempotent. As root it installs with apt-get; otherwise it prints what is missing and exits 0
 # (the tests that need a missing tool skip, saying why).
 set -euo pipefail
 
-declare -A COMMAND_OF=([prometheus]=promtool [chromium]=chromium)
+declare -A COMMAND_OF=([prometheus]=promtool [chromium]=chromium [cmake]=cmake [g++]=g++)
 missing=()
-for package in prometheus chromium; do
+for package in prometheus chromium cmake g++; do
     if command -v "${COMMAND_OF[$package]}" >/dev/null 2>&1; then
         echo "install-test-deps: $package already installed ($(command -v "${COMMAND_OF[$package]}"))"
     else

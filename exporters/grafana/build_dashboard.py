@@ -7,8 +7,9 @@ and writes back; tests/unit/export/test_prometheus_dashboard.py checks both.
 
 Every llmload query is filtered by the ``target`` and ``model`` variables and, through
 ``llmload_run_info``, by ``run_id`` (series carry no run id: their labels stay bounded).
-Server-side queries read vLLM (``vllm:*``) and SGLang (``sglang:*``) series by ``model_name``;
-a panel shows whichever the server exports.
+Server-side queries read vLLM (``vllm:*``) and SGLang (``sglang:*``) series by ``model_name``,
+and llama.cpp's (``llamacpp:*``, which carry no model label) whole; a panel shows whichever the
+server exports.
 """
 
 from __future__ import annotations
@@ -177,7 +178,7 @@ def errors_and_health(lay: Layout) -> None:
 
 
 def server(lay: Layout) -> None:
-    lay.row("Server side (vLLM / SGLang, when scraped)")
+    lay.row("Server side (vLLM / SGLang / llama.cpp, when scraped)")
     for title, ours, vllm, sglang, q in (
         ("TTFT p99", "llmload_time_to_first_token_seconds", "vllm:time_to_first_token_seconds",
          "sglang:time_to_first_token_seconds", 0.99),
@@ -197,7 +198,8 @@ def server(lay: Layout) -> None:
               "server generated.",
               [(rate_sum("llmload_generation_tokens_total"), "llmload"),
                (f"sum(rate(vllm:generation_tokens_total{{{SERVER}}}[{RATE}]))", "vllm"),
-               (f"sum(rate(sglang:generation_tokens_total{{{SERVER}}}[{RATE}]))", "sglang")],
+               (f"sum(rate(sglang:generation_tokens_total{{{SERVER}}}[{RATE}]))", "sglang"),
+               (f"sum(rate(llamacpp:tokens_predicted_total[{RATE}]))", "llama.cpp")],
               "short", width=8)
     lay.panel("Server queue", "Requests running and waiting on the server vs the client's "
               "in-flight requests.",
@@ -205,10 +207,21 @@ def server(lay: Layout) -> None:
                (f"sum(vllm:num_requests_running{{{SERVER}}})", "vllm running"),
                (f"sum(vllm:num_requests_waiting{{{SERVER}}})", "vllm waiting"),
                (f"sum(sglang:num_running_reqs{{{SERVER}}})", "sglang running"),
-               (f"sum(sglang:num_queue_reqs{{{SERVER}}})", "sglang queued")], "short", width=8)
+               (f"sum(sglang:num_queue_reqs{{{SERVER}}})", "sglang queued"),
+               ("sum(llamacpp:requests_processing)", "llama.cpp processing"),
+               ("sum(llamacpp:requests_deferred)", "llama.cpp deferred")], "short", width=8)
     lay.panel("KV cache usage", "Fraction of the server's KV cache in use.",
               [(f"max(vllm:kv_cache_usage_perc{{{SERVER}}})", "vllm"),
-               (f"max(sglang:token_usage{{{SERVER}}})", "sglang")], "percentunit", width=8)
+               (f"max(sglang:token_usage{{{SERVER}}})", "sglang"),
+               ("max(llamacpp:kv_cache_usage_ratio)", "llama.cpp")], "percentunit", width=8)
+    lay.panel("llama.cpp: server time per token", "The server's own seconds per prompt token "
+              "evaluated and per token generated (llamacpp:prompt_seconds_total, "
+              "tokens_predicted_seconds_total), beside the client's TPOT.",
+              [(f"sum(rate(llamacpp:prompt_seconds_total[{RATE}])) / "
+                f"sum(rate(llamacpp:prompt_tokens_total[{RATE}]))", "prompt s/token"),
+               (f"sum(rate(llamacpp:tokens_predicted_seconds_total[{RATE}])) / "
+                f"sum(rate(llamacpp:tokens_predicted_total[{RATE}]))", "generation s/token"),
+               (mean("llmload_request_time_per_output_token_seconds"), "llmload TPOT mean")], "s", width=8)
     lay.panel("Speculative decoding", "Accepted / draft tokens (vLLM) and accept length "
               "(SGLang); compare with the client's tokens per event.",
               [(f"sum(rate(vllm:spec_decode_num_accepted_tokens_total{{{SERVER}}}[{RATE}])) / "

@@ -33,6 +33,40 @@ OK = "ok"
 UNFINISHED = "unfinished"
 
 
+@dataclass(frozen=True, slots=True)
+class ServerTimings:
+    """What the server says it did for one request, in its own words and clock: llama.cpp's
+    ``timings`` (prompt evaluation, then generation; ms). Set beside the client's stamps, it
+    splits a request's latency into the server's part and everything else (network, queueing
+    outside the server's accounting, the client)."""
+
+    prompt_ms: float  # evaluating the prompt tokens that were not in the cache
+    predicted_ms: float  # generating the output tokens
+    prompt_n: int  # prompt tokens evaluated (not served from the cache)
+    predicted_n: int  # output tokens generated
+    cache_n: int | None  # prompt tokens served from the cache
+
+    @classmethod
+    def parse(cls, d: dict[str, Any]) -> ServerTimings | None:
+        """From a ``timings`` object; None when it lacks the fields or has the wrong types."""
+        try:
+            prompt_ms, predicted_ms = float(d["prompt_ms"]), float(d["predicted_ms"])
+            prompt_n, predicted_n = int(d["prompt_n"]), int(d["predicted_n"])
+        except (KeyError, TypeError, ValueError):
+            return None
+        cache = d.get("cache_n")
+        return cls(prompt_ms, predicted_ms, prompt_n, predicted_n, cache if isinstance(cache, int) else None)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "prompt_ms": self.prompt_ms,
+            "predicted_ms": self.predicted_ms,
+            "prompt_n": self.prompt_n,
+            "predicted_n": self.predicted_n,
+            "cache_n": self.cache_n,
+        }
+
+
 @dataclass(slots=True, eq=False)
 class RequestRecord:
     request_id: str
@@ -64,6 +98,7 @@ class RequestRecord:
     reads: int = 0
     labels: tuple[tuple[str, str], ...] = ()  # workload labels, e.g. (("group", "2"), ("turn", "3"))
     name: str | None = None  # a scenario's label for this kind of request (Locust's ``name``)
+    server_timings: ServerTimings | None = None  # the server's own account, where it gives one
     event_ns: array[int] = field(default_factory=lambda: array("q"))
     event_tokens: array[int] = field(default_factory=lambda: array("l"))
 
@@ -117,6 +152,7 @@ class RequestRecord:
             "done_ns": self.done_ns,
             "labels": dict(self.labels),
             "name": self.name,
+            "server_timings": None if self.server_timings is None else self.server_timings.to_json(),
             "event_ns": self.event_ns.tolist(),
             "event_tokens": self.event_tokens.tolist(),
         }

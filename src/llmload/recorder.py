@@ -12,7 +12,7 @@ from llmload.config import Timeouts
 from llmload.errors import ErrorKind
 from llmload.protocol.chunks import BadChunk, chunk_fields, parse_response
 from llmload.protocol.sse import DONE, SSEDecoder, SSEError
-from llmload.record import OK, UNFINISHED, RequestRecord, TokenSource
+from llmload.record import OK, UNFINISHED, RequestRecord, ServerTimings, TokenSource
 
 _NS = 1_000_000_000
 _EVIDENCE_BYTES = 4096
@@ -115,7 +115,7 @@ class ResponseRecorder:
 
     # -- the hot path ----------------------------------------------------------------------------
 
-    def _on_events(self, t_ns: int, payloads: list[bytes]) -> bool:
+    def _on_events(self, t_ns: int, payloads: list[bytes]) -> bool:  # noqa: PLR0915 (one flat loop: see below)
         """The events of one read: per event a parse and, if it bears tokens, two appends.
 
         Locals stand in for attributes inside the loop, and what is the same for every event of
@@ -135,7 +135,7 @@ class ResponseRecorder:
                 rec.done_ns = t_ns
                 break
             try:
-                bearing, has_content, finish, completion, prompt, error, cached = chunk_fields(data)
+                bearing, has_content, finish, completion, prompt, error, cached, timings = chunk_fields(data)
             except BadChunk as exc:
                 failure = (ErrorKind.BAD_PAYLOAD, f"malformed JSON event: {exc}")
                 break
@@ -154,6 +154,8 @@ class ResponseRecorder:
                 prompt_tokens = prompt
                 if cached is not None:
                     cached_tokens = cached
+            if timings is not None:
+                rec.server_timings = ServerTimings.parse(timings) or rec.server_timings
             if bearing:
                 content = content or has_content
                 add_stamp(t_ns)
@@ -193,6 +195,8 @@ class ResponseRecorder:
         rec.finish_reason = info.finish_reason
         rec.prompt_tokens = info.prompt_tokens
         rec.cached_tokens = info.cached_tokens
+        if info.timings is not None:
+            rec.server_timings = ServerTimings.parse(info.timings)
         # An embedding has no output tokens by definition: zero is exact, not unknown.
         self._usage_tokens = 0 if rec.endpoint == "embeddings" else info.completion_tokens
 

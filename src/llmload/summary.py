@@ -91,6 +91,20 @@ class SloOutcome:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ServerTimingsSummary:
+    """The server's own per-request timings (llama.cpp's ``timings``) over the stage's window,
+    and per request what the client saw minus what the server did (ms, signed)."""
+
+    requests: int  # requests of the window whose answer carried timings
+    cached_prompt_tokens: int  # their timings' cache_n
+    prefill_ms: Latency | None  # the server's prompt evaluation (prompt_ms)
+    decode_per_token_ms: Latency | None  # the server's predicted_ms / predicted_n
+    ttft_minus_prefill_ms: Latency | None  # client TTFT - prompt_ms: network, queueing, client
+    decode_minus_predicted_ms: Latency | None  # client first-to-last token - predicted_ms
+    tpot_minus_server_ms: Latency | None  # client TPOT - predicted_ms / (predicted_n - 1)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class NamedStage:
     """A stage's requests of one name (a scenario's ``name=``): counted and timed as the
     stage's are, over the same measured window."""
@@ -156,6 +170,7 @@ class Stage:
     announcement_lateness_s: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     server: Mapping[str, Any] | None = None  # the server's /metrics over the window, if scraped
     by_name: Mapping[str, NamedStage] = field(default_factory=dict)  # named requests only
+    server_timings: ServerTimingsSummary | None = None  # None: the server gave no timings
 
     def latency(self, metric: str) -> Latency | None:
         """``"ttft"``, ``"itl"``, ... by name."""

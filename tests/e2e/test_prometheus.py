@@ -156,8 +156,8 @@ def window_wall(run: Run) -> tuple[float, float]:
 
 
 def present(prom: PrometheusServer, expr: str, at: float) -> bool:
-    """Whether every server-side (vllm:/sglang:) series ``expr`` names was scraped at all."""
-    names = re.findall(r"\b((?:vllm|sglang):[a-z0-9_]+)", expr)
+    """Whether every server-side (vllm:/sglang:/llamacpp:) series ``expr`` names was scraped at all."""
+    names = re.findall(r"\b((?:vllm|sglang|llamacpp):[a-z0-9_]+)", expr)
     return all(prom.query(f'count({{__name__=~"{n}(_bucket|_sum|_count)?"}})', at=at) for n in names)
 
 
@@ -166,7 +166,7 @@ def test_every_dashboard_query_returns_data(run: Run) -> None:
     skipped: set[str] = set()
     for title, expr in dashboard_queries():
         if not present(run.prom, expr, t1):  # a server metric the simulator does not export
-            skipped |= set(re.findall(r"\b((?:vllm|sglang):[a-z0-9_]+)", expr))
+            skipped |= set(re.findall(r"\b((?:vllm|sglang|llamacpp):[a-z0-9_]+)", expr))
             continue
         assert run.prom.query(substitute(expr, run.variables), at=t1), (title, expr)
     print("server-side series the simulator does not export:", sorted(skipped))

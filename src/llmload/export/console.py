@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from llmload.summary import MeanMax, Stage, Summary
+from llmload.summary import Latency, MeanMax, Stage, Summary
 
 _LATENCIES = (
     ("TTFT", "ttft"),
@@ -64,6 +64,7 @@ def render_stage(stage: Stage) -> str:
         ),
         f"  finish reasons: {_counts(stage.finish_reasons)} · errors: {_counts(stage.errors)}",
     ]
+    lines += _server_timings(stage)
     for name, part in stage.by_name.items():
         ttft, tpot, e2e = part.ttft_ms, part.tpot_ms, part.e2e_ms
         lines.append(
@@ -80,6 +81,23 @@ def render_stage(stage: Stage) -> str:
         )
     lines += [f"  warning: {w}" for w in stage.warnings]
     return "\n".join(lines)
+
+
+def _server_timings(stage: Stage) -> list[str]:
+    t = stage.server_timings
+    if t is None:
+        return []
+
+    def p50_p99(m: Latency | None) -> str:
+        return "-" if m is None else f"{_num(m.p50)} / {_num(m.p99)}"
+
+    decode, span, tpot = t.decode_per_token_ms, t.decode_minus_predicted_ms, t.tpot_minus_server_ms
+    return [
+        f"  server's own timings ({t.requests} requests): prefill p50/p99 {p50_p99(t.prefill_ms)} ms"
+        f" · decode {p50_p99(decode)} ms/token · cached prompt tokens {t.cached_prompt_tokens:,}",
+        f"  client minus server, per request p50/p99: TTFT - prefill {p50_p99(t.ttft_minus_prefill_ms)}"
+        f" ms · decode span {p50_p99(span)} ms · TPOT {p50_p99(tpot)} ms",
+    ]
 
 
 def render(summary: Summary, results_path: str | None = None) -> str:

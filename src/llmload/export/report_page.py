@@ -160,6 +160,41 @@ def _by_name(summary: Summary) -> list[str]:
     ]
 
 
+def _server_timings(summary: Summary) -> list[str]:
+    """Client against the server's own per-request timings, where the server gave them."""
+    body = []
+    for stage in summary.stages:
+        t = stage.server_timings
+        if t is None:
+            continue
+        cells = [h.fmt(stage.index, 0), h.fmt(t.requests, 0), h.fmt(t.cached_prompt_tokens, 0)]
+        for metric, digits in (
+            (stage.ttft_ms, 1),
+            (t.prefill_ms, 1),
+            (t.ttft_minus_prefill_ms, 2),
+            (t.decode_per_token_ms, 2),
+            (t.decode_minus_predicted_ms, 2),
+            (t.tpot_minus_server_ms, 3),
+        ):
+            cells += [h.fmt(None if metric is None else metric.quantile(q), digits) for q in ("p50", "p99")]
+        body.append(cells)
+    if not body:
+        return []
+    headers = ["stage", "requests", "cached prompt tokens", "client TTFT p50", "p99"]
+    headers += ["server prefill p50", "p99", "TTFT - prefill p50", "p99", "server ms/token p50", "p99"]
+    headers += ["decode span - server p50", "p99", "TPOT - server p50", "p99"]
+    return [
+        h.heading("Client minus server"),
+        h.paragraph(
+            "The server's own timings of each request (llama.cpp's timings), joined to the "
+            "client's record of the same request; differences per request, in ms. TTFT - prefill "
+            "is what lies outside the server's prompt evaluation: network, queueing, the client.",
+            "note",
+        ),
+        h.table(headers, body, left=1, css="wide"),
+    ]
+
+
 def _spec_decode(rows: Sequence[Row]) -> list[str]:
     rows = [
         r
@@ -253,6 +288,7 @@ def render_report(run: RunData, rows: Sequence[Row], pngs: Mapping[str, bytes]) 
         *_headline(run.summary),
         *_stages(rows),
         *_by_name(run.summary),
+        *_server_timings(run.summary),
         *_errors(run.summary),
         *_spec_decode(rows),
         *(_plots(pngs) if pngs else []),

@@ -10,8 +10,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from llmload.metrics.aggregate import StageStats
-from llmload.metrics.histogram import LogHistogram
+from llmload.metrics.aggregate import ServerSide, StageStats
+from llmload.metrics.histogram import LogHistogram, SignedHistogram
 from llmload.phases import Window
 from llmload.record import OK, UNFINISHED
 from llmload.redact import redact_text
@@ -26,6 +26,7 @@ from llmload.summary import (
     NamedStage,
     Requests,
     RunInfo,
+    ServerTimingsSummary,
     SloOutcome,
     Stage,
     Summary,
@@ -36,7 +37,7 @@ LATENCIES = ("ttft", "ttfot", "itl", "tpot", "e2e", "e2e_scheduled", "chunk_gap"
 _MS = 1e6
 
 
-def latency_ms(h: LogHistogram) -> Latency | None:
+def latency_ms(h: LogHistogram | SignedHistogram) -> Latency | None:
     if h.count == 0 or h.min is None or h.max is None:
         return None
     values = h.quantiles([q for _name, q in QUANTILES])
@@ -136,6 +137,21 @@ def stage_summary(
         slo=None if slo is None else tuple(slo),
         announcement_lateness_s=lateness_s or {},
         by_name={name: _named(n, seconds) for name, n in sorted((stats.by_name or {}).items())},
+        server_timings=_server_timings(stats.server_side),
+    )
+
+
+def _server_timings(side: ServerSide) -> ServerTimingsSummary | None:
+    if not side.requests:
+        return None
+    return ServerTimingsSummary(
+        requests=side.requests,
+        cached_prompt_tokens=side.cache_n,
+        prefill_ms=latency_ms(side.prefill),
+        decode_per_token_ms=latency_ms(side.decode_per_token),
+        ttft_minus_prefill_ms=latency_ms(side.ttft_minus_prefill),
+        decode_minus_predicted_ms=latency_ms(side.decode_minus_predicted),
+        tpot_minus_server_ms=latency_ms(side.tpot_minus_server),
     )
 
 

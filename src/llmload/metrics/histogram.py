@@ -177,15 +177,20 @@ class LogHistogram:
         """``quantile`` of each of ``qs``, in one walk over the buckets: a summary asks five
         per metric, and sorting the buckets once for all of them is most of its cost."""
         ranks = [nearest_rank(q, self.count) for q in qs]  # validates every q even when empty
+        return self.at_ranks(ranks)
+
+    def at_ranks(self, ranks: Sequence[int]) -> list[float | None]:
+        """The ``rank``-th smallest sample (1-based) for each of ``ranks``, within 1%; the
+        smallest and the largest exactly."""
         if not self.count:
-            return [None] * len(qs)
-        out: list[float | None] = [None] * len(qs)
+            return [None] * len(ranks)
+        out: list[float | None] = [None] * len(ranks)
         pending = []
-        for k, (q, rank) in enumerate(zip(qs, ranks, strict=True)):
-            if q == 0.0 or rank <= self._zero:
-                # the zero bucket: samples in [0, 1) are all 0 for ints
+        for k, rank in enumerate(ranks):
+            if rank <= 1 or rank <= self._zero:
+                # the smallest sample, or the zero bucket: samples in [0, 1) are all 0 for ints
                 out[k] = float(self._min)
-            elif q == 1.0:
+            elif rank >= self.count:
                 out[k] = float(self._max)
             else:
                 pending.append((rank, k))
@@ -285,3 +290,76 @@ def _first_int(i: int) -> int:
     while _index(v) < i:
         v += 1
     return v
+
+
+class SignedHistogram:
+    """Signed ints (differences: what the client saw minus what the server did), as two
+    ``LogHistogram``s of magnitudes, one for the negative samples and one for the rest; the
+    same 1% bound on each quantile, merged and shipped the same way."""
+
+    __slots__ = ("negative", "positive")
+
+    def __init__(self) -> None:
+        self.negative = LogHistogram()  # of -v, for every v < 0
+        self.positive = LogHistogram()
+
+    def add(self, value: int) -> None:
+        if value < 0:
+            self.negative.add(-value)
+        else:
+            self.positive.add(value)
+
+    @property
+    def count(self) -> int:
+        return self.negative.count + self.positive.count
+
+    @property
+    def mean(self) -> float | None:
+        return (self.positive.total - self.negative.total) / self.count if self.count else None
+
+    @property
+    def min(self) -> int | None:
+        if self.negative.count:
+            return -(self.negative.max or 0)
+        return self.positive.min
+
+    @property
+    def max(self) -> int | None:
+        if self.positive.count:
+            return self.positive.max
+        return None if self.negative.min is None else -self.negative.min
+
+    def quantiles(self, qs: Sequence[float]) -> list[float | None]:
+        neg = self.negative.count
+        out: list[float | None] = []
+        for q in qs:
+            rank = nearest_rank(q, self.count)
+            if not self.count:
+                out.append(None)
+            elif rank <= neg:  # the rank-th smallest is the (neg - rank + 1)-th largest magnitude
+                (magnitude,) = self.negative.at_ranks((neg - rank + 1,))
+                out.append(None if magnitude is None else -magnitude)
+            else:
+                out.extend(self.positive.at_ranks((rank - neg,)))
+        return out
+
+    def merge(self, other: SignedHistogram) -> None:
+        self.negative.merge(other.negative)
+        self.positive.merge(other.positive)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"negative": self.negative.to_dict(), "positive": self.positive.to_dict()}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> SignedHistogram:
+        h = cls()
+        h.negative = LogHistogram.from_dict(d["negative"])
+        h.positive = LogHistogram.from_dict(d["positive"])
+        return h
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SignedHistogram):
+            return NotImplemented
+        return self.to_dict() == other.to_dict()
+
+    __hash__ = None  # type: ignore[assignment]

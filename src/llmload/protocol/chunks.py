@@ -32,12 +32,17 @@ class ChunkInfo(NamedTuple):
     # ``usage.prompt_tokens_details.cached_tokens``: prompt tokens the server's prefix cache
     # served (vLLM, SGLang, llama.cpp and OpenAI report it on the final usage)
     cached_tokens: int | None = None
+    # the server's own account of the request (llama.cpp's ``timings``: prompt_ms,
+    # predicted_ms, ...), beside its usage or final chunk; None elsewhere
+    timings: dict[str, Any] | None = None
 
 
 _new_info = tuple.__new__  # skips the NamedTuple's Python-level __new__ on the hot path
 
 # ``ChunkInfo``'s fields as a plain tuple, in the same order.
-ChunkFields = tuple[bool, bool, str | None, int | None, int | None, str | None, int | None]
+ChunkFields = tuple[
+    bool, bool, str | None, int | None, int | None, str | None, int | None, dict[str, Any] | None
+]
 
 
 def parse_chunk(data: bytes) -> ChunkInfo:
@@ -65,7 +70,7 @@ def chunk_fields(data: bytes, part: str = "delta") -> ChunkFields:
     if type(obj) is not dict:
         raise BadChunk(f"expected a JSON object, got {type(obj).__name__}")
     token_bearing = has_content = False
-    finish = completion = prompt = error = cached = None
+    finish = completion = prompt = error = cached = timings = None
     try:
         for choice in obj.get("choices") or ():
             delta = choice.get(part)
@@ -90,6 +95,10 @@ def chunk_fields(data: bytes, part: str = "delta") -> ChunkFields:
             details = usage.get("prompt_tokens_details")
             if details:
                 cached = details.get("cached_tokens")
+        if usage or finish is not None:  # only the last chunks: nothing more on the common path
+            timings = obj.get("timings")
+            if type(timings) is not dict:
+                timings = None
         # Error objects carry no tokens: skipping the check for token-bearing events keeps
         # two lookups off the common path.
         if not token_bearing and ("error" in obj or obj.get("object") == "error"):
@@ -105,7 +114,7 @@ def chunk_fields(data: bytes, part: str = "delta") -> ChunkFields:
         or (cached is not None and type(cached) is not int)
     ):
         raise BadChunk(f"unexpected types: finish_reason={finish!r} usage={usage!r}")
-    return token_bearing, has_content, finish, completion, prompt, error, cached
+    return token_bearing, has_content, finish, completion, prompt, error, cached, timings
 
 
 def _error(obj: dict[str, Any]) -> str | None:

@@ -101,6 +101,23 @@ def vllm_settings(server_info: Mapping[str, Any]) -> dict[str, Any]:
     return settings
 
 
+def llamacpp_settings(props: Mapping[str, Any]) -> dict[str, Any]:
+    """Flat settings from llama.cpp's ``/props``: its slots, each slot's context, the model and
+    the build (the chat template and the sampling defaults are left out: long, and no setting)."""
+    generation = props.get("default_generation_settings")
+    generation = generation if isinstance(generation, dict) else {}
+    settings = {
+        "total_slots": props.get("total_slots"),
+        "n_ctx": generation.get("n_ctx", props.get("n_ctx")),
+        "model_path": props.get("model_path"),
+        "build_info": props.get("build_info"),
+    }
+    for key in ("cont_batching", "continuous_batching"):  # where a build reports it
+        if key in props:
+            settings["cont_batching"] = props[key]
+    return {k: v for k, v in settings.items() if v is not None}
+
+
 def _probe(
     client: httpx.Client, url: str, path: str, headers: dict[str, str]
 ) -> tuple[int | str, tuple[Any, str | None] | None]:
@@ -180,11 +197,15 @@ def fingerprint(
 
 def _interpret(info: dict[str, Any], bodies: Mapping[str, Any]) -> dict[str, Any]:
     info["models"] = _models(bodies.get("/v1/models"))
-    sglang, vllm = bodies.get("/get_server_info"), bodies.get("/server_info")
+    sglang, vllm, llama = bodies.get("/get_server_info"), bodies.get("/server_info"), bodies.get("/props")
     if isinstance(sglang, dict):
         info["launch_args"] = _redact({k: v for k, v in sglang.items() if k != "internal_states"})
     elif isinstance(vllm, dict):
         info["launch_args"] = _redact(vllm_settings(vllm))
+    elif isinstance(llama, dict) and "default_generation_settings" in llama:
+        info["launch_args"] = _redact(llamacpp_settings(llama))
+        if llama.get("build_info") and not info["version"]:
+            info["version"] = str(llama["build_info"])
     for source in (bodies.get("/version"), sglang, bodies.get("/info")):
         if isinstance(source, dict) and source.get("version") and not info["version"]:
             info["version"] = str(source["version"])
@@ -255,13 +276,25 @@ def warnings(info: Mapping[str, Any], planned_concurrency: int | None = None) ->
             "is no longer hidden behind GPU work, so decode is slower; "
             f"{_NOT_PRODUCTION}"
         )
-    cap_key = next((k for k in ("max_running_requests", "max_num_seqs") if s.get(k)), None)
+    cap_key = next((k for k in ("max_running_requests", "max_num_seqs", "total_slots") if s.get(k)), None)
     if cap_key and planned_concurrency and int(s[cap_key]) < planned_concurrency:
         cap = int(s[cap_key])
         out.append(
             f"the server runs at most {cap} sequences at once ({cap_key}={cap}) but the "
             f"plan drives {planned_concurrency} concurrent streams: the rest queue, TTFT "
             f"includes queueing, and tok/s stops growing at {cap} streams"
+        )
+    n_ctx = s.get("n_ctx")
+    if isinstance(n_ctx, int) and "total_slots" in s and n_ctx < 2048:
+        out.append(
+            f"each of the server's slots holds {n_ctx} tokens of context (llama.cpp's -c divided "
+            "by -np): a prompt and its output longer than that are refused (HTTP 400) or cut "
+            "short, so long-context numbers cannot be measured on it"
+        )
+    if s.get("cont_batching") is False:
+        out.append(
+            "continuous batching is off (--no-cont-batching): a new request waits for the batch "
+            f"in progress to finish, so TTFT includes other requests' decode; {_NOT_PRODUCTION}"
         )
     off = (
         "disable_radix_cache=true"

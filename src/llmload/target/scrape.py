@@ -3,6 +3,10 @@
 Names are matched tolerantly, because the same quantity has had several names:
 
 - the engine prefix is ignored (``vllm:``, ``sglang:``, ``llamacpp:``);
+- llama.cpp's names stand for the same quantities: ``tokens_predicted`` for generated tokens,
+  ``requests_processing`` / ``requests_deferred`` for running and waiting, and its own
+  ``prompt_seconds`` / ``tokens_predicted_seconds`` (time spent on prompts and on generation)
+  are reported beside them;
 - counters match with or without ``_total``; ``*_created`` samples (timestamps) are ignored;
 - old names are aliases of new ones, the new name winning when a server exports both (vLLM 0.10
   exports both while deprecating): ``gpu_cache_usage_perc`` -> ``kv_cache_usage_perc``,
@@ -43,8 +47,12 @@ from llmload.target.promtext import Sample, parse
 _PREFIXES = ("vllm", "sglang", "llamacpp")
 # Every table maps a reported key to candidate base names, the current name first.
 _COUNTERS: dict[str, tuple[str, ...]] = {
-    "generation_tokens": ("generation_tokens",),
+    "generation_tokens": ("generation_tokens", "tokens_predicted"),  # llama.cpp: tokens_predicted
     "prompt_tokens": ("prompt_tokens",),
+    # llama.cpp: the server's own seconds of prompt evaluation and of generation
+    "prompt_seconds": ("prompt_seconds",),
+    "cached_prompt_tokens": ("prompt_tokens_cached",),  # llama.cpp: prompt tokens it reused
+    "generation_seconds": ("tokens_predicted_seconds",),
     "preemptions": ("num_preemptions",),
     "spec_drafts": ("spec_decode_num_drafts",),
     "spec_draft_tokens": ("spec_decode_num_draft_tokens",),
@@ -55,9 +63,12 @@ _COUNTERS: dict[str, tuple[str, ...]] = {
 # Gauges also say how label sets combine: counts add up, fractions are averaged, and a rate is
 # a fraction whose negative values mean "not measured" (vLLM V0's -1 with prefix caching off).
 _GAUGES: dict[str, tuple[str, tuple[str, ...]]] = {
-    "running": ("sum", ("num_requests_running", "num_running_reqs")),
-    "waiting": ("sum", ("num_requests_waiting", "num_queue_reqs")),
-    "kv_cache_usage": ("mean", ("kv_cache_usage_perc", "gpu_cache_usage_perc", "token_usage")),
+    "running": ("sum", ("num_requests_running", "num_running_reqs", "requests_processing")),
+    "waiting": ("sum", ("num_requests_waiting", "num_queue_reqs", "requests_deferred")),
+    "kv_cache_usage": (
+        "mean",
+        ("kv_cache_usage_perc", "gpu_cache_usage_perc", "token_usage", "kv_cache_usage_ratio"),
+    ),
     "spec_accept_length": ("mean", ("spec_accept_length",)),
     "prefix_cache_hit_rate": ("rate", ("cache_hit_rate", "gpu_prefix_cache_hit_rate")),
 }
@@ -248,6 +259,10 @@ def summarize(first: Snapshot, last: Snapshot, samples: Sequence[Snapshot]) -> d
         "generation_tok_per_s": _ratio(generated, window_s),
         "prompt_tokens": delta("prompt_tokens"),
         "preemptions": delta("preemptions"),
+        # llama.cpp's own seconds spent evaluating prompts and generating, over the window
+        "prompt_seconds": delta("prompt_seconds"),
+        "generation_seconds": delta("generation_seconds"),
+        "cached_prompt_tokens": delta("cached_prompt_tokens"),
     }
     for key in _GAUGE_STATS:
         out[key] = _stats(gauges, key)
@@ -265,6 +280,12 @@ def _prefix_cache(
     queries, hits = (None if reset else _delta(first, last, k)
                      for k in ("prefix_cache_queries", "prefix_cache_hits"))  # fmt: skip
     if "prefix_cache_queries" in last.values:
+        rate = _ratio(hits, queries)
+    elif "cached_prompt_tokens" in last.values and not reset:
+        # llama.cpp counts evaluated and reused prompt tokens apart: together they are the queries
+        hits = _delta(first, last, "cached_prompt_tokens")
+        evaluated = _delta(first, last, "prompt_tokens")
+        queries = None if hits is None or evaluated is None else hits + evaluated
         rate = _ratio(hits, queries)
     else:
         gauge = _stats(samples, "prefix_cache_hit_rate")

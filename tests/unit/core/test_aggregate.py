@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from array import array
 
+import pytest
+
 from llmload.metrics.aggregate import StageStats
 from llmload.phases import Phase, Window
-from llmload.record import RequestRecord, TokenSource
+from llmload.record import RequestRecord, ServerTimings, TokenSource
 
 MS = 1_000_000
 
@@ -96,3 +98,18 @@ def test_unnamed_requests_cost_no_breakdown() -> None:
     stats = StageStats()
     stats.add(named(None, 0), Window(t0_ns=0))
     assert stats.by_name == {} and stats.to_dict()["by_name"] == {}
+
+
+def test_server_timings_join_the_client_per_request() -> None:
+    r = record(0, [50 * MS, 60 * MS, 70 * MS, 80 * MS])  # TTFT 50 ms, 30 ms from first to last
+    r.server_timings = ServerTimings(prompt_ms=40.0, predicted_ms=31.0, prompt_n=10, predicted_n=4, cache_n=3)
+    stats = StageStats()
+    stats.add(r, Window(t0_ns=0))
+    side = stats.server_side
+    assert (side.requests, side.cache_n) == (1, 3)
+    assert side.ttft_minus_prefill.quantiles([0.5]) == [pytest.approx(10 * MS, rel=0.01)]
+    assert side.decode_minus_predicted.quantiles([0.5]) == [pytest.approx(-1 * MS, rel=0.01)]
+    assert side.tpot_minus_server.quantiles([0.5]) == [pytest.approx(-MS / 3, rel=0.01)]  # 10 vs 31/3
+    back = StageStats.from_dict(stats.to_dict())
+    assert back.server_side.to_dict() == side.to_dict()
+    assert StageStats().to_dict()["server_side"] == {}  # nothing where the server gave no timings

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -164,3 +165,34 @@ def test_unfinished_keeps_tokens_but_enters_no_latency() -> None:
     stats.add(r, Window(t0_ns=60 * MS, t1_ns=75 * MS))
     assert stats.counts.window_output_tokens == 1  # only the read inside the window
     assert stats.hist["ttft"].count == 0 and stats.outcomes["unfinished"] == 1
+
+
+LLAMACPP_STREAM = (
+    Path(__file__).resolve().parents[2] / "fixtures" / "servers" / "llamacpp_stream.sse"
+).read_bytes()
+
+
+def test_a_servers_own_timings_are_kept_beside_the_clients() -> None:
+    # Captured from llama-server: four tokens, then usage with its ``timings``.
+    rec = recorder()
+    for i, line in enumerate(LLAMACPP_STREAM.split(b"\n\n")):
+        if line.strip():
+            rec.on_data(10 * MS * (i + 1), line + b"\n\n")
+    rec.on_end(100 * MS)
+    record = rec.finish(100 * MS)
+    assert record.ok and record.output_tokens == 4
+    t = record.server_timings
+    assert t is not None and (t.prompt_n, t.predicted_n) == (record.prompt_tokens - (t.cache_n or 0), 4)
+    assert t.prompt_ms > 0 and t.predicted_ms > 0
+    assert orjson.loads(orjson.dumps(record.to_json()))["server_timings"]["predicted_n"] == 4
+
+
+def test_timings_of_the_wrong_shape_are_not_kept() -> None:
+    rec = recorder()
+    rec.on_data(
+        MS,
+        delta("a", finish="stop")
+        + event({"choices": [], "usage": {"completion_tokens": 1}, "timings": {"prompt_ms": "x"}}),
+    )
+    rec.on_data(2 * MS, DONE)
+    assert rec.finish(3 * MS).server_timings is None

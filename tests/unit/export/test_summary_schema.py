@@ -24,6 +24,7 @@ from llmload.summary import (
     MeanMax,
     NamedStage,
     RunInfo,
+    ServerTimingsSummary,
     Stage,
     Summary,
     read,
@@ -65,6 +66,7 @@ def test_a_summary_from_a_newer_llmload_is_refused_with_what_to_do(tmp_path: Pat
 PARTS = {
     "stage": Stage,
     "named_stage": NamedStage,
+    "server_timings": ServerTimingsSummary,
     "latency": Latency,
     "mean_max": MeanMax,
     "verdict": Exit,

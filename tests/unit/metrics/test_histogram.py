@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from llmload.metrics.histogram import LogHistogram, nearest_rank
+from llmload.metrics.histogram import LogHistogram, SignedHistogram, nearest_rank
 
 QS = [0.0, 0.001, 0.01, 0.07, 0.1, 0.25, 0.5, 0.9, 0.95, 0.99, 0.999, 1.0]
 
@@ -218,3 +218,26 @@ def test_bulk_add_refuses_what_add_refuses() -> None:
     h = LogHistogram()
     h.add_all([])
     assert h.is_empty
+
+
+@given(st.lists(st.integers(-(10**9), 10**9), min_size=1, max_size=300))
+def test_signed_quantiles_are_within_one_percent_of_nearest_rank(values: list[int]) -> None:
+    h = SignedHistogram()
+    for v in values:
+        h.add(v)
+    ordered = sorted(values)
+    assert (h.count, h.min, h.max) == (len(values), ordered[0], ordered[-1])
+    assert h.mean == pytest.approx(sum(values) / len(values))
+    for q, got in zip(QS, h.quantiles(QS), strict=True):
+        exact = ordered[nearest_rank(q, len(values)) - 1]
+        assert got is not None and abs(got - exact) <= 0.0101 * abs(exact) + 1, (q, got, exact)
+
+
+def test_signed_histograms_merge_and_travel() -> None:
+    a, b, one = SignedHistogram(), SignedHistogram(), SignedHistogram()
+    for v in range(-50, 50):
+        (a if v % 2 else b).add(v * 1000)
+        one.add(v * 1000)
+    a.merge(b)
+    assert a == one == SignedHistogram.from_dict(one.to_dict())
+    assert SignedHistogram().quantiles([0.5]) == [None]

@@ -177,3 +177,23 @@ def test_engine_from_tgi_and_llama_cpp_self_descriptions() -> None:
 def test_a_host_without_http_scheme_is_a_usage_error(host: str) -> None:
     with pytest.raises(ConfigError, match="--host"):
         base_url(host)
+
+
+def test_llamacpp_is_recognised_from_props_with_its_slots_and_context() -> None:
+    props = load("llamacpp_props.json")  # captured: llama-server -np 4 -c 4096
+    models = {
+        "object": "list",
+        "data": [{"id": props["model_path"], "object": "model", "owned_by": "llamacpp"}],
+    }
+    info = fingerprint(
+        "http://x:8080", client=serve({"/props": props, "/v1/models": models}, server="llama.cpp")
+    )
+    assert info["engine"] == "llama.cpp" and info["version"] == props["build_info"]
+    assert info["launch_args"]["total_slots"] == 4 and info["launch_args"]["n_ctx"] == 1024
+    assert "chat_template" not in info["launch_args"]
+    found = warnings(info, planned_concurrency=8)
+    assert any("at most 4 sequences at once (total_slots=4)" in w for w in found), found
+    assert any("each of the server's slots holds 1024 tokens" in w for w in found), found
+    assert not any(
+        "slots holds" in w for w in warnings({"launch_args": {**info["launch_args"], "n_ctx": 4096}})
+    )

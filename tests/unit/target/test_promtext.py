@@ -75,4 +75,4 @@ def test_every_real_server_fixture_parses_cleanly(name: str) -> None:
     parsed = parse((FIXTURES / name).read_text())
     assert parsed.bad_lines == 0
     assert len(parsed.samples) > 10
-    assert all(s.name.split(":")[0] in ("vllm", "sglang") for s in parsed.samples)
+    assert all(s.name.split(":")[0] in ("vllm", "sglang", "llamacpp") for s in parsed.samples)

@@ -175,3 +175,20 @@ def test_scraper_survives_a_refused_connection() -> None:
     scraper = Scraper("http://box:8000", client=httpx.Client(transport=httpx.MockTransport(refuse)))
     assert scraper.poll() is None and scraper.available is None
     assert scraper.last_error is not None and "ConnectError" in scraper.last_error
+
+
+def test_llamacpp_names() -> None:
+    # Captured from llama-server (llama-cpp-python 0.3.36's llama.cpp) before and after four
+    # chat requests of 32 prompt tokens and 8 (then 4) output tokens, the last three reusing the
+    # first one's prompt from the slot's cache.
+    first, last = fixture("llamacpp_metrics_start.txt", 0.0), fixture("llamacpp_metrics_end.txt", 2.0)
+    s = summarize(first, last, [first, last])
+    assert s["generation_tokens"] == 28  # tokens_predicted
+    assert s["prompt_tokens"] == 35 and s["cached_prompt_tokens"] == 93  # evaluated, and reused
+    assert s["prefix_cache_hits"] == 93 and s["prefix_cache_queries"] == 128
+    assert s["prefix_cache_hit_rate"] == pytest.approx(93 / 128)
+    assert s["prompt_seconds"] == pytest.approx(0.526738) and s["generation_seconds"] == pytest.approx(
+        0.529258
+    )
+    assert s["running"] == {"min": 0.0, "mean": 0.0, "max": 0.0}  # requests_processing
+    assert s["waiting"]["max"] == 0.0  # requests_deferred

@@ -1,0 +1,188 @@
+"""A real inference server nobody here wrote: llama.cpp's ``llama-server`` serving SmolLM2-135M
+on one CPU thread, joined to the client request by request through the timings it reports
+itself (``timings`` on each answer: prompt_n, prompt_ms, cache_n, predicted_n, predicted_ms).
+
+Tolerances are for a busy 2-core machine on which the server, the client and the test share
+the CPUs; every assertion is against what the server states, never against what we expect it
+to be fast at.
+"""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.conftest import REPO, RunLocust
+from tests.support.llama import LlamaServer, llama_server
+from tests.support.schema import read_checked
+
+pytestmark = pytest.mark.e2e
+
+SHORT = ("--max-tokens", "16", "--ignore-eos", "--prompt-tokens", "24")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
+    with llama_server(tmp_path_factory.mktemp("llama"), slots=8, context=8192) as s:
+        yield s
+
+
+def records(run: Any) -> list[dict[str, Any]]:
+    return [r for r in run.records if r["outcome"] == "ok"]
+
+
+@pytest.mark.parametrize(
+    ("locustfile", "stream"),
+    [
+        ("locustfiles/chat.py", True),
+        ("locustfiles/chat.py", False),
+        ("locustfiles/completions.py", True),
+        ("locustfiles/completions.py", False),
+    ],
+)
+def test_token_counts_are_the_servers_on_every_request(
+    run_locust: RunLocust, server: LlamaServer, locustfile: str, stream: bool
+) -> None:
+    args = SHORT if stream else (*SHORT, "--no-stream")
+    run = run_locust(server.url, *args, locustfile=locustfile, users=2, run_time="6s")
+    done = records(run)
+    assert done and len(done) == len(run.records)
+    for r in done:
+        timings = r["server_timings"]
+        assert timings is not None, r
+        # usage and timings are two accounts of the server's; the client's record keeps both
+        assert r["output_tokens"] == timings["predicted_n"] == 16, r
+        assert r["prompt_tokens"] == timings["prompt_n"] + (timings["cache_n"] or 0), r
+        if stream:
+            assert r["token_events"] == r["output_tokens"], r  # one event per token
+    assert run.summary["stages"][0]["server_timings"]["requests"] > 0
+
+
+@pytest.mark.parametrize("users", [1, 4])
+def test_client_timing_agrees_with_the_servers_own(
+    run_locust: RunLocust, server: LlamaServer, users: int
+) -> None:
+    run = run_locust(
+        server.url, "--max-tokens", "64", "--ignore-eos", "--prompt-tokens", "24", users=users, run_time="12s"
+    )
+    done = [r for r in records(run) if r["phase"] == "measure"] or records(run)
+    spans, tpot_ratio = [], []
+    for r in done:
+        t = r["server_timings"]
+        ttft_ms = (r["first_token_ns"] - r["sent_ns"]) / 1e6
+        assert ttft_ms >= t["prompt_ms"], (ttft_ms, t)  # the server's prefill is inside the TTFT
+        span_ms = (r["last_token_ns"] - r["first_token_ns"]) / 1e6
+        spans.append((span_ms, t["predicted_ms"]))
+        tpot_ratio.append((span_ms / (r["output_tokens"] - 1)) / (t["predicted_ms"] / (t["predicted_n"] - 1)))
+    for span_ms, predicted_ms in spans:
+        assert abs(span_ms - predicted_ms) <= 1 + 0.02 * predicted_ms, (span_ms, predicted_ms)
+    assert statistics.median(tpot_ratio) == pytest.approx(1, abs=0.02)
+    summary = run.summary["stages"][0]["server_timings"]
+    print(f"{users} streams: client minus server per request: {summary}")
+    assert summary["ttft_minus_prefill_ms"]["min"] >= 0
+
+
+def test_repeated_runs_do_not_hit_the_cache_and_prefix_cache_does(
+    run_locust: RunLocust, server: LlamaServer
+) -> None:
+    prompt = ("--max-tokens", "8", "--ignore-eos", "--prompt-tokens", "96")
+    runs = [run_locust(server.url, *prompt, users=2, run_time="6s") for _ in range(2)]
+    for run in runs:
+        done = records(run)
+        # Every prompt starts with a salt of its own, so the server can reuse only the chat
+        # template's opening (its default system prompt, about 30 tokens), never a prompt of
+        # the run before: the second run is no cache-hit measurement.
+        assert all(r["server_timings"]["cache_n"] <= 40 < r["prompt_tokens"] - 60 for r in done), [
+            (r["server_timings"]["cache_n"], r["prompt_tokens"]) for r in done
+        ]
+    again = run_locust(server.url, *prompt, "--prefix-cache", users=2, run_time="6s")
+    done = records(again)
+    hits = [r["server_timings"]["cache_n"] for r in done if r["phase"] == "measure"]
+    # The same prompt every time: all of it but the last token or so comes from the cache.
+    assert hits and min(hits) >= done[0]["prompt_tokens"] - 2, (hits, done[0]["prompt_tokens"])
+    assert again.summary["stages"][0]["cached_prompt_tokens"] > 0
+
+
+def test_a_short_sweep_with_server_metrics_and_report(tmp_path: Path, server: LlamaServer) -> None:
+    command = [
+        sys.executable,
+        "-m",
+        "llmload.cli",
+        "sweep",
+        "--host",
+        server.url,
+        "--results-dir",
+        str(tmp_path),
+    ]
+    command += [
+        "--run-id",
+        "llama",
+        "--levels",
+        "1,2,4,8",
+        "--stage-s",
+        "4",
+        "--max-tokens",
+        "16",
+        "--ignore-eos",
+    ]
+    command += ["--prompt-tokens", "24"]
+    proc = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=400, check=False)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    summary = read_checked(tmp_path / "llama" / "summary.json")
+    assert summary["server"]["engine"] == "llama.cpp"
+    assert summary["server"]["launch_args"]["total_slots"] == 8
+    assert [s["concurrency"] for s in summary["stages"]] == [1, 2, 4, 8]
+    for stage in summary["stages"]:
+        server_side = stage["server"]
+        assert server_side and server_side["generation_tokens"], stage["index"]
+        # tokens the server generated over the window against tokens the client read in it
+        assert server_side["generation_tokens"] == pytest.approx(stage["window_output_tokens"], rel=0.35)
+        assert stage["server_timings"]["requests"] == stage["requests"]["ok"]
+    report = (tmp_path / "llama" / "report.html").read_text()
+    assert "Client minus server" in report
+    assert "client minus server, per request" in proc.stdout
+
+
+def test_a_prompt_longer_than_the_context_is_the_servers_400(
+    run_locust: RunLocust, server: LlamaServer
+) -> None:
+    run = run_locust(
+        server.url, "--prompt-tokens", "1500", "--max-tokens", "8", users=2, run_time="8s", expect_code=2
+    )
+    assert "every request failed: HTTP 400" in run.output, run.output[-2000:]
+    assert "Traceback" not in run.output
+
+
+def test_fewer_slots_than_users_queue_inside_the_server(run_locust: RunLocust, tmp_path: Path) -> None:
+    with llama_server(tmp_path, slots=2, context=2048) as small:
+        run = run_locust(small.url, *SHORT, users=4, run_time="10s")
+    stage = run.summary["stages"][0]
+    assert any("at most 2 sequences" in w for w in run.summary["warnings"]), run.summary["warnings"]
+    # Half the users wait for a slot: the client's TTFT holds that wait, the server's prefill not.
+    gap = stage["server_timings"]["ttft_minus_prefill_ms"]
+    decode = stage["server_timings"]["decode_per_token_ms"]["p50"] * 16
+    assert gap["p90"] > decode / 2, (gap, decode)
+    assert stage["server"]["running"]["max"] <= 2  # never more requests processing than slots
+
+
+def test_the_server_killed_mid_run(run_locust: RunLocust, tmp_path: Path) -> None:
+    with llama_server(tmp_path, slots=4, context=4096) as doomed:
+        killer = threading.Timer(6, doomed.kill)
+        killer.start()
+        try:
+            run = run_locust(doomed.url, *SHORT, users=2, run_time="14s", expect_code=None)
+        finally:
+            killer.cancel()
+    assert run.returncode in (1, 2), run.output[-2000:]
+    assert "Traceback" not in run.output
+    kinds = {r["outcome"] for r in run.records} - {"ok"}
+    assert kinds & {"connect_error", "stream_broken"}, kinds
+    assert run.summary["exit"]["code"] == run.returncode
+    print(run.summary["exit"]["line"])

@@ -1,0 +1,95 @@
+"""llama.cpp's ``llama-server`` with SmolLM2-135M, for the real-server tier.
+
+``scripts/llama-server.sh`` builds it once into a cache outside the repository (``make test``
+runs it first); here it is only found, started on 127.0.0.1 with the model, waited for with
+``llmload wait`` as a user would, and stopped. Where it was not built the tests skip, and the
+line says why and what to run.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SCRIPT = REPO / "scripts" / "llama-server.sh"
+
+
+@dataclass(frozen=True, slots=True)
+class LlamaServer:
+    url: str
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    def kill(self) -> None:
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(10)
+
+
+def built() -> tuple[Path, Path]:
+    """The binary and the model, or a skip that says how to get them."""
+    env = {**os.environ, "LLMLOAD_LLAMA_NO_BUILD": "1", "PIP": f"{sys.executable} -m pip"}
+    proc = subprocess.run(
+        ["bash", str(SCRIPT)], capture_output=True, text=True, env=env, timeout=120, check=False
+    )
+    if proc.returncode != 0:
+        pytest.skip(f"llama-server is not built ({proc.stderr.strip()[-300:]}): run scripts/llama-server.sh")
+    binary, model = proc.stdout.split()
+    return Path(binary), Path(model)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def llama_server(
+    log_dir: Path, *, slots: int = 8, context: int = 8192, threads: int = 1
+) -> Iterator[LlamaServer]:
+    """``-np slots`` parallel sequences sharing ``-c context`` tokens (context / slots each)."""
+    binary, model = built()
+    port = _free_port()
+    log = log_dir / f"llama-server-{port}.log"
+    command = [str(binary), "-m", str(model), "--host", "127.0.0.1", "--port", str(port)]
+    command += ["-t", str(threads), "-np", str(slots), "-c", str(context), "--metrics", "--no-webui"]
+    with log.open("wb") as out:
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        waited = subprocess.run(
+            [
+                str(Path(sys.executable).parent / "llmload"),
+                "wait",
+                "--host",
+                url,
+                "--timeout",
+                "120",
+                "--log",
+                str(log),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=180,
+            check=False,
+        )
+        assert waited.returncode == 0, (waited.stdout, waited.stderr, log.read_text()[-2000:])
+        yield LlamaServer(url, process, log)
+    finally:
+        if process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(5)
