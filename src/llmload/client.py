@@ -86,7 +86,7 @@ class ChatClient:
         call's own ``fields`` (tools, temperature, response_format, ...) win over both."""
         stream = self.request.stream if stream is None else stream
         body = chat_body(self.model, messages, stream=stream, **self._shape(max_tokens, fields))
-        return Call("chat", _exact(body), stream, max_tokens, name=name, headers=headers)
+        return Call("chat", _exact(body), stream, _limit(max_tokens, fields), name=name, headers=headers)
 
     def completions(
         self,
@@ -100,7 +100,9 @@ class ChatClient:
     ) -> Call:
         stream = self.request.stream if stream is None else stream
         body = completions_body(self.model, prompt, stream=stream, **self._shape(max_tokens, fields))
-        return Call("completions", _exact(body), stream, max_tokens, name=name, headers=headers)
+        return Call(
+            "completions", _exact(body), stream, _limit(max_tokens, fields), name=name, headers=headers
+        )
 
     def embeddings(
         self,
@@ -191,6 +193,13 @@ class ChatClient:
         # Latency belongs to the window the request was *sent* in (docs/metrics.md).
         done.phase = window.phase_at(done.sent_ns or done.scheduled_ns)
         return done
+
+
+def _limit(max_tokens: int | None, fields: Mapping[str, Any] | None) -> int | None:
+    """The output limit the record keeps: ``max_tokens``, or its newer name
+    ``max_completion_tokens`` where only that was given."""
+    newer = (fields or {}).get("max_completion_tokens")
+    return max_tokens if max_tokens is not None or not isinstance(newer, int) else newer
 
 
 def _exact(body: bytes) -> bytes:

@@ -81,8 +81,19 @@ def test_client_timing_agrees_with_the_servers_own(
         span_ms = (r["last_token_ns"] - r["first_token_ns"]) / 1e6
         spans.append((span_ms, t["predicted_ms"]))
         tpot_ratio.append((span_ms / (r["output_tokens"] - 1)) / (t["predicted_ms"] / (t["predicted_n"] - 1)))
-    for span_ms, predicted_ms in spans:
-        assert abs(span_ms - predicted_ms) <= 1 + 0.02 * predicted_ms, (span_ms, predicted_ms)
+    allowed = [1 + 0.02 * predicted_ms for _, predicted_ms in spans]
+    if users == 1:
+        for (span_ms, predicted_ms), bound in zip(spans, allowed, strict=True):
+            assert abs(span_ms - predicted_ms) <= bound, (span_ms, predicted_ms)
+    else:
+        # With other slots' prompts in the same batches, llama.cpp's predicted_ms starts when a
+        # request's prompt is evaluated, and its first token can go out one batch later (once
+        # 843.6 ms against 942.8): a span may come out shorter, never longer, and the median
+        # still agrees.
+        for (span_ms, predicted_ms), bound in zip(spans, allowed, strict=True):
+            assert span_ms - predicted_ms <= bound, (span_ms, predicted_ms)
+        differences = [span_ms - predicted_ms for span_ms, predicted_ms in spans]
+        assert abs(statistics.median(differences)) <= statistics.median(allowed), spans
     assert statistics.median(tpot_ratio) == pytest.approx(1, abs=0.02)
     summary = run.summary["stages"][0]["server_timings"]
     print(f"{users} streams: client minus server per request: {summary}")
@@ -105,8 +116,10 @@ def test_repeated_runs_do_not_hit_the_cache_and_prefix_cache_does(
     again = run_locust(server.url, *prompt, "--prefix-cache", users=2, run_time="6s")
     done = records(again)
     hits = [r["server_timings"]["cache_n"] for r in done if r["phase"] == "measure"]
-    # The same prompt every time: all of it but the last token or so comes from the cache.
-    assert hits and min(hits) >= done[0]["prompt_tokens"] - 2, (hits, done[0]["prompt_tokens"])
+    # The same prompt every time: all of it but the last token or so comes from the cache, for
+    # nearly every request (one that lands in a slot that has not held it yet starts cold).
+    whole = [n for n in hits if n >= done[0]["prompt_tokens"] - 2]
+    assert hits and len(whole) >= 0.8 * len(hits), (hits, done[0]["prompt_tokens"])
     assert again.summary["stages"][0]["cached_prompt_tokens"] > 0
 
 

@@ -155,7 +155,7 @@ class LLMClient:
             name=name,
             headers=tuple((headers or {}).items()),
         )
-        return self._reply(_with_limit(call, fields), check, tuple(messages))
+        return self._reply(call, check, tuple(messages))
 
     def completions(
         self,
@@ -255,14 +255,6 @@ class LLMClient:
 
     def _client(self) -> ChatClient:
         return self._session.client()
-
-
-def _with_limit(call: Call, fields: Mapping[str, Any]) -> Call:
-    """``max_completion_tokens`` is the newer name of ``max_tokens``: the record's either."""
-    limit = fields.get("max_completion_tokens")
-    if call.max_tokens is None and isinstance(limit, int):
-        return replace(call, max_tokens=limit)
-    return call
 
 
 def _reply_of(record: RequestRecord, payloads: list[bytes], sent: tuple[Mapping[str, Any], ...]) -> Reply:

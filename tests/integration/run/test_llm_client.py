@@ -171,3 +171,12 @@ def test_synthetic_text_is_salted_per_call_and_apart_from_prompts(
     assert all(len(t.split()) == 50 for t in texts)
     firsts = {t.split()[0] for t in texts} | {session.prompts.get(0, i).text.split()[0] for i in range(1, 4)}
     assert len(firsts) == 6  # no two share the first word a prefix cache would match
+
+
+def test_max_completion_tokens_is_the_records_limit(run: tuple[Session, LLMClient, Events]) -> None:
+    session, client, _ = run
+    reply = client.chat([user_message("hi")], max_completion_tokens=5, ignore_eos=True)
+    assert reply.output_tokens == 5
+    session.fold_pending()
+    (line,) = (Path(session.results.path) / "requests.jsonl").read_bytes().splitlines()
+    assert orjson.loads(line)["max_tokens"] == 5
