@@ -46,7 +46,7 @@ class SessionUser(User):
         prompts have on every request (the simulator counts a word as a token; a real
         tokenizer about 1 to 1.4)."""
         self._texts += 1
-        return self._session.text(tokens, self._user_id, self._texts)
+        return self._session.texts.get(tokens, self._user_id, self._texts)
 
 
 class LLMUser(SessionUser):

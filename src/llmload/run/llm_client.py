@@ -153,7 +153,7 @@ class LLMClient:
             stream=stream,
             fields=fields,
             name=name,
-            headers=tuple((headers or {}).items()),
+            headers=_pairs(headers),
         )
         return self._reply(call, check, tuple(messages))
 
@@ -175,7 +175,7 @@ class LLMClient:
             stream=stream,
             fields=fields,
             name=name,
-            headers=tuple((headers or {}).items()),
+            headers=_pairs(headers),
         )
         return self._reply(call, check, ())
 
@@ -190,9 +190,7 @@ class LLMClient:
     ) -> Reply:
         """``POST /v1/embeddings``: one input or a batch; its latency is end to end, and the
         summary counts its ``usage.prompt_tokens`` as input tokens."""
-        call = self._client().embeddings(
-            input, fields=fields, name=name, headers=tuple((headers or {}).items())
-        )
+        call = self._client().embeddings(input, fields=fields, name=name, headers=_pairs(headers))
         return self._reply(call, check, ())
 
     # -- the built-in users' path ------------------------------------------------------------------
@@ -255,6 +253,10 @@ class LLMClient:
 
     def _client(self) -> ChatClient:
         return self._session.client()
+
+
+def _pairs(headers: Mapping[str, str] | None) -> tuple[tuple[str, str], ...]:
+    return tuple((headers or {}).items())
 
 
 def _reply_of(record: RequestRecord, payloads: list[bytes], sent: tuple[Mapping[str, Any], ...]) -> Reply:

@@ -28,12 +28,12 @@ from llmload.metrics.slo import request_meets
 from llmload.metrics.timeseries import TimeSeries
 from llmload.phases import Phase, Window
 from llmload.record import OK, UNFINISHED, RequestRecord
-from llmload.run.sources import prompt_source
+from llmload.run.sources import SyntheticTexts, prompt_source
 from llmload.run.summarize import StageView
 from llmload.stages import Announcement, Progress
 from llmload.target.models import check_model, first_model
 from llmload.transport.factory import TransportFactory
-from llmload.workload.prompts import PromptSource, SyntheticPrompts
+from llmload.workload.prompts import PromptSource
 
 _NS = 1_000_000_000
 # Corrections larger than this mean the clocks disagree, not that the message was late (a
@@ -93,7 +93,7 @@ class Session:
         self.stages: dict[int, StageState] = {}
         self.stage = -1  # no stage announced yet: requests count as warm-up of stage 0
         self._client: ChatClient | None = None
-        self._texts: dict[int, SyntheticPrompts] = {}  # text() per length, built once each
+        self.texts = SyntheticTexts(config.workload)  # a scenario's self.text(n)
         # Users of different processes must not share prompt salts or request ids.
         self._user_ids = itertools.count(user_offset)
         self.timeseries = TimeSeries()
@@ -199,16 +199,6 @@ class Session:
 
     def new_user_id(self) -> int:
         return next(self._user_ids)
-
-    def text(self, tokens: int, user_index: int, index: int) -> str:
-        """Synthetic text of ``tokens`` words, the ``index``-th of a user's: salted as prompts
-        are, under a salt of its own, so that it shares no first word with any prompt."""
-        source = self._texts.get(tokens)
-        if source is None:
-            w = self.config.workload
-            salt = f"{w.salt}/text"
-            source = self._texts[tokens] = SyntheticPrompts(tokens, None, seed=w.seed, run_salt=salt)
-        return source.get(user_index, index).text
 
     def client(self) -> ChatClient:
         if self._client is None:

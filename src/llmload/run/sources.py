@@ -29,3 +29,21 @@ def prompt_source(w: WorkloadConfig) -> PromptSource:
     if w.prefix.groups:
         source = SharedPrefixes(source, w.prefix, w.seed, w.salt)
     return source
+
+
+class SyntheticTexts:
+    """Scenarios' ``self.text(n)``: synthetic text of any length, the ``index``-th of a user's
+    salted apart (under a salt of its own, so it shares no first word with any prompt); one
+    word sequence per length, built on first use and shared by the process's users."""
+
+    def __init__(self, w: WorkloadConfig) -> None:
+        self._w = w
+        self._by_length: dict[int, SyntheticPrompts] = {}
+
+    def get(self, tokens: int, user_index: int, index: int) -> str:
+        source = self._by_length.get(tokens)
+        if source is None:
+            w = self._w
+            source = SyntheticPrompts(tokens, None, seed=w.seed, run_salt=f"{w.salt}/text")
+            self._by_length[tokens] = source
+        return source.get(user_index, index).text

@@ -167,7 +167,7 @@ def test_synthetic_text_is_salted_per_call_and_apart_from_prompts(
     run: tuple[Session, LLMClient, Events],
 ) -> None:
     session, _, _ = run
-    texts = [session.text(50, 0, i) for i in range(1, 4)]
+    texts = [session.texts.get(50, 0, i) for i in range(1, 4)]
     assert all(len(t.split()) == 50 for t in texts)
     firsts = {t.split()[0] for t in texts} | {session.prompts.get(0, i).text.split()[0] for i in range(1, 4)}
     assert len(firsts) == 6  # no two share the first word a prefix cache would match
