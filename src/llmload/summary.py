@@ -18,6 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, is_dataclass, replace
 from typing import Any, TypeVar, Union, get_args, get_origin, get_type_hints
 
+from llmload.metrics.confidence import Interval
+
 SCHEMA_VERSION = 2  # 2: verdicts (exit, run.stopped, attempts, ...); export/rundata.py reads 1
 
 T = TypeVar("T")
@@ -191,6 +193,10 @@ class Level:
     output_tok_per_s: float
     spread: tuple[float, float]  # min and max across repeats
     decode_tok_per_s: float | None
+    repeats: int = 1
+    # with repeats: 95% intervals by stages.csv column (output_tok_per_s, ttft_p99_ms, ...)
+    intervals: Mapping[str, Interval] = field(default_factory=dict)
+    noisy: tuple[str, ...] = ()  # the columns whose interval is wider than ±5% of the mean
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

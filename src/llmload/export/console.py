@@ -100,6 +100,23 @@ def _server_timings(stage: Stage) -> list[str]:
     ]
 
 
+def _repeats(summary: Summary) -> list[str]:
+    """Each repeated level's mean tok/s with its 95% interval, and what was too noisy to trust."""
+    levels = [lv for lv in (summary.headline.levels if summary.headline else ()) if lv.repeats > 1]
+    out = []
+    for lv in levels:
+        where = f"C={lv.concurrency}" if lv.concurrency is not None else f"{lv.rate_req_per_s} req/s"
+        tput = lv.intervals.get("output_tok_per_s")
+        ci = (
+            ""
+            if tput is None
+            else f" ± {100 * (tput.relative or 0):.1f}% (95%: {tput.low:,.1f} to {tput.high:,.1f})"
+        )
+        noisy = f" · NOISY (interval over ±5%): {', '.join(lv.noisy)}" if lv.noisy else ""
+        out.append(f"repeats {where}: {lv.repeats} runs · output {lv.output_tok_per_s:,.1f} tok/s{ci}{noisy}")
+    return out
+
+
 def render(summary: Summary, results_path: str | None = None) -> str:
     run = summary.run
     out = [
@@ -108,6 +125,7 @@ def render(summary: Summary, results_path: str | None = None) -> str:
         + ("" if summary.complete else " · INCOMPLETE"),
     ]
     out += [render_stage(stage) for stage in summary.stages]
+    out += _repeats(summary)
     out += [f"warning: {w}" for w in summary.warnings]
     exit_ = summary.exit
     if exit_:

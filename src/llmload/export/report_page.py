@@ -76,21 +76,30 @@ def _headline(summary: Summary) -> list[str]:
         ),
     ]
     out = [h.heading("Headline"), h.table(("", "value"), rows, css="big")]
-    if head.levels:
-        out.append(
-            h.table(
-                ("concurrency", "output tok/s", "repeat spread", "decode tok/s per stream"),
-                [
-                    (
-                        str(lv.concurrency),
-                        h.fmt(lv.output_tok_per_s),
-                        _spread(lv.spread),
-                        h.fmt(lv.decode_tok_per_s),
-                    )
-                    for lv in head.levels
-                ],
+    if not head.levels:
+        return out
+    repeated = any(lv.repeats > 1 for lv in head.levels)
+    columns = ["concurrency", "output tok/s", "repeat spread", "decode tok/s per stream"]
+    if repeated:
+        columns += ["repeats", "95% interval of tok/s", "noisy (interval over ±5%)"]
+    body = []
+    for lv in head.levels:
+        cells = [
+            str(lv.concurrency),
+            h.fmt(lv.output_tok_per_s),
+            _spread(lv.spread),
+            h.fmt(lv.decode_tok_per_s),
+        ]
+        if repeated:
+            tput = lv.intervals.get("output_tok_per_s")
+            ci = (
+                "-"
+                if tput is None
+                else f"{h.fmt(tput.low)} to {h.fmt(tput.high)} (±{100 * (tput.relative or 0):.1f}%)"
             )
-        )
+            cells += [str(lv.repeats), ci, ", ".join(lv.noisy) or "-"]
+        body.append(cells)
+    out.append(h.table(columns, body, row_classes=["bad" if lv.noisy else "" for lv in head.levels]))
     return out
 
 

@@ -14,6 +14,7 @@ import orjson
 import pytest
 
 from llmload.errors import ResultsError
+from llmload.metrics.confidence import Interval
 from llmload.export.rundata import read_summary
 from llmload.summary import (
     SCHEMA_VERSION,
@@ -71,6 +72,7 @@ PARTS = {
     "mean_max": MeanMax,
     "verdict": Exit,
     "level": Level,
+    "interval": Interval,
     "headline": Headline,
     "run": RunInfo,
 }
