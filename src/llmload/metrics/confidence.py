@@ -9,6 +9,7 @@ assume the two runs are equally noisy. Pure arithmetic: no scipy for a table of 
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -36,7 +37,7 @@ def t975(df: float) -> float:
     if df < 1:
         raise ValueError(f"degrees of freedom must be >= 1, not {df}")
     x = 1 / df
-    for (x0, t0), (x1, t1) in zip(_ANCHORS, _ANCHORS[1:], strict=False):
+    for (x0, t0), (x1, t1) in itertools.pairwise(_ANCHORS):
         if x1 <= x <= x0:
             return t0 if x0 == x1 else t1 + (t0 - t1) * (x - x1) / (x0 - x1)
     return 1.960

@@ -10,10 +10,10 @@ import pytest
 from llmload import cli
 from llmload.errors import ConfigError
 from llmload.export.compare import Value, compare, is_noise
-from llmload.metrics.confidence import interval
 from llmload.export.compare_render import console, figures, html_page, markdown
 from llmload.export.rundata import load_run
 from llmload.export.tables import read_stages_csv, stage_rows
+from llmload.metrics.confidence import interval
 
 
 def row_of(text: str, label: str) -> list[str]:

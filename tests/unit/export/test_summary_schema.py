@@ -14,8 +14,8 @@ import orjson
 import pytest
 
 from llmload.errors import ResultsError
-from llmload.metrics.confidence import Interval
 from llmload.export.rundata import read_summary
+from llmload.metrics.confidence import Interval
 from llmload.summary import (
     SCHEMA_VERSION,
     Exit,
