@@ -65,6 +65,7 @@ def render_stage(stage: Stage) -> str:
         f"  finish reasons: {_counts(stage.finish_reasons)} · errors: {_counts(stage.errors)}",
     ]
     lines += _server_timings(stage)
+    lines += _cost(stage)
     for name, part in stage.by_name.items():
         ttft, tpot, e2e = part.ttft_ms, part.tpot_ms, part.e2e_ms
         lines.append(
@@ -81,6 +82,23 @@ def render_stage(stage: Stage) -> str:
         )
     lines += [f"  warning: {w}" for w in stage.warnings]
     return "\n".join(lines)
+
+
+def _cost(stage: Stage) -> list[str]:
+    out = []
+    if (cost := stage.cost) is not None:
+        out.append(
+            f"  cost at ${cost.usd_per_hour:,.2f}/h: ${_num(cost.usd_per_m_output_tokens, 4)}/M output tokens"
+            f" · ${_num(cost.usd_per_m_input_tokens, 4)}/M input tokens (each charged the whole hour)"
+        )
+    if (gpu := stage.gpu) is not None:
+        util, power = gpu.util_pct, gpu.power_w
+        out.append(
+            f"  GPUs ({gpu.gpus}): utilisation mean {_num(util.mean if util else None, 1)}%"
+            f" · power mean {_num(power.mean if power else None, 0)} W"
+            f" · {_num(gpu.joules_per_output_token, 3)} J per output token"
+        )
+    return out
 
 
 def _server_timings(stage: Stage) -> list[str]:
@@ -126,6 +144,11 @@ def render(summary: Summary, results_path: str | None = None) -> str:
     ]
     out += [render_stage(stage) for stage in summary.stages]
     out += _repeats(summary)
+    if summary.headline and (best := summary.headline.cheapest) is not None:
+        where = f"C={best.concurrency}" if best.rate_req_per_s is None else f"{best.rate_req_per_s:g} req/s"
+        among = "among the stages that met every SLO" if best.under_slo else "(no --slo: every stage counted)"
+        usd = f"${best.usd_per_m_output_tokens:,.4f}/M output tokens"
+        out.append(f"cheapest: stage {best.stage} ({where}) at {usd} {among}")
     out += [f"warning: {w}" for w in summary.warnings]
     exit_ = summary.exit
     if exit_:

@@ -12,6 +12,7 @@ from typing import Any
 
 from llmload.metrics.aggregate import ServerSide, StageStats
 from llmload.metrics.confidence import Interval, interval
+from llmload.metrics.cost import cheapest
 from llmload.metrics.histogram import LogHistogram, SignedHistogram
 from llmload.phases import Window
 from llmload.record import OK, UNFINISHED
@@ -343,6 +344,7 @@ def headline(stages: Sequence[Stage]) -> Headline:
             None,
         )
     return Headline(
+        cheapest=cheapest(stages),
         single_stream_tok_per_s=single.output_tok_per_s if single else None,
         peak_tok_per_s=peak.output_tok_per_s if peak else None,
         peak_concurrency=peak.concurrency if peak else None,

@@ -18,7 +18,9 @@ from llmload.export.rundata import read_summary
 from llmload.metrics.confidence import Interval
 from llmload.summary import (
     SCHEMA_VERSION,
+    Cheapest,
     Exit,
+    GpuStage,
     Headline,
     Latency,
     Level,
@@ -27,6 +29,7 @@ from llmload.summary import (
     RunInfo,
     ServerTimingsSummary,
     Stage,
+    StageCost,
     Summary,
     read,
     to_json,
@@ -73,6 +76,9 @@ PARTS = {
     "verdict": Exit,
     "level": Level,
     "interval": Interval,
+    "stage_cost": StageCost,
+    "gpu_stage": GpuStage,
+    "cheapest": Cheapest,
     "headline": Headline,
     "run": RunInfo,
 }
