@@ -33,3 +33,8 @@ class SweepShape(LoadTestShape):
             return processes, float(processes), list(open_loop)
         # Start a level's users at once: warm-up, not the ramp, absorbs the cold start.
         return plan.concurrency, float(plan.concurrency), closed
+
+
+class TraceShape(SweepShape):
+    """The replay's one stage: one ``TraceUser`` per process while it lasts, and the end of the
+    run once its drain is over (a looped replay lasts until Locust's run time ends)."""
