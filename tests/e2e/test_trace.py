@@ -136,3 +136,33 @@ def test_an_azure_trace_at_twice_the_speed_replays_in_half_its_span(
     # one pass of 40 requests lasts 40 mean gaps of the trace, at twice the speed
     stage = run.summary["stages"][0]
     assert stage["rate_req_per_s"] == pytest.approx(2 * 40 / (span_s * 40 / 39), rel=1e-3)
+
+
+def test_a_looped_session_trace_replays_until_the_run_time_and_grows_each_session(
+    run_locust: RunLocust, tmp_path: Path
+) -> None:
+    # Two sessions taking turns every 0.1 s, each turn's prompt 100 words longer than its last.
+    entries = [
+        {"t": i / 10, "prompt_tokens": 100 * (i // 2 + 1), "max_tokens": 2, "session": "ab"[i % 2]}
+        for i in range(10)
+    ]
+    path = tmp_path / "sessions.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in entries))
+    with start_sim() as sim:
+        run = run_locust(
+            sim.url, "--trace", str(path), "--trace-loop", "--ignore-eos",
+            locustfile="locustfiles/trace.py", run_time="6s",
+        )  # fmt: skip
+        served = {s["client_request_id"]: s for s in sim.requests()}
+    assert run.returncode == 0, run.output[-3000:]
+    stage = run.summary["stages"][0]
+    assert stage["rate_req_per_s"] == pytest.approx(10.0)  # 10 requests a pass of 1 s
+    records = sorted(run.records, key=lambda r: r["scheduled_ns"])
+    assert len(records) >= 30  # passes back to back until -t, not one pass
+    start = records[0]["scheduled_ns"]  # each pass right after the last: one every 0.1 s
+    offsets_s = [(r["scheduled_ns"] - start) / 1e9 for r in records]
+    assert offsets_s == pytest.approx([k / 10 for k in range(len(records))], abs=0.001)
+    # In the first pass, each turn finds the whole previous turn of its session cached.
+    for r in records[2:10]:
+        previous = r["prompt_tokens_requested"] - 100
+        assert served[r["id"]]["cached_tokens"] == (TOKENS_PER_MESSAGE + previous) // SIM_BLOCK * SIM_BLOCK
