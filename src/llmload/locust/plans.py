@@ -10,11 +10,15 @@ from typing import Any
 
 from llmload.config import RunConfig
 from llmload.run.conductor import Conductor
-from llmload.stages import sweep_plans
+from llmload.stages import StagePlan, sweep_plans
+from llmload.workload.replay import Replay
+from llmload.workload.traces import load_trace
 
 
 def make_conductor(environment: Any, config: RunConfig, announce: Any, progress: Any) -> Conductor:
     phases, open_loop = config.phases, config.open_loop
+    if config.trace.path is not None:
+        return Conductor([trace_plan(config)], announce, progress)
     if environment.shape_class is None:
         users = environment.parsed_options.num_users or 1
         if open_loop.rate is not None:
@@ -33,6 +37,25 @@ def make_conductor(environment: Any, config: RunConfig, announce: Any, progress:
         max_in_flight=open_loop.max_in_flight,
     )
     return Conductor(plans, announce, progress)
+
+
+def trace_plan(config: RunConfig) -> StagePlan:
+    """A replay is one stage: its window is the trace's (one pass, or until stopped when looped)
+    at the trace's mean rate, and it has no warm-up requests, for the trace starts with the
+    window (``TraceUser``); ``--warmup-s`` only delays that start."""
+    trace = config.trace
+    assert trace.path is not None
+    replay = Replay.of(load_trace(trace.path, trace.format), trace.replay)
+    phases = config.phases
+    return StagePlan(
+        0,
+        config.open_loop.max_in_flight,
+        replay.duration_s,
+        warmup_requests=0,
+        warmup_s=phases.warmup_s,
+        drain_s=phases.drain_s,
+        rate=replay.requests_per_s,
+    )
 
 
 def planned_concurrency(environment: Any, config: RunConfig) -> int:
