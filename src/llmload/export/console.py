@@ -65,6 +65,7 @@ def render_stage(stage: Stage) -> str:
         f"  finish reasons: {_counts(stage.finish_reasons)} · errors: {_counts(stage.errors)}",
     ]
     lines += _server_timings(stage)
+    lines += _reasoning(stage)
     for name, part in stage.by_name.items():
         ttft, tpot, e2e = part.ttft_ms, part.tpot_ms, part.e2e_ms
         lines.append(
@@ -97,6 +98,24 @@ def _server_timings(stage: Stage) -> list[str]:
         f" · decode {p50_p99(decode)} ms/token · cached prompt tokens {t.cached_prompt_tokens:,}",
         f"  client minus server, per request p50/p99: TTFT - prefill {p50_p99(t.ttft_minus_prefill_ms)}"
         f" ms · decode span {p50_p99(span)} ms · TPOT {p50_p99(tpot)} ms",
+    ]
+
+
+def _reasoning(stage: Stage) -> list[str]:
+    r = stage.reasoning
+    if r is None:
+        return []
+    share = "-" if r.reasoning_share is None else f"{r.reasoning_share:.1%}"
+    think, tpot_r, tpot_a = r.think_ms, r.tpot_reasoning_ms, r.tpot_answer_ms
+    return [
+        f"  reasoning ({r.requests} requests): {r.reasoning_tokens:,} reasoning + {r.answer_tokens:,}"
+        f" answer tokens ({share} reasoning)"
+        + (f" · thinking (TTFOT - TTFT) p50 {_num(think.p50)} ms" if think else "")
+        + (
+            f" · TPOT reasoning {_num(tpot_r.p50)} / answer {_num(tpot_a.p50)} ms"
+            if tpot_r and tpot_a
+            else ""
+        )
     ]
 
 

@@ -51,7 +51,7 @@ def _parser() -> argparse.ArgumentParser:
     model.add_argument(
         "--prefix-cache-tokens", type=int, help="prefix cache capacity in tokens (default: the KV budget)"
     )
-    p.add_argument("--tokens-per-chunk", type=int, help="tokens per event after the first")
+    _model_output(p)
     p.add_argument("--emit-timestamps", action="store_true", help="send_ns in every chunk")
     p.add_argument("--request-log", type=Path, help="append per-request ground truth (JSONL)")
     p.add_argument("--fault", help=f"MODE[,MODE...] for every request: {modes_text()}")
@@ -73,6 +73,17 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--certfile", type=Path, help="TLS certificate (PEM): serve https")
     p.add_argument("--keyfile", type=Path, help="TLS private key (PEM)")
     return p
+
+
+def _model_output(p: argparse.ArgumentParser) -> None:
+    """What the imitated model writes: chunking and a reasoning model's thinking."""
+    p.add_argument("--tokens-per-chunk", type=int, help="tokens per event after the first")
+    p.add_argument(
+        "--reasoning-tokens",
+        type=int,
+        default=0,
+        help="a reasoning model: every chat answer first streams N tokens as reasoning_content",
+    )
 
 
 def _ns(flag: str, value: float) -> int:
@@ -152,6 +163,8 @@ def config_from_args(argv: Sequence[str]) -> SimConfig:
         raise ConfigError("--keyfile", str(args.keyfile), "needs --certfile")
     if args.startup_delay_s < 0:
         raise ConfigError("--startup-delay-s", args.startup_delay_s, "must be >= 0")
+    if args.reasoning_tokens < 0:
+        raise ConfigError("--reasoning-tokens", args.reasoning_tokens, "must be >= 0")
     if not 0 <= args.port <= 65535:
         raise ConfigError("--port", args.port, "must be in [0, 65535]")
     return SimConfig(
@@ -171,6 +184,7 @@ def config_from_args(argv: Sequence[str]) -> SimConfig:
         certfile=args.certfile,
         keyfile=args.keyfile,
         realtime=args.realtime,
+        reasoning_tokens=args.reasoning_tokens,
     )
 
 

@@ -28,6 +28,7 @@ class SimConfig:
     certfile: Path | None = None
     keyfile: Path | None = None
     realtime: bool = False
+    reasoning_tokens: int = 0  # each chat answer thinks this many tokens first (reasoning_content)
 
     @property
     def scheme(self) -> str:
