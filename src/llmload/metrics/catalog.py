@@ -69,8 +69,10 @@ CATALOG: tuple[MetricDef, ...] = (
         "SGLang's client falls back to the *requested* length; llmload never does.",
         "output_tokens_per_request", "llmload_request_generation_tokens"),
     MetricDef("prompt_tokens", "prompt tokens", "tokens", "request", "usage.prompt_tokens",
-        "The server's count of the prompt, shown beside the requested prompt length.",
-        "Chat templates add tokens, so it exceeds the requested length.",
+        "The server's count of the prompt, shown beside the requested prompt length "
+        "(`prompt_tokens_counted_vs_requested`; a warning beyond 2%).",
+        "Chat templates add tokens, so it exceeds a length asked in words; `--tokenize` asks in "
+        "the server's tokens.",
         "prompt_tokens_per_request", "llmload_request_prompt_tokens"),
     MetricDef("tpot", "TPOT", "ms", "request", "(last_token - first_token) / (N - 1), N ≥ 2",
         "Mean time per output token after the first, of one request.",
@@ -83,7 +85,8 @@ CATALOG: tuple[MetricDef, ...] = (
         "headline.levels[].decode_tok_per_s", None),
     MetricDef("finish_reason", "finish reason", "requests", "request", "count per value",
         "How requests ended: `stop`, `length`, `tool_calls`, ... . Under `ignore_eos` all should "
-        "be `length`; a warning is raised when mean N < 0.9 * max_tokens there.",
+        "be `length`; the stage warns when its output tokens fall below 0.98 of the max_tokens "
+        "asked there (`output_tokens_vs_max_tokens`).",
         "Rarely reported by benchmark clients; without it a server that ignores `ignore_eos` "
         "goes unnoticed.",
         "finish_reasons", None),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 from collections.abc import Sequence
+from fractions import Fraction
 from pathlib import Path
 
 from llmload.errors import ConfigError
@@ -84,6 +85,21 @@ def _model_output(p: argparse.ArgumentParser) -> None:
         default=0,
         help="a reasoning model: every chat answer first streams N tokens as reasoning_content",
     )
+    p.add_argument(
+        "--tokens-per-word",
+        default="1",
+        help="prompt tokens per word, e.g. 1.3 as a real tokenizer counts English (default 1)",
+    )
+
+
+def _per_word(value: str) -> Fraction:
+    try:
+        per_word = Fraction(value)
+    except (ValueError, ZeroDivisionError):
+        raise ConfigError("--tokens-per-word", value, "give a number such as 1.3") from None
+    if not 0 < per_word <= 8:
+        raise ConfigError("--tokens-per-word", value, "must be in (0, 8]")
+    return per_word
 
 
 def _ns(flag: str, value: float) -> int:
@@ -185,6 +201,7 @@ def config_from_args(argv: Sequence[str]) -> SimConfig:
         keyfile=args.keyfile,
         realtime=args.realtime,
         reasoning_tokens=args.reasoning_tokens,
+        tokens_per_word=_per_word(args.tokens_per_word),
     )
 
 

@@ -61,7 +61,7 @@ class Completions:
             self._reject(conn, entry, 503, "ServiceUnavailableError", "the model is loading")
             return
         try:
-            gen_request = parse_body(request.body, chat, entry.id)
+            gen_request = parse_body(request.body, chat, entry.id, self._config.tokens_per_word)
             mode = self._fault(request, gen_request, entry.index)
         except BadRequest as exc:
             self._reject(conn, entry, 400, "BadRequestError", exc.message, param=exc.param)

@@ -43,6 +43,7 @@ def sim_settings(config: SimConfig) -> dict[str, Any]:
         "fixed_timing": timing,
         "seed": config.seed,
         "reasoning_tokens": config.reasoning_tokens,
+        "tokens_per_word": str(config.tokens_per_word),
     }
 
 
