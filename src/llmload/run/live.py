@@ -71,6 +71,7 @@ class LiveView:
                     config.checks,
                     workload=config.workload,
                     ignore_eos=config.request.ignore_eos,
+                    usd_per_hour=config.cost.per_hour_usd,
                 )
                 if view.index < current - 1:  # two stages on: its drain and late folds are over
                     self._done[view.index] = stage
