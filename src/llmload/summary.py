@@ -191,6 +191,22 @@ class Level:
     output_tok_per_s: float
     spread: tuple[float, float]  # min and max across repeats
     decode_tok_per_s: float | None
+    ttft_p50_ms: float | None = None  # repeats averaged, as output_tok_per_s
+    tpot_p50_ms: float | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Saturation:
+    """The lowest level past which more load bought no throughput, only latency
+    (``llmload/saturation.py``)."""
+
+    concurrency: int | None
+    rate_req_per_s: float | None
+    output_tok_per_s: float
+    reason: str
+    # --until-saturated: the sweep ended after the level that showed it; these were not run
+    stopped_sweep: bool = False
+    levels_not_run: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -201,6 +217,7 @@ class Headline:
     peak_rate_req_per_s: float | None
     half_speed_concurrency: int | None
     levels: tuple[Level, ...]
+    saturation: Saturation | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -6,14 +6,24 @@ and its parsed user count (a plain run).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from llmload.config import RunConfig
+from llmload.errors import ConfigError
 from llmload.run.conductor import Conductor
-from llmload.stages import sweep_plans
+from llmload.stages import ramp_plans, sweep_plans
+from llmload.summary import Level
 
 
-def make_conductor(environment: Any, config: RunConfig, announce: Any, progress: Any) -> Conductor:
+def make_conductor(
+    environment: Any,
+    config: RunConfig,
+    announce: Any,
+    progress: Any,
+    levels: Callable[[], Sequence[Level]] | None = None,
+) -> Conductor:
+    """``levels``: the headline's levels so far, read by ``--until-saturated``."""
     phases, open_loop = config.phases, config.open_loop
     if environment.shape_class is None:
         users = environment.parsed_options.num_users or 1
@@ -22,20 +32,38 @@ def make_conductor(environment: Any, config: RunConfig, announce: Any, progress:
         plans = Conductor.plain_run(users, phases.warmup_requests, phases.warmup_s, open_loop.rate)
         return Conductor(plans, announce, progress)
     sweep = config.sweep
-    plans = sweep_plans(
-        list(sweep.levels),
-        window_s=sweep.window_s,
-        warmup_requests=phases.warmup_requests,
-        warmup_s=phases.warmup_s,
-        drain_s=phases.drain_s,
-        repeat=sweep.repeat,
-        rates=list(sweep.rates),
-        max_in_flight=open_loop.max_in_flight,
-    )
-    return Conductor(plans, announce, progress)
+    stages: dict[str, Any] = {
+        "window_s": sweep.window_s,
+        "warmup_requests": phases.warmup_requests,
+        "warmup_s": phases.warmup_s,
+        "drain_s": phases.drain_s,
+        "max_in_flight": open_loop.max_in_flight,
+    }
+    ramp = sweep.ramp
+    if ramp is None:
+        plans = sweep_plans(list(sweep.levels), repeat=sweep.repeat, rates=list(sweep.rates), **stages)
+    elif ramp.kind == "rate":
+        plans = ramp_plans([], rates=list(ramp.levels()), **stages)
+    else:
+        plans = ramp_plans(list(ramp.users()), **stages)
+    return Conductor(plans, announce, progress, levels if sweep.until_saturated else None)
+
+
+def check_stage_options(environment: Any, config: RunConfig) -> None:
+    """A plain run has no stages to ramp through or stop early: say so before it starts."""
+    if environment.shape_class is not None:
+        return
+    for flag, given in (
+        ("--ramp", config.sweep.ramp is not None),
+        ("--until-saturated", config.sweep.until_saturated),
+    ):
+        if given:
+            raise ConfigError(
+                flag, "on", "needs a sweep: run `llmload sweep`, or a locustfile with SweepShape"
+            )
 
 
 def planned_concurrency(environment: Any, config: RunConfig) -> int:
     if environment.shape_class is not None:
-        return max(config.sweep.levels)
+        return config.sweep.max_users
     return int(environment.parsed_options.num_users or 1)

@@ -10,33 +10,53 @@ from __future__ import annotations
 import math
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import gevent
 
 from llmload.phases import Phase
+from llmload.saturation import detect, saturation_text
 from llmload.stages import (
     Announcement,
     Progress,
     StageController,
     StagePlan,
 )
+from llmload.summary import Level, Saturation
 
 
 class Conductor:
+    """``levels``: the headline's levels of the stages so far, as the summary would have them
+    now; given, the sweep ends once they show saturation (``--until-saturated``), and
+    ``saturation`` says where and what was not run."""
+
     def __init__(
         self,
         plans: list[StagePlan],
         announce: Callable[[Announcement], None],
         progress: Callable[[], Progress],
+        levels: Callable[[], Sequence[Level]] | None = None,
     ) -> None:
-        self.controller = StageController(plans)
+        self.controller = StageController(plans, None if levels is None else self._saturated)
+        self._levels = levels
+        self.saturation: Saturation | None = None
         self._announce = announce
         self._progress = progress
         self._ticker: gevent.Greenlet[Any, None] | None = None
         self._progress_greenlet: gevent.Greenlet[Any, None] | None = None
         self.started = time.time()
+
+    def _saturated(self, remaining: list[StagePlan]) -> bool:
+        assert self._levels is not None
+        found = detect(self._levels())
+        if found is None:
+            return False
+        not_run = tuple(dict.fromkeys(plan.level for plan in remaining))
+        self.saturation = replace(found, stopped_sweep=True, levels_not_run=not_run)
+        print(f"llmload: saturated at {saturation_text(self.saturation)}", file=sys.stderr, flush=True)
+        return True
 
     @staticmethod
     def plain_run(

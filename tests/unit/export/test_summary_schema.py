@@ -24,6 +24,7 @@ from llmload.summary import (
     MeanMax,
     NamedStage,
     RunInfo,
+    Saturation,
     ServerTimingsSummary,
     Stage,
     Summary,
@@ -72,6 +73,7 @@ PARTS = {
     "verdict": Exit,
     "level": Level,
     "headline": Headline,
+    "saturation": Saturation,
     "run": RunInfo,
 }
 
