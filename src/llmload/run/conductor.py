@@ -66,10 +66,16 @@ class Conductor:
         return [StagePlan(0, max(concurrency, 1), math.inf, warmup_requests, warmup_s, 0.0, rate)]
 
     def tick(self) -> Announcement | None:
-        a = self.controller.tick(time.time(), self._progress())
-        if a is not None:
+        """Announce what changed; a stage without warm-up (a ramp's step) opens its window in
+        the same tick it begins, not a shape tick (a second) later."""
+        now = time.time()  # both at once: announcing (it writes results) takes time
+        first = a = self.controller.tick(now, self._progress())
+        while a is not None:
             self._announce(a)
-        return a
+            if a.phase is not Phase.WARMUP:
+                break
+            a = self.controller.tick(now, self._progress())
+        return first
 
     def start_ticking(self, interval_s: float = 0.1, users: Callable[[], int] | None = None) -> None:
         """For plain runs, which have no LoadTestShape to tick them. ``users``: the user count
