@@ -147,7 +147,12 @@ OPTIONS: tuple[Option, ...] = (
         group="stages",
         sweep_default=1,
     ),
-    Option("--rates", "sweep: open-loop request rates (req/s), comma-separated, not levels", group="stages"),
+    Option(
+        "--rates",
+        "sweep: open-loop request rates (req/s), comma-separated, not levels",
+        group="stages",
+        sweep_default=None,
+    ),
     Option(
         "--ramp",
         "sweep: steps of --stage-s each instead of levels, no warm-up after the first: "
