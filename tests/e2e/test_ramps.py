@@ -49,8 +49,8 @@ def test_until_saturated_stops_where_the_simulators_batch_is_full(tmp_path: Path
     assert [s["concurrency"] for s in summary["stages"]] == [4, 8, 16, 32]
     assert found["stopped_sweep"] and found["levels_not_run"] == ["concurrency 64", "concurrency 128"]
     assert "TTFT p50" in found["reason"] and summary["complete"]
-    assert f"saturates at C={MAX_BATCH}" in output
-    assert "saturates at" in (tmp_path / "sat" / "report.html").read_text()
+    assert f"saturation: C={MAX_BATCH}" in output
+    assert "from C=16 to C=32" in (tmp_path / "sat" / "report.html").read_text()
 
 
 def test_a_ramp_runs_one_stage_per_step_at_the_steps_user_count(tmp_path: Path) -> None:

@@ -112,7 +112,7 @@ def _headline(summary: Summary) -> list[str]:
     return [
         f"headline: single-stream {_num(head.single_stream_tok_per_s, 1)} tok/s"
         f" · peak {_num(head.peak_tok_per_s, 1)} tok/s{where}"
-        f" · saturates at {saturation_text(head.saturation)}"
+        f" · saturation: {saturation_text(head.saturation)}"
     ]
 
 

@@ -75,7 +75,7 @@ def _headline(summary: Summary) -> list[str]:
             "per-stream speed halves at",
             "-" if head.half_speed_concurrency is None else f"C={head.half_speed_concurrency}",
         ),
-        ("saturates at", saturation_text(head.saturation)),
+        ("saturation", saturation_text(head.saturation)),
     ]
     out = [h.heading("Headline"), h.table(("", "value"), rows, css="big")]
     if head.levels:
