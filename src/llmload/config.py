@@ -205,6 +205,37 @@ class ChecksConfig:
     fail_on_client_bound: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class CostConfig:
+    """What the deployment under test costs per hour: per GPU (times ``gpus``) or as a whole."""
+
+    gpu_hour_usd: float | None = None
+    gpus: int = 1
+    deployment_hour_usd: float | None = None
+
+    def __post_init__(self) -> None:
+        for flag, value in (
+            ("--gpu-hour-cost", self.gpu_hour_usd),
+            ("--deployment-hour-cost", self.deployment_hour_usd),
+        ):
+            if value is not None and not (math.isfinite(value) and value > 0):
+                raise ConfigError(flag, value, "must be a positive number of US dollars per hour")
+        if isinstance(self.gpus, bool) or not isinstance(self.gpus, int) or self.gpus < 1:
+            raise ConfigError("--gpus", self.gpus, "must be a whole number of GPUs, 1 or more")
+        if self.gpu_hour_usd is not None and self.deployment_hour_usd is not None:
+            raise ConfigError(
+                "--deployment-hour-cost",
+                self.deployment_hour_usd,
+                "give it or --gpu-hour-cost (with --gpus), not both",
+            )
+
+    @property
+    def per_hour_usd(self) -> float | None:
+        if self.deployment_hour_usd is not None:
+            return self.deployment_hour_usd
+        return None if self.gpu_hour_usd is None else self.gpu_hour_usd * self.gpus
+
+
 _PROXY_SCHEMES = ("http://", "https://", "socks5://", "socks5h://")
 
 
@@ -264,6 +295,8 @@ class RunConfig:
     open_loop: OpenLoopConfig = field(default_factory=OpenLoopConfig)
     fleet: FleetConfig = field(default_factory=FleetConfig)
     checks: ChecksConfig = field(default_factory=ChecksConfig)
+    cost: CostConfig = field(default_factory=CostConfig)
+    gpu_metrics: str | None = None  # a DCGM exporter's /metrics URL, scraped per stage
     results_dir: str = "results"
     run_id: str | None = None
     scenario: str = "chat"
@@ -299,6 +332,8 @@ class RunConfig:
                 "max_error_rate": self.checks.max_error_rate,
                 "fail_on_client_bound": self.checks.fail_on_client_bound,
             },
+            "cost": {**asdict(self.cost), "per_hour_usd": self.cost.per_hour_usd},
+            "gpu_metrics": None if self.gpu_metrics is None else redact_url(self.gpu_metrics),
             "timeouts": asdict(self.timeouts),
             "transport": transport,
         }

@@ -202,6 +202,36 @@ OPTIONS: tuple[Option, ...] = (
         sweep_default=None,
     ),
     Option("--fail-on-client-bound", "exit 4 when a stage was client-bound", bool, group="checks"),
+    # what the tokens cost, and what the GPUs did
+    Option(
+        "--gpu-hour-cost",
+        "USD per GPU-hour: turns tok/s into $ per million tokens (with --gpus)",
+        float,
+        group="cost",
+        sweep_default=None,
+    ),
+    Option(
+        "--gpus",
+        "GPUs the deployment under test runs on (with --gpu-hour-cost)",
+        int,
+        1,
+        group="cost",
+        sweep_default=1,
+    ),
+    Option(
+        "--deployment-hour-cost",
+        "USD per hour of the whole deployment, instead of --gpu-hour-cost x --gpus",
+        float,
+        group="cost",
+        sweep_default=None,
+    ),
+    Option(
+        "--gpu-metrics",
+        "a Prometheus endpoint with NVIDIA DCGM exporter names (http://node:9400/metrics): "
+        "GPU utilisation, memory and power per stage",
+        group="cost",
+        sweep_default=None,
+    ),
     # results and live metrics
     Option(
         "--results-dir",

@@ -18,6 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, is_dataclass, replace
 from typing import Any, TypeVar, Union, get_args, get_origin, get_type_hints
 
+from llmload.metrics.confidence import Interval
+
 SCHEMA_VERSION = 2  # 2: verdicts (exit, run.stopped, attempts, ...); export/rundata.py reads 1
 
 T = TypeVar("T")
@@ -105,6 +107,31 @@ class ServerTimingsSummary:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class StageCost:
+    """What the stage's tokens cost at the deployment's price per hour (``--gpu-hour-cost``).
+
+    Each figure charges the whole deployment's hour to one kind of token, as a price sheet
+    does: they are not shares of one bill, and do not add up."""
+
+    usd_per_hour: float
+    usd_per_m_output_tokens: float | None
+    usd_per_m_input_tokens: float | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GpuStage:
+    """The GPUs over the stage's window, from a DCGM exporter (``--gpu-metrics``); fields are
+    None where the exporter had no such metric."""
+
+    gpus: int  # GPUs the exporter reported
+    util_pct: MeanMax | None  # mean over GPUs of DCGM_FI_DEV_GPU_UTIL
+    memory_used_mib: MeanMax | None  # sum over GPUs of DCGM_FI_DEV_FB_USED
+    power_w: MeanMax | None  # sum over GPUs of DCGM_FI_DEV_POWER_USAGE
+    energy_j: float | None  # the energy counter's increase, else mean power x the window
+    joules_per_output_token: float | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class NamedStage:
     """A stage's requests of one name (a scenario's ``name=``): counted and timed as the
     stage's are, over the same measured window."""
@@ -171,6 +198,8 @@ class Stage:
     server: Mapping[str, Any] | None = None  # the server's /metrics over the window, if scraped
     by_name: Mapping[str, NamedStage] = field(default_factory=dict)  # named requests only
     server_timings: ServerTimingsSummary | None = None  # None: the server gave no timings
+    cost: StageCost | None = None  # None: no --gpu-hour-cost or --deployment-hour-cost
+    gpu: GpuStage | None = None  # None: no --gpu-metrics, or it answered nothing
 
     def latency(self, metric: str) -> Latency | None:
         """``"ttft"``, ``"itl"``, ... by name."""
@@ -191,6 +220,10 @@ class Level:
     output_tok_per_s: float
     spread: tuple[float, float]  # min and max across repeats
     decode_tok_per_s: float | None
+    repeats: int = 1
+    # with repeats: 95% intervals by stages.csv column (output_tok_per_s, ttft_p99_ms, ...)
+    intervals: Mapping[str, Interval] = field(default_factory=dict)
+    noisy: tuple[str, ...] = ()  # the columns whose interval is wider than ±5% of the mean
     ttft_p50_ms: float | None = None  # repeats averaged, as output_tok_per_s
     tpot_p50_ms: float | None = None
 
@@ -210,6 +243,17 @@ class Saturation:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Cheapest:
+    """The stage whose output tokens cost least, among those that met every SLO."""
+
+    stage: int
+    concurrency: int | None
+    rate_req_per_s: float | None
+    usd_per_m_output_tokens: float
+    under_slo: bool  # False: the run had no --slo, so every stage counted
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Headline:
     single_stream_tok_per_s: float | None
     peak_tok_per_s: float | None
@@ -217,6 +261,7 @@ class Headline:
     peak_rate_req_per_s: float | None
     half_speed_concurrency: int | None
     levels: tuple[Level, ...]
+    cheapest: Cheapest | None = None  # None: no cost given, or no stage met the SLOs
     saturation: Saturation | None = None
 
 

@@ -150,3 +150,41 @@ def test_warmup_is_excluded_from_the_numbers(run_locust: RunLocust) -> None:
     assert len(slow) == 8
     assert all(r["phase"] == "warmup" for r in slow)
     assert stage["requests"]["warmup"] >= 8
+
+
+def test_repeats_give_intervals_around_the_model_and_compare_tells_the_engines_apart(tmp_path: Path) -> None:
+    runs = {}
+    for profile in ("vllm", "sglang-nograph"):
+        args = ("--sim", profile, "--levels", "1,8", "--repeat", "3", "--stage-s", "2", "--max-tokens", "64")
+        code, summary, output = sweep(tmp_path, profile, *args)
+        assert code == 0, output[-3000:]
+        runs[profile] = summary
+        for level in summary["headline"]["levels"]:
+            assert level["repeats"] == 3
+            tput = level["intervals"]["output_tok_per_s"]
+            assert tput["n"] == 3 and tput["low"] <= level["output_tok_per_s"] <= tput["high"]
+            # the simulator's analytic throughput lies in the interval, give or take the
+            # window-edge error of 2-second windows
+            model = stage_output_tok_per_s(get_profile(profile).params(), level["concurrency"])
+            assert tput["low"] * 0.97 <= model <= tput["high"] * 1.03, (level, model)
+            wide = {k for k, i in level["intervals"].items() if i["high"] - i["low"] > 0.1 * i["mean"]}
+            assert set(level["noisy"]) == wide
+        assert "repeats C=1: 3 runs · output" in output
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "llmload.cli",
+            "compare",
+            str(tmp_path / "vllm"),
+            str(tmp_path / "sglang-nograph"),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    row = next(line for line in proc.stdout.splitlines() if line.startswith("single-stream output tok/s"))
+    assert row.split()[-1] == "0.33x", row  # 27 against 82.5 tok/s: far beyond three repeats' noise
+    assert "Welch's t-test" in proc.stdout

@@ -1,9 +1,10 @@
 """``llmload compare RUN_A RUN_B [RUN_C ...]``: runs side by side, with ratios to the first.
 
 The numbers come from each run's stage rows (the ``stages.csv`` columns), averaged over repeats
-of a level; a ratio whose two runs' repeat ranges overlap is marked ``≈``: that difference is
-within the noise the runs themselves measured. Runs without repeats have no measured noise, so
-none of their differences is marked. Differences of the servers' fingerprints (engine, version,
+of a level; where both runs repeated the level, Welch's t-test (95%) over the repeats says
+whether their difference is beyond the noise the runs themselves measured, and a ratio that is
+not is marked ``≈``. Runs without repeats have no measured noise, so none of their differences
+is marked. Differences of the servers' fingerprints (engine, version,
 launch flags) come right under the headline, next to the numbers they explain.
 """
 
@@ -16,6 +17,7 @@ from llmload.errors import ConfigError
 from llmload.export.rundata import RunData, all_warnings, flatten
 from llmload.export.series import LevelStat, by_level
 from llmload.export.tables import Row, stage_rows
+from llmload.metrics.confidence import Interval, differ
 
 NOISE = "≈"
 # Fingerprint keys that differ between any two runs without explaining anything.
@@ -48,25 +50,17 @@ _STAGE_METRICS = (
 @dataclass(frozen=True, slots=True)
 class Value:
     value: float | None
-    low: float | None = None  # the repeat spread; equal to value when the level ran once
-    high: float | None = None
+    interval: Interval | None = None  # over the level's repeats; None when it ran once
     note: str = ""  # e.g. "at C=128"
 
     @classmethod
     def of(cls, stat: LevelStat | None, note: str = "") -> Value:
-        return cls(None) if stat is None else cls(stat.mean, stat.low, stat.high, note)
-
-    @property
-    def repeated(self) -> bool:
-        return self.low is not None and self.high is not None and self.low < self.high
+        return cls(None) if stat is None else cls(stat.mean, stat.interval, note)
 
 
 def is_noise(a: Value, b: Value) -> bool:
-    """Both runs measured a spread over repeats and the two ranges overlap."""
-    if not (a.repeated and b.repeated):
-        return False
-    assert a.low is not None and a.high is not None and b.low is not None and b.high is not None
-    return a.low <= b.high and b.low <= a.high
+    """Both runs were repeated and Welch's t-test finds no difference beyond their noise."""
+    return differ(a.interval, b.interval) is False
 
 
 @dataclass(frozen=True, slots=True)

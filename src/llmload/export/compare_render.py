@@ -17,8 +17,9 @@ from llmload.export.series import FigureSpec, level_series, throughput_figure
 from llmload.summary import Summary
 
 _FOOTNOTE = (
-    f"{NOISE} marks a ratio within the repeat spread of both runs (their min-max ranges "
-    "over repeats overlap): noise, not a difference."
+    f"{NOISE} marks a ratio within both runs' noise: Welch's t-test over their repeats finds no "
+    "difference at 95%. Without it, a ratio of two repeated levels is a difference beyond their "
+    "noise; a level that ran once measured no noise (sweep with --repeat 3 to know)."
 )
 
 

@@ -66,6 +66,7 @@ def render_stage(stage: Stage) -> str:
         f"  finish reasons: {_counts(stage.finish_reasons)} · errors: {_counts(stage.errors)}",
     ]
     lines += _server_timings(stage)
+    lines += _cost(stage)
     for name, part in stage.by_name.items():
         ttft, tpot, e2e = part.ttft_ms, part.tpot_ms, part.e2e_ms
         lines.append(
@@ -84,6 +85,23 @@ def render_stage(stage: Stage) -> str:
     return "\n".join(lines)
 
 
+def _cost(stage: Stage) -> list[str]:
+    out = []
+    if (cost := stage.cost) is not None:
+        out.append(
+            f"  cost at ${cost.usd_per_hour:,.2f}/h: ${_num(cost.usd_per_m_output_tokens, 4)}/M output tokens"
+            f" · ${_num(cost.usd_per_m_input_tokens, 4)}/M input tokens (each charged the whole hour)"
+        )
+    if (gpu := stage.gpu) is not None:
+        util, power = gpu.util_pct, gpu.power_w
+        out.append(
+            f"  GPUs ({gpu.gpus}): utilisation mean {_num(util.mean if util else None, 1)}%"
+            f" · power mean {_num(power.mean if power else None, 0)} W"
+            f" · {_num(gpu.joules_per_output_token, 3)} J per output token"
+        )
+    return out
+
+
 def _server_timings(stage: Stage) -> list[str]:
     t = stage.server_timings
     if t is None:
@@ -99,6 +117,23 @@ def _server_timings(stage: Stage) -> list[str]:
         f"  client minus server, per request p50/p99: TTFT - prefill {p50_p99(t.ttft_minus_prefill_ms)}"
         f" ms · decode span {p50_p99(span)} ms · TPOT {p50_p99(tpot)} ms",
     ]
+
+
+def _repeats(summary: Summary) -> list[str]:
+    """Each repeated level's mean tok/s with its 95% interval, and what was too noisy to trust."""
+    levels = [lv for lv in (summary.headline.levels if summary.headline else ()) if lv.repeats > 1]
+    out = []
+    for lv in levels:
+        where = f"C={lv.concurrency}" if lv.concurrency is not None else f"{lv.rate_req_per_s} req/s"
+        tput = lv.intervals.get("output_tok_per_s")
+        ci = (
+            ""
+            if tput is None
+            else f" ± {100 * (tput.relative or 0):.1f}% (95%: {tput.low:,.1f} to {tput.high:,.1f})"
+        )
+        noisy = f" · NOISY (interval over ±5%): {', '.join(lv.noisy)}" if lv.noisy else ""
+        out.append(f"repeats {where}: {lv.repeats} runs · output {lv.output_tok_per_s:,.1f} tok/s{ci}{noisy}")
+    return out
 
 
 def _headline(summary: Summary) -> list[str]:
@@ -124,6 +159,12 @@ def render(summary: Summary, results_path: str | None = None) -> str:
         + ("" if summary.complete else " · INCOMPLETE"),
     ]
     out += [render_stage(stage) for stage in summary.stages]
+    out += _repeats(summary)
+    if summary.headline and (best := summary.headline.cheapest) is not None:
+        where = f"C={best.concurrency}" if best.rate_req_per_s is None else f"{best.rate_req_per_s:g} req/s"
+        among = "among the stages that met every SLO" if best.under_slo else "(no --slo: every stage counted)"
+        usd = f"${best.usd_per_m_output_tokens:,.4f}/M output tokens"
+        out.append(f"cheapest: stage {best.stage} ({where}) at {usd} {among}")
     out += _headline(summary)
     out += [f"warning: {w}" for w in summary.warnings]
     exit_ = summary.exit

@@ -24,7 +24,8 @@ h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #d8dce3;padding-bott
 table{border-collapse:collapse;background:#fff;margin:6px 0 12px;font-variant-numeric:tabular-nums}
 th,td{border:1px solid #dde1e7;padding:4px 8px;text-align:right;white-space:nowrap}
 th{background:#eef1f5;font-weight:600}td.k,th.k{text-align:left}
-tr.bad td{background:#fff1e6}
+tr.bad td{background:#fff1e6}tr.good td{background:#ebfbee}
+p.big{font-size:16px}
 table.wide th,table.wide td{padding:3px 5px;font-size:12px}table.wide th{white-space:normal}
 .big td{font-size:16px}.big td.k{font-size:14px}
 .warn{background:#fff4e5;border:2px solid #e8590c;border-radius:6px;padding:10px 14px;margin:12px 0}

@@ -33,8 +33,14 @@ def _draw(ax: Axes, s: Series, color: str) -> None:
         ax.step(x, y, where="post", label=s.label, color=color, linewidth=1.2)
         return
     if s.low is not None and s.high is not None:
-        below = [0.0 if math.isnan(v) or lo is None else v - lo for v, lo in zip(y, s.low, strict=True)]
-        above = [0.0 if math.isnan(v) or hi is None else hi - v for v, hi in zip(y, s.high, strict=True)]
+        # max(0, ...): a mean of equal repeats can round an ulp past its min or max, and
+        # matplotlib refuses a negative error bar
+        below = [
+            0.0 if math.isnan(v) or lo is None else max(0.0, v - lo) for v, lo in zip(y, s.low, strict=True)
+        ]
+        above = [
+            0.0 if math.isnan(v) or hi is None else max(0.0, hi - v) for v, hi in zip(y, s.high, strict=True)
+        ]
         ax.errorbar(
             x,
             y,

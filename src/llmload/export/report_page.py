@@ -78,21 +78,92 @@ def _headline(summary: Summary) -> list[str]:
         ("saturation", saturation_text(head.saturation)),
     ]
     out = [h.heading("Headline"), h.table(("", "value"), rows, css="big")]
-    if head.levels:
+    if not head.levels:
+        return out
+    repeated = any(lv.repeats > 1 for lv in head.levels)
+    columns = ["concurrency", "output tok/s", "repeat spread", "decode tok/s per stream"]
+    if repeated:
+        columns += ["repeats", "95% interval of tok/s", "noisy (interval over ±5%)"]
+    body = []
+    for lv in head.levels:
+        cells = [
+            str(lv.concurrency),
+            h.fmt(lv.output_tok_per_s),
+            _spread(lv.spread),
+            h.fmt(lv.decode_tok_per_s),
+        ]
+        if repeated:
+            tput = lv.intervals.get("output_tok_per_s")
+            ci = (
+                "-"
+                if tput is None
+                else f"{h.fmt(tput.low)} to {h.fmt(tput.high)} (±{100 * (tput.relative or 0):.1f}%)"
+            )
+            cells += [str(lv.repeats), ci, ", ".join(lv.noisy) or "-"]
+        body.append(cells)
+    out.append(h.table(columns, body, row_classes=["bad" if lv.noisy else "" for lv in head.levels]))
+    return out
+
+
+def _cost(summary: Summary) -> list[str]:
+    """$ per million tokens and energy per token, per stage, and the cheapest stage under SLOs."""
+    stages = [s for s in summary.stages if s.cost is not None or s.gpu is not None]
+    if not stages:
+        return []
+    out = [h.heading("Cost and energy")]
+    best = summary.headline.cheapest if summary.headline else None
+    if best is not None:
+        among = (
+            "of the stages that met every SLO" if best.under_slo else "of all stages (the run had no --slo)"
+        )
+        where = f"C={best.concurrency}" if best.rate_req_per_s is None else f"{best.rate_req_per_s:g} req/s"
         out.append(
-            h.table(
-                ("concurrency", "output tok/s", "repeat spread", "decode tok/s per stream"),
-                [
-                    (
-                        str(lv.concurrency),
-                        h.fmt(lv.output_tok_per_s),
-                        _spread(lv.spread),
-                        h.fmt(lv.decode_tok_per_s),
-                    )
-                    for lv in head.levels
-                ],
+            h.paragraph(
+                f"Cheapest {among}: stage {best.stage} ({where}) at "
+                f"${best.usd_per_m_output_tokens:,.4f} per million output tokens.",
+                "big",
             )
         )
+    rows = []
+    for s in stages:
+        cost, gpu = s.cost, s.gpu
+        rows.append(
+            [
+                str(s.index),
+                h.fmt(s.concurrency, 0),
+                h.fmt(s.output_tok_per_s),
+                "-" if cost is None else f"{cost.usd_per_hour:,.2f}",
+                h.fmt(cost.usd_per_m_output_tokens if cost else None, 4),
+                h.fmt(cost.usd_per_m_input_tokens if cost else None, 4),
+                h.fmt(gpu.util_pct.mean if gpu and gpu.util_pct else None),
+                h.fmt(gpu.power_w.mean if gpu and gpu.power_w else None, 0),
+                h.fmt(gpu.energy_j if gpu else None, 0),
+                h.fmt(gpu.joules_per_output_token if gpu else None, 3),
+            ]
+        )
+    headers = (
+        "stage",
+        "C",
+        "out tok/s",
+        "$/hour",
+        "$/M output",
+        "$/M input",
+        "GPU util %",
+        "power W",
+        "energy J",
+        "J/output token",
+    )
+    classes = ["good" if best is not None and s.index == best.stage else "" for s in stages]
+    out += [
+        h.table(headers, rows, left=0, row_classes=classes, css="wide"),
+        h.paragraph(
+            "Each $ figure charges the deployment's whole hour to one kind of token, as a price "
+            "sheet does (they do not add up). GPU figures come from --gpu-metrics over the stage's "
+            "window: utilisation averaged over GPUs, power summed, energy from the exporter's "
+            "energy counter.",
+            "note",
+        ),
+    ]
     return out
 
 
@@ -291,6 +362,7 @@ def render_report(run: RunData, rows: Sequence[Row], pngs: Mapping[str, bytes]) 
         *_stages(rows),
         *_by_name(run.summary),
         *_server_timings(run.summary),
+        *_cost(run.summary),
         *_errors(run.summary),
         *_spec_decode(rows),
         *(_plots(pngs) if pngs else []),

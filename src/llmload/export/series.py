@@ -13,6 +13,7 @@ from typing import Literal
 
 from llmload.export.rundata import TimePoint
 from llmload.export.tables import Row
+from llmload.metrics.confidence import Interval, interval
 
 Scale = Literal["linear", "log2"]
 
@@ -49,6 +50,7 @@ class LevelStat:
     low: float | None
     high: float | None
     repeats: int
+    interval: Interval | None = None  # the mean's 95% interval, with two repeats or more
 
 
 def by_level(rows: Sequence[Row], column: str) -> list[LevelStat]:
@@ -64,7 +66,8 @@ def by_level(rows: Sequence[Row], column: str) -> list[LevelStat]:
     out = []
     for level, values in sorted(groups.items()):
         if values:
-            out.append(LevelStat(level, sum(values) / len(values), min(values), max(values), len(values)))
+            mean = sum(values) / len(values)
+            out.append(LevelStat(level, mean, min(values), max(values), len(values), interval(values)))
         else:
             out.append(LevelStat(level, None, None, None, 0))
     return out

@@ -12,6 +12,8 @@ from dataclasses import replace
 from typing import Any
 
 from llmload.metrics.aggregate import ServerSide, StageStats
+from llmload.metrics.confidence import Interval, interval
+from llmload.metrics.cost import cheapest
 from llmload.metrics.histogram import LogHistogram, SignedHistogram
 from llmload.phases import Window
 from llmload.record import OK, UNFINISHED
@@ -269,6 +271,37 @@ def _decode_tok_per_s(stage: Stage) -> float | None:
     return 1000.0 / tpot.p50 if tpot and tpot.p50 > 0 else None
 
 
+# The numbers a repeated level gets a confidence interval for: its throughput and the latency
+# percentiles a comparison quotes.
+_INTERVAL_COLUMNS = (
+    ("output_tok_per_s", None, None),
+    ("ttft_p50_ms", "ttft", "p50"),
+    ("ttft_p99_ms", "ttft", "p99"),
+    ("tpot_p50_ms", "tpot", "p50"),
+    ("tpot_p99_ms", "tpot", "p99"),
+    ("itl_p99_ms", "itl", "p99"),
+    ("e2e_p99_ms", "e2e", "p99"),
+)
+
+
+def _intervals(group: Sequence[Stage]) -> dict[str, Interval]:
+    out = {}
+    for column, metric, q in _INTERVAL_COLUMNS:
+        if metric is None or q is None:
+            values = [s.output_tok_per_s for s in group if s.output_tok_per_s is not None]
+        else:
+            values = [lat.quantile(q) for s in group if (lat := s.latency(metric)) is not None]
+        if len(values) == len(group) and (found := interval(values)) is not None:
+            out[column] = _rounded(found)
+    return out
+
+
+def _rounded(i: Interval) -> Interval:
+    return Interval(
+        mean=round(i.mean, 4), n=i.n, stdev=round(i.stdev, 4), low=round(i.low, 4), high=round(i.high, 4)
+    )
+
+
 def _mean_p50(group: Sequence[Stage], metric: str) -> float | None:
     values = [m.p50 for m in (s.latency(metric) for s in group) if m is not None]
     return round(sum(values) / len(values), 4) if values else None
@@ -294,6 +327,7 @@ def headline(stages: Sequence[Stage], stopped_at: Saturation | None = None) -> H
     for (kind, level), group in sorted(by_level.items()):
         rates = [s.output_tok_per_s for s in group if s.output_tok_per_s is not None]
         speeds = [v for v in map(_decode_tok_per_s, group) if v is not None]
+        intervals = _intervals(group)
         levels.append(
             Level(
                 concurrency=group[0].concurrency if kind == "concurrency" else None,
@@ -301,6 +335,9 @@ def headline(stages: Sequence[Stage], stopped_at: Saturation | None = None) -> H
                 output_tok_per_s=round(sum(rates) / len(rates), 3),
                 spread=(min(rates), max(rates)),
                 decode_tok_per_s=round(sum(speeds) / len(speeds), 3) if speeds else None,
+                repeats=len(group),
+                intervals=intervals,
+                noisy=tuple(k for k, i in intervals.items() if i.noisy),
                 ttft_p50_ms=_mean_p50(group, "ttft"),
                 tpot_p50_ms=_mean_p50(group, "tpot"),
             )
@@ -321,6 +358,7 @@ def headline(stages: Sequence[Stage], stopped_at: Saturation | None = None) -> H
             None,
         )
     return Headline(
+        cheapest=cheapest(stages),
         single_stream_tok_per_s=single.output_tok_per_s if single else None,
         peak_tok_per_s=peak.output_tok_per_s if peak else None,
         peak_concurrency=peak.concurrency if peak else None,

@@ -38,6 +38,11 @@ STAGE_COLUMNS = (
     "tokens_per_event",
     "server_acceptance_rate",
     "server_acceptance_length",
+    "usd_per_m_output_tokens",
+    "usd_per_m_input_tokens",
+    "gpu_util_pct",
+    "gpu_power_w",
+    "joules_per_output_token",
     "client_bound",
 )
 INT_COLUMNS = frozenset({"index", "concurrency", "requests_ok", "requests_failed", "requests_unfinished"})
@@ -78,6 +83,12 @@ def stage_row(stage: Stage) -> Row:
     row["tokens_per_event"] = None if stage.tokens_per_event is None else stage.tokens_per_event.mean
     row["server_acceptance_rate"] = rate
     row["server_acceptance_length"] = length
+    cost, gpu = stage.cost, stage.gpu
+    row["usd_per_m_output_tokens"] = cost.usd_per_m_output_tokens if cost else None
+    row["usd_per_m_input_tokens"] = cost.usd_per_m_input_tokens if cost else None
+    row["gpu_util_pct"] = gpu.util_pct.mean if gpu and gpu.util_pct else None
+    row["gpu_power_w"] = gpu.power_w.mean if gpu and gpu.power_w else None
+    row["joules_per_output_token"] = gpu.joules_per_output_token if gpu else None
     row["client_bound"] = stage.client_bound
     return row
 

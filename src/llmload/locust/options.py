@@ -16,6 +16,7 @@ import orjson
 
 from llmload.config import (
     ChecksConfig,
+    CostConfig,
     ExporterConfig,
     FleetConfig,
     OpenLoopConfig,
@@ -200,6 +201,8 @@ def to_config(opts: Any, scenario: str = "chat", host: str | None = None) -> Run
         checks=ChecksConfig(
             parse_slo(opts.slo), parse_max_error_rate(opts.max_error_rate), opts.fail_on_client_bound
         ),
+        cost=CostConfig(opts.gpu_hour_cost, opts.gpus, opts.deployment_hour_cost),
+        gpu_metrics=opts.gpu_metrics or None,
         results_dir=opts.results_dir,
         run_id=opts.run_id,
         scenario=scenario,

@@ -20,8 +20,31 @@ from llmload.redact import redact_url
 from llmload.run.summarize import cache_warning
 from llmload.stages import Announcement
 from llmload.summary import Stage, Summary
+from llmload.target import gpu
 from llmload.target.fingerprint import fingerprint, warnings
 from llmload.target.scrape import Scraper, Snapshot, summarize
+
+
+class _Windows:
+    """One scraper's snapshots cut into stages: the scrape at a stage's measured start, the
+    periodic ones, and the scrape at its drain."""
+
+    def __init__(self, scraper: Scraper) -> None:
+        self.scraper = scraper
+        self._marks: dict[int, int] = {}  # stage -> index of its first snapshot
+        self.stages: dict[int, tuple[Snapshot, ...]] = {}
+
+    def on_phase(self, a: Announcement) -> None:
+        if not self.scraper.available:
+            return
+        if a.phase is Phase.MEASURE:
+            self.scraper.poll()
+            self._marks[a.stage] = len(self.scraper.snapshots) - 1
+        elif a.phase is Phase.DRAIN and a.stage in self._marks:
+            self.scraper.poll()
+            samples = tuple(self.scraper.snapshots[self._marks[a.stage] :])
+            if len(samples) >= 2:
+                self.stages[a.stage] = samples
 
 
 class ServerWatch:
@@ -30,10 +53,9 @@ class ServerWatch:
         self._planned = planned_concurrency
         self._interval_s = interval_s
         self.info: dict[str, Any] = {}
-        self._scraper: Scraper | None = None
+        self._server: _Windows | None = None
+        self._gpu: _Windows | None = None
         self._greenlet: gevent.Greenlet[Any, None] | None = None
-        self._marks: dict[int, int] = {}  # stage -> index of its first snapshot
-        self._stages: dict[int, dict[str, Any]] = {}
 
     def start(self) -> None:
         host, key = self._config.host, self._config.request.api_key
@@ -42,42 +64,45 @@ class ServerWatch:
         self.info = {"url": redact_url(host), "reachable": False}
         self.info = fingerprint(host, api_key=key)
         self.info["warnings"] = warnings(self.info, self._planned)
+        server = Scraper(host, api_key=key)
+        self._server = _Windows(server)
+        if self._config.gpu_metrics:
+            self._gpu = _Windows(Scraper(host, url=self._config.gpu_metrics, reducer=gpu.reduce))
+            if self._gpu.scraper.poll() is None or not self._gpu.scraper.snapshots[-1].values.get("gpus"):
+                why = self._gpu.scraper.last_error or "no DCGM_FI_DEV_* metric in its answer"
+                self.info["warnings"].append(
+                    f"--gpu-metrics {redact_url(self._config.gpu_metrics)}: {why}; "
+                    "no GPU numbers unless it answers later (is dcgm-exporter running there?)"
+                )
         for warning in self.info["warnings"]:
             print(f"llmload: WARNING: {warning}", file=sys.stderr, flush=True)
-        self._scraper = Scraper(host, api_key=key)
-        if self._scraper.poll() is not None:
+        if server.poll() is not None or self._gpu is not None:
             self._greenlet = gevent.spawn(self._loop)
-        self.info["metrics_endpoint"] = bool(self._scraper.available)
+        self.info["metrics_endpoint"] = bool(server.available)
+
+    def _watched(self) -> list[_Windows]:
+        return [w for w in (self._server, self._gpu) if w is not None]
 
     def _loop(self) -> None:
         while True:
             gevent.sleep(self._interval_s)
-            if self._scraper is not None:
-                self._scraper.poll()
+            for watched in self._watched():
+                watched.scraper.poll()
 
     def on_phase(self, a: Announcement) -> None:
-        scraper = self._scraper
-        if scraper is None or not scraper.available:
-            return
-        if a.phase is Phase.MEASURE:
-            scraper.poll()
-            self._marks[a.stage] = len(scraper.snapshots) - 1
-        elif a.phase is Phase.DRAIN and a.stage in self._marks:
-            scraper.poll()
-            samples: list[Snapshot] = scraper.snapshots[self._marks[a.stage] :]
-            if len(samples) >= 2:
-                self._stages[a.stage] = summarize(samples[0], samples[-1], samples)
+        for watched in self._watched():
+            watched.on_phase(a)
 
     def stage(self, index: int) -> dict[str, Any] | None:
-        return self._stages.get(index)
+        samples = None if self._server is None else self._server.stages.get(index)
+        return None if samples is None else summarize(samples[0], samples[-1], samples)
 
     def stop(self) -> None:
         if self._greenlet is not None:
             self._greenlet.kill(block=False)
             self._greenlet = None
-        if self._scraper is not None:
-            self._scraper.close()
-            self._scraper = None
+        for watched in self._watched():
+            watched.scraper.close()  # the stages' snapshots stay, for attach()
 
     def attach(self, summary: Summary) -> Summary:
         """The summary with what the server said: about itself, and per stage its /metrics."""
@@ -86,6 +111,10 @@ class ServerWatch:
         return replace(summary, server=self.info, stages=stages, warnings=warnings)
 
     def _attach_stage(self, stage: Stage) -> Stage:
+        if self._gpu is not None and (samples := self._gpu.stages.get(stage.index)):
+            stage = replace(
+                stage, gpu=gpu.summarize(samples[0], samples[-1], samples, stage.window_output_tokens)
+            )
         server = self.stage(stage.index)
         if server is None:
             return stage

@@ -15,6 +15,7 @@ from llmload.config import ChecksConfig, RunConfig, WorkloadConfig
 from llmload.export.summary import reproducibility, run_summary, stage_summary
 from llmload.health import HealthLimits, is_client_bound
 from llmload.metrics.aggregate import StageStats
+from llmload.metrics.cost import stage_cost
 from llmload.metrics.slo import evaluate
 from llmload.phases import Window
 from llmload.redact import redact_text, redact_url
@@ -54,8 +55,10 @@ def summarize_stage(
     view: StageView,
     limits: HealthLimits,
     checks: ChecksConfig,
+    *,
     partial: bool = False,
     workload: WorkloadConfig | None = None,
+    usd_per_hour: float | None = None,
 ) -> Stage:
     warnings: list[str] = []
     if partial:
@@ -88,6 +91,8 @@ def summarize_stage(
         results = evaluate(checks.slo, stage, view.stats.hist)
         slo = tuple(SloOutcome(rule=r.rule.text, observed=r.observed, met=r.passed) for r in results)
         stage = replace(stage, slo=slo)
+    if usd_per_hour is not None:
+        stage = replace(stage, cost=stage_cost(stage, usd_per_hour))
     if workload is not None:
         warning = cache_warning(stage.prompt_cache_hit_rate, workload, "usage")
         if warning:
@@ -116,7 +121,14 @@ def build_summary(
     limits = HealthLimits()
     cut = stopped.get("stage") if stopped and stopped.get("by") == "interrupt" else None
     stages = [
-        summarize_stage(view, limits, config.checks, partial=view.index == cut, workload=config.workload)
+        summarize_stage(
+            view,
+            limits,
+            config.checks,
+            partial=view.index == cut,
+            workload=config.workload,
+            usd_per_hour=config.cost.per_hour_usd,
+        )
         for view in views
     ]
     if stopped is not None and "message" in stopped:

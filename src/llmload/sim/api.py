@@ -22,6 +22,7 @@ from llmload.sim.completions import Completions
 from llmload.sim.config import SimConfig
 from llmload.sim.embeddings import Embeddings
 from llmload.sim.engine import Engine
+from llmload.sim.gpu import SimGpu
 from llmload.sim.http import HttpConnection, HttpRequest
 from llmload.sim.metrics import render_metrics
 from llmload.sim.render import error_body
@@ -47,6 +48,7 @@ class App:
         self._is_ready = is_ready
         self._port = port
         self._created = int(time.time())
+        self._gpu = SimGpu(truth) if config.dcgm else None
         self._completions = Completions(config, truth, engine, is_ready)
         self._embeddings = Embeddings(config, truth, is_ready)
         self._routes: dict[str, Callable[[HttpRequest], tuple[int, Any]]] = {
@@ -124,12 +126,14 @@ class App:
 
     def _metrics(self) -> bytes:
         engine = self._engine
-        return render_metrics(
+        kv_usage = engine.kv_tokens / self._config.params.kv_budget_tokens
+        gpu = b"" if self._gpu is None else ("\n".join(self._gpu.render(kv_usage)) + "\n").encode()
+        return gpu + render_metrics(
             self._truth,
             model=self._config.model,
             running=engine.running_count,
             waiting=engine.waiting_count,
-            kv_usage=engine.kv_tokens / self._config.params.kv_budget_tokens,
+            kv_usage=kv_usage,
             speculative=self._config.tokens_per_chunk > 1,
             engine=self._config.profile.engine,
             cache=engine.cache_stats,

@@ -62,6 +62,12 @@ def _parser() -> argparse.ArgumentParser:
         default=0,
         help="fault only the first N requests to arrive (e.g. a slow warm-up)",
     )
+    _serving(p)
+    return p
+
+
+def _serving(p: argparse.ArgumentParser) -> None:
+    """How the server runs and what it exposes beside the API."""
     p.add_argument("--startup-delay-s", type=float, default=0.0, help="simulated model loading")
     p.add_argument("--hang", action="store_true", help="accept connections, never answer")
     p.add_argument("--log-file", type=Path, help="server log (loading progress)")
@@ -70,9 +76,9 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="run at SCHED_FIFO priority 1 if permitted, so CPU contention cannot delay steps",
     )
+    p.add_argument("--dcgm", action="store_true", help="/metrics also has a simulated GPU's DCGM gauges")
     p.add_argument("--certfile", type=Path, help="TLS certificate (PEM): serve https")
     p.add_argument("--keyfile", type=Path, help="TLS private key (PEM)")
-    return p
 
 
 def _ns(flag: str, value: float) -> int:
@@ -171,6 +177,7 @@ def config_from_args(argv: Sequence[str]) -> SimConfig:
         certfile=args.certfile,
         keyfile=args.keyfile,
         realtime=args.realtime,
+        dcgm=args.dcgm,
     )
 
 

@@ -28,6 +28,7 @@ class SimConfig:
     certfile: Path | None = None
     keyfile: Path | None = None
     realtime: bool = False
+    dcgm: bool = False  # /metrics also carries DCGM exporter gauges of a simulated GPU (sim/gpu.py)
 
     @property
     def scheme(self) -> str:

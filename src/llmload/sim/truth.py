@@ -95,6 +95,7 @@ class Truth:
         self.drafts_total = 0  # events after the first, each one speculative proposal
         self.draft_tokens_total = 0
         self.accepted_tokens_total = 0
+        self.busy_ns_total = 0  # time spent in decode steps: the simulated GPU's busy time
         self.ttft_buckets = [0] * (len(TTFT_BUCKETS_S) + 1)
         self.ttft_sum_ns = 0
         # One entry per decode step (or timer wake): (end, tokens written by then, lateness,
@@ -133,6 +134,7 @@ class Truth:
     def step_done(self, lateness_ns: int, written_at_ns: int, duration_ns: int = 0) -> None:
         """A decode step (or timer wake) ended: how late, how long, and its timeline point."""
         self.steps.append((written_at_ns, self.tokens_written_total, lateness_ns, duration_ns))
+        self.busy_ns_total += duration_ns
 
     def timeline(self, since_ns: int = 0) -> list[tuple[int, int]]:
         return [(t, tokens) for t, tokens, _, _ in self.steps if t >= since_ns]
@@ -148,6 +150,7 @@ class Truth:
             "requests_total": self.requests_total,
             "connections_total": self.connections_total,
             "preemptions_total": self.preemptions_total,
+            "busy_ns_total": self.busy_ns_total,
             "running": running,
             "waiting": waiting,
             "cpu_ns": time.process_time_ns(),

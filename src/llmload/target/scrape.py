@@ -152,8 +152,13 @@ class Scraper:
         api_key: str | None = None,
         timeout_s: float = 5.0,
         clock: Callable[[], float] = time.monotonic,
+        url: str | None = None,
+        reducer: Callable[[Sequence[Sample], float, int], Snapshot] | None = None,
     ) -> None:
-        self.url = base_url(host) + "/metrics"
+        """``url``: another endpoint than the host's ``/metrics`` (a DCGM exporter), whose
+        samples ``reducer`` turns into a snapshot (default: the engines' names)."""
+        self.url = url or base_url(host) + "/metrics"
+        self._reduce = reducer or reduce
         self._own = client is None
         self._client = client if client is not None else httpx.Client(timeout=timeout_s)
         self._headers = auth_headers(api_key)
@@ -179,7 +184,7 @@ class Scraper:
             return None
         parsed = parse(response.text)
         self.available = True
-        snapshot = reduce(parsed.samples, self._clock(), parsed.bad_lines)
+        snapshot = self._reduce(parsed.samples, self._clock(), parsed.bad_lines)
         self.snapshots.append(snapshot)
         return snapshot
 

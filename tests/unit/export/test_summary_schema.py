@@ -15,9 +15,12 @@ import pytest
 
 from llmload.errors import ResultsError
 from llmload.export.rundata import read_summary
+from llmload.metrics.confidence import Interval
 from llmload.summary import (
     SCHEMA_VERSION,
+    Cheapest,
     Exit,
+    GpuStage,
     Headline,
     Latency,
     Level,
@@ -27,6 +30,7 @@ from llmload.summary import (
     Saturation,
     ServerTimingsSummary,
     Stage,
+    StageCost,
     Summary,
     read,
     to_json,
@@ -72,6 +76,10 @@ PARTS = {
     "mean_max": MeanMax,
     "verdict": Exit,
     "level": Level,
+    "interval": Interval,
+    "stage_cost": StageCost,
+    "gpu_stage": GpuStage,
+    "cheapest": Cheapest,
     "headline": Headline,
     "saturation": Saturation,
     "run": RunInfo,

@@ -1,0 +1,57 @@
+"""The 95% interval of repeats and Welch's test, against values worked out by hand and the
+coverage they promise on draws whose true mean is known."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from llmload.metrics.confidence import differ, interval, t975
+
+
+def test_t_quantiles_match_the_table_and_approach_the_normal() -> None:
+    assert t975(1) == 12.706 and t975(4) == 2.776 and t975(30) == 2.042
+    assert t975(2) > t975(2.5) > t975(3)  # Welch's fractional degrees of freedom fall between
+    assert t975(60) == pytest.approx(2.000) and t975(1e12) == pytest.approx(1.960, abs=1e-6)
+    with pytest.raises(ValueError):
+        t975(0.5)
+
+
+def test_the_interval_of_three_repeats() -> None:
+    i = interval([100.0, 102.0, 98.0])
+    assert i is not None
+    # mean 100, s = 2, half-width t(2) * 2 / sqrt(3) = 4.303 * 1.1547
+    assert (i.mean, i.stdev, i.n) == (100.0, 2.0, 3)
+    assert i.half_width == pytest.approx(4.9687, abs=1e-4)
+    assert not i.noisy  # ±4.97% is inside ±5%
+    wider = interval([100.0, 103.0, 97.0])
+    assert wider is not None and wider.noisy
+    assert interval([5.0]) is None  # one run measures no noise
+
+
+def test_the_interval_covers_the_true_mean_about_95_percent_of_the_time() -> None:
+    rng = random.Random(7)
+    hits = 0
+    for _ in range(2000):
+        i = interval([rng.gauss(50.0, 3.0) for _ in range(4)])
+        assert i is not None
+        hits += i.low <= 50.0 <= i.high
+    assert 0.93 <= hits / 2000 <= 0.97
+
+
+def test_welch_tells_a_difference_from_noise() -> None:
+    assert differ(interval([100, 101, 99]), interval([110, 111, 109])) is True
+    assert differ(interval([100, 105, 95]), interval([102, 107, 97])) is False
+    assert differ(interval([100.0]), interval([110, 111, 109])) is None
+    # false alarms: two runs of the same distribution differ at about the 5% the test allows
+    rng = random.Random(11)
+    alarms = sum(
+        bool(
+            differ(
+                interval([rng.gauss(0, 1) for _ in range(5)]), interval([rng.gauss(0, 2) for _ in range(5)])
+            )
+        )
+        for _ in range(2000)
+    )
+    assert alarms / 2000 < 0.08
