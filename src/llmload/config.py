@@ -24,6 +24,8 @@ from llmload.workload.conversations import ConversationSpec
 from llmload.workload.lengths import Length, require_output_jitter
 from llmload.workload.prefixes import PrefixSpec
 from llmload.workload.ramps import Ramp
+from llmload.workload.replay import ReplaySpec
+from llmload.workload.traces import FORMATS
 
 Endpoint = Literal["chat", "completions", "embeddings"]
 PATHS: Mapping[Endpoint, str] = MappingProxyType(
@@ -138,6 +140,19 @@ class OpenLoopConfig:
         )
         if self.max_in_flight < 1:
             raise ConfigError("--max-in-flight", self.max_in_flight, "must be >= 1")
+
+
+@dataclass(frozen=True, slots=True)
+class TraceConfig:
+    """Trace replay (the ``trace`` scenario): which file, read how, replayed how."""
+
+    path: str | None = None  # None: no trace
+    format: str = "auto"  # mooncake | azure | jsonl | auto
+    replay: ReplaySpec = field(default_factory=ReplaySpec)
+
+    def __post_init__(self) -> None:
+        if self.format not in FORMATS:
+            raise ConfigError("--trace-format", self.format, f"must be one of {', '.join(FORMATS)}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -293,6 +308,7 @@ class RunConfig:
     sweep: SweepConfig = field(default_factory=SweepConfig)
     exporter: ExporterConfig = field(default_factory=ExporterConfig)
     open_loop: OpenLoopConfig = field(default_factory=OpenLoopConfig)
+    trace: TraceConfig = field(default_factory=TraceConfig)
     fleet: FleetConfig = field(default_factory=FleetConfig)
     checks: ChecksConfig = field(default_factory=ChecksConfig)
     cost: CostConfig = field(default_factory=CostConfig)
@@ -326,6 +342,7 @@ class RunConfig:
             "sweep": asdict(self.sweep),
             "exporter": asdict(self.exporter),
             "open_loop": asdict(self.open_loop),
+            "trace": asdict(self.trace),
             "fleet": asdict(self.fleet),
             "checks": {
                 "slo": [rule.text for rule in self.checks.slo],

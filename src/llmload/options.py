@@ -186,6 +186,12 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "--max-in-flight", "open loop: arrivals beyond this wait in the client", int, 1024, group="open loop"
     ),
+    # trace replay (the trace scenario)
+    Option("--trace", "trace: the file to replay (Mooncake JSONL, Azure CSV or JSONL)", group="trace"),
+    Option("--trace-format", "trace: mooncake, azure, jsonl or auto", str, "auto", group="trace"),
+    Option("--trace-speed", "trace: replay speed (2: twice as fast)", float, 1.0, group="trace"),
+    Option("--trace-window", "trace: replay START:END seconds of it, e.g. 60:120 or 60:", group="trace"),
+    Option("--trace-loop", "trace: repeat it (its window) until the run time ends", bool, group="trace"),
     # what fails a run
     Option(
         "--slo",

@@ -7,8 +7,6 @@ a screenshot of the tab kept (``$LLMLOAD_ARTIFACTS``, else the test's temporary 
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +14,7 @@ import httpx
 import pytest
 
 from llmload.sim.process import start_sim
-from tests.support.chromium import CHROMIUM, FLAGS, MISSING
+from tests.support.chromium import CHROMIUM, FLAGS, MISSING, keep
 from tests.support.schema import read_checked
 from tests.support.webui import until, web_ui
 
@@ -100,19 +98,6 @@ def drive(page: Any, url: str, shot: Path) -> list[dict[str, str]]:
 def stop(page: Any, url: str) -> None:
     page.get_by_role("button", name="Stop").click()
     until(lambda: httpx.get(f"{url}/stats/requests").json()["state"] == "stopped", 60, "the stop")
-
-
-def keep(shot: Path) -> None:
-    """Not a blank page, and kept where CI collects artifacts."""
-    from PIL import Image
-
-    with Image.open(shot) as image:
-        colors = image.convert("RGB").getcolors(maxcolors=1 << 20)
-    assert colors is not None and len(colors) > 50  # text and table lines
-    artifacts = os.environ.get("LLMLOAD_ARTIFACTS")
-    if artifacts:
-        Path(artifacts).mkdir(parents=True, exist_ok=True)
-        shutil.copy(shot, artifacts)
 
 
 def check_runs(results: Path, workers: int, live: list[dict[str, str]]) -> None:

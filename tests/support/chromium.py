@@ -8,6 +8,8 @@ are not proxied, so a page served on 127.0.0.1 (Locust's UI) loads and polls as 
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -40,3 +42,17 @@ def chromium(profile: Path, *args: str, timeout_s: float = 120) -> subprocess.Co
         timeout=timeout_s,
         check=False,
     )
+
+
+def keep(shot: Path, min_colors: int = 50) -> None:
+    """Not a blank page (text and table lines make colours), and kept where CI collects
+    artifacts (``$LLMLOAD_ARTIFACTS``; otherwise it stays in the test's directory)."""
+    from PIL import Image
+
+    with Image.open(shot) as image:
+        colors = image.convert("RGB").getcolors(maxcolors=1 << 20)
+    assert colors is not None and len(colors) > min_colors, shot
+    artifacts = os.environ.get("LLMLOAD_ARTIFACTS")
+    if artifacts:
+        Path(artifacts).mkdir(parents=True, exist_ok=True)
+        shutil.copy(shot, artifacts)

@@ -45,6 +45,11 @@ _STAGE_METRICS = (
     ("TTFT p50 ms", "ttft_p50_ms", 1),
     ("TPOT p50 ms", "tpot_p50_ms", 2),
 )
+# only where some run measured them
+_EFFICIENCY = (
+    ("$/M output tokens", "usd_per_m_output_tokens", 4),
+    ("J per output token", "joules_per_output_token", 3),
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +108,27 @@ def _peak(rows: Sequence[Row]) -> Value:
     return Value.of(best, "" if best is None else f"at C={best.concurrency}")
 
 
+def _cost_rows(runs: Sequence[RunData], all_rows: Sequence[Sequence[Row]]) -> tuple[CompareRow, ...]:
+    """The cheapest stage of each run and its price, when any run was given one."""
+    if not any(r.get("usd_per_m_output_tokens") is not None for rows in all_rows for r in rows):
+        return ()
+    values = []
+    for run in runs:
+        best = run.summary.headline.cheapest if run.summary.headline else None
+        if best is None:
+            values.append(Value(None))
+        else:
+            where = (
+                f"C={best.concurrency}" if best.rate_req_per_s is None else f"{best.rate_req_per_s:g} req/s"
+            )
+            values.append(
+                Value(
+                    best.usd_per_m_output_tokens, note=f"at {where}" + (" in SLO" if best.under_slo else "")
+                )
+            )
+    return (CompareRow("cheapest $/M output tokens", tuple(values), 4),)
+
+
 def server_differences(runs: Sequence[RunData]) -> tuple[tuple[str, tuple[str, ...]], ...]:
     flat = [dict(flatten(run.server)) for run in runs]
     keys = sorted(
@@ -144,13 +170,14 @@ def choose_levels(all_rows: Sequence[Sequence[Row]], wanted: Sequence[int] | Non
 def compare(runs: Sequence[RunData], stages: Sequence[int] | None = None) -> Comparison:
     all_rows = tuple(tuple(stage_rows(run.summary)) for run in runs)
     levels = choose_levels(all_rows, stages)
-    headline = (
+    headline: tuple[CompareRow, ...] = (
         CompareRow(
             "single-stream output tok/s (C=1)",
             tuple(Value.of(_at(rows, "output_tok_per_s", 1)) for rows in all_rows),
         ),
         CompareRow("peak output tok/s", tuple(_peak(rows) for rows in all_rows)),
     )
+    headline += _cost_rows(runs, all_rows)
     latency = []
     for level in levels:
         latency.append(
@@ -168,12 +195,17 @@ def compare(runs: Sequence[RunData], stages: Sequence[int] | None = None) -> Com
                         2,
                     )
                 )
+    present = [
+        m
+        for m in _STAGE_METRICS + _EFFICIENCY
+        if any(r.get(m[1]) is not None for rows in all_rows for r in rows)
+    ]
     per_stage = [
         CompareRow(
             f"C={level} {title}", tuple(Value.of(_at(rows, column, level)) for rows in all_rows), digits
         )
         for level in _levels(all_rows)
-        for title, column, digits in _STAGE_METRICS
+        for title, column, digits in present
     ]
     warnings = tuple((run.label, w) for run in runs for w in all_warnings(run.summary))
     return Comparison(

@@ -12,8 +12,9 @@ from collections.abc import Sequence
 from llmload.export import html as h
 from llmload.export.compare import NOISE, CompareRow, Comparison
 from llmload.export.plots import render
+from llmload.export.report_page import pareto_table
 from llmload.export.rundata import verdict_of
-from llmload.export.series import FigureSpec, level_series, throughput_figure
+from llmload.export.series import FigureSpec, level_series, pareto_figures, pareto_points, throughput_figure
 from llmload.summary import Summary
 
 _FOOTNOTE = (
@@ -89,6 +90,8 @@ def console(c: Comparison) -> str:
     out += [f"warning [{label}]: {w}" for label, w in c.warnings]
     out += ["", *_text_table(_headers(c, "at chosen levels", "letter"), _rows(c.latency))]
     out += ["", *_text_table(_headers(c, "per stage", "letter"), _rows(c.per_stage))]
+    out += ["", "on the Pareto frontier (per-user against aggregate tok/s, all runs together):"]
+    out += _frontier_lines(c)
     out += ["", _FOOTNOTE]
     return "\n".join(out) + "\n"
 
@@ -117,6 +120,8 @@ def markdown(c: Comparison) -> str:
         out += ["", *(f"- ⚠ **{label}**: {w}" for label, w in c.warnings)]
     out += ["", "### At chosen concurrency levels", "", *_md_table(_headers(c, "", "full"), _rows(c.latency))]
     out += ["", "### Per stage", "", *_md_table(_headers(c, "", "full"), _rows(c.per_stage))]
+    out += ["", "**On the Pareto frontier** (per-user against aggregate tok/s, all runs together)", ""]
+    out += [f"- {line.strip()}" for line in _frontier_lines(c)]
     out += ["", f"_{_FOOTNOTE}_"]
     return "\n".join(out) + "\n"
 
@@ -133,7 +138,18 @@ def figures(c: Comparison) -> tuple[FigureSpec, ...]:
         tuple(level_series(rows, "decode_tok_per_s", label) for label, rows in runs.items()),
         tput.xscale,
     )
-    return tput, decode
+    return (tput, decode, *pareto_figures(runs, "compare_"))
+
+
+def _frontier_lines(c: Comparison) -> list[str]:
+    """Each run's levels on the frontier over all runs (per-user against total tok/s)."""
+    runs = {run.label: rows for run, rows in zip(c.runs, c.rows, strict=True)}
+    points = pareto_points(runs)
+    out = []
+    for letter, run in zip(_letters(len(c.runs)), c.runs, strict=True):
+        kept = [f"C={p.concurrency}" for p in points if p.run == run.label and p.on_frontier]
+        out.append(f"  {letter}: {', '.join(kept) if kept else 'none (dominated at every level)'}")
+    return out
 
 
 def html_page(c: Comparison) -> str:
@@ -156,6 +172,16 @@ def html_page(c: Comparison) -> str:
         h.heading("Per stage"),
         h.table(headers, _rows(c.per_stage)),
         h.paragraph(_FOOTNOTE, "note"),
+        h.heading("Pareto frontier"),
+        h.paragraph(
+            "Over all runs together: the levels no other run's level beats on both per-user "
+            "speed (1000 / TPOT p50) and aggregate output tok/s (tok/s), or on aggregate tok/s "
+            "and TTFT p99 (TTFT).",
+            "note",
+        ),
+        pareto_table(
+            pareto_points({run.label: rows for run, rows in zip(c.runs, c.rows, strict=True)}), with_run=True
+        ),
         h.heading("Plots"),
         '<div class="plots">'
         + "".join(h.png_figure(f.name, render(f), f.title) for f in figures(c))

@@ -32,6 +32,9 @@ def _draw(ax: Axes, s: Series, color: str) -> None:
     if s.step:
         ax.step(x, y, where="post", label=s.label, color=color, linewidth=1.2)
         return
+    if s.dashed:
+        ax.plot(x, y, "--", label=s.label, color="0.35", linewidth=1.2, zorder=0)
+        return
     if s.low is not None and s.high is not None:
         # max(0, ...): a mean of equal repeats can round an ulp past its min or max, and
         # matplotlib refuses a negative error bar

@@ -7,6 +7,7 @@ from typing import Any
 
 from llmload.export import html as h
 from llmload.export.rundata import RunData, all_warnings, flatten, verdict_of
+from llmload.export.series import ParetoPoint, pareto_points
 from llmload.export.tables import Row
 from llmload.saturation import saturation_text
 from llmload.summary import ErrorExample, Latency, Summary, to_json
@@ -20,6 +21,8 @@ CAPTIONS = {
     "tpot": "Time per output token, p50 and p99, against concurrency",
     "throughput_latency": "Per-stream decode tok/s against aggregate tok/s, labelled by concurrency",
     "timeline": "Output tok/s and requests in flight, each second (dashed: stage starts)",
+    "pareto": "Per-user output tok/s against aggregate output tok/s; dashed: the Pareto frontier",
+    "pareto_ttft": "TTFT p99 against aggregate output tok/s; dashed: the Pareto frontier",
 }
 # (header, stages.csv column, digits); columns that are empty in every stage are left out, and
 # input/total tok/s and p90s stay in stages.csv only, so the table fits the page.
@@ -103,6 +106,50 @@ def _headline(summary: Summary) -> list[str]:
         body.append(cells)
     out.append(h.table(columns, body, row_classes=["bad" if lv.noisy else "" for lv in head.levels]))
     return out
+
+
+def pareto_table(points: Sequence[ParetoPoint], with_run: bool) -> str:
+    """The levels on either frontier, best interactivity first."""
+    kept = sorted(
+        (p for p in points if p.on_frontier or p.on_ttft_frontier), key=lambda p: -p.per_user_tok_per_s
+    )
+    headers = [
+        *(["run"] if with_run else []),
+        "C",
+        "per-user tok/s",
+        "aggregate tok/s",
+        "TTFT p99 ms",
+        "frontier",
+    ]
+    rows = [
+        [
+            *([p.run] if with_run else []),
+            str(p.concurrency),
+            h.fmt(p.per_user_tok_per_s),
+            h.fmt(p.output_tok_per_s),
+            h.fmt(p.ttft_p99_ms),
+            " + ".join(n for n, on in (("tok/s", p.on_frontier), ("TTFT", p.on_ttft_frontier)) if on),
+        ]
+        for p in kept
+    ]
+    return h.table(headers, rows, left=1 if with_run else 0)
+
+
+def _pareto(rows: Sequence[Row]) -> list[str]:
+    points = pareto_points({"this run": rows})
+    if len(points) < 2:
+        return []
+    return [
+        h.heading("Pareto frontier"),
+        h.paragraph(
+            "Levels that no other level beats on both per-user speed (1000 / TPOT p50) and "
+            "aggregate output tok/s (tok/s), or on both aggregate tok/s and TTFT p99 (TTFT). "
+            "A level on neither is dominated: another one gives every user more and the fleet "
+            "more. Plots below; llmload compare draws the frontier over several runs.",
+            "note",
+        ),
+        pareto_table(points, with_run=False),
+    ]
 
 
 def _cost(summary: Summary) -> list[str]:
@@ -362,6 +409,7 @@ def render_report(run: RunData, rows: Sequence[Row], pngs: Mapping[str, bytes]) 
         *_stages(rows),
         *_by_name(run.summary),
         *_server_timings(run.summary),
+        *_pareto(rows),
         *_cost(run.summary),
         *_errors(run.summary),
         *_spec_decode(rows),

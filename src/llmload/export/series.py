@@ -8,12 +8,13 @@ comparison overlay runs with the same functions.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from llmload.export.rundata import TimePoint
 from llmload.export.tables import Row
 from llmload.metrics.confidence import Interval, interval
+from llmload.metrics.pareto import frontier
 
 Scale = Literal["linear", "log2"]
 
@@ -29,6 +30,7 @@ class Series:
     point_labels: tuple[str, ...] | None = None
     right_axis: bool = False
     step: bool = False
+    dashed: bool = False  # a line through points of other series (the Pareto frontier)
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,6 +184,98 @@ def timeline_figure(points: Sequence[TimePoint], rows: Sequence[Row]) -> FigureS
     )
 
 
+@dataclass(frozen=True, slots=True)
+class ParetoPoint:
+    """One level of one run, repeats averaged: what a user gets against what the fleet gets."""
+
+    run: str
+    concurrency: int
+    per_user_tok_per_s: float  # 1000 / TPOT p50: one stream's decode speed
+    output_tok_per_s: float
+    ttft_p99_ms: float | None
+    on_frontier: bool = False  # no point of any run beats it on both per-user and total tok/s
+    on_ttft_frontier: bool = False  # ... nor on total tok/s and TTFT p99
+
+
+def pareto_points(runs: Mapping[str, Sequence[Row]]) -> list[ParetoPoint]:
+    """Every run's levels with their places on both frontiers, all runs judged together."""
+    points = []
+    for label, rows in runs.items():
+        ttft = {s.concurrency: s.mean for s in by_level(rows, "ttft_p99_ms")}
+        speed = {s.concurrency: s.mean for s in by_level(rows, "decode_tok_per_s")}
+        for stat in by_level(rows, "output_tok_per_s"):
+            user = speed.get(stat.concurrency)
+            if stat.mean is not None and user is not None:
+                points.append(
+                    ParetoPoint(label, stat.concurrency, user, stat.mean, ttft.get(stat.concurrency))
+                )
+    best = set(frontier([(p.per_user_tok_per_s, p.output_tok_per_s) for p in points]))
+    timed = [i for i, p in enumerate(points) if p.ttft_p99_ms is not None]
+    fast = {
+        timed[i]
+        for i in frontier(
+            [(points[j].output_tok_per_s, points[j].ttft_p99_ms or 0.0) for j in timed], maximize_y=False
+        )
+    }
+    return [replace(p, on_frontier=i in best, on_ttft_frontier=i in fast) for i, p in enumerate(points)]
+
+
+def pareto_figures(runs: Mapping[str, Sequence[Row]], prefix: str = "") -> tuple[FigureSpec, ...]:
+    """Per-user against total tok/s, and TTFT p99 against total tok/s: one curve per run,
+    points labelled by concurrency, the frontier over all runs dashed."""
+    points = pareto_points(runs)
+    if not points:
+        return ()
+
+    def curves(x: str, y: str) -> list[Series]:
+        out = []
+        for label in runs:
+            mine = sorted(
+                (p for p in points if p.run == label and getattr(p, y) is not None),
+                key=lambda p: p.concurrency,
+            )
+            out.append(
+                Series(
+                    label,
+                    tuple(getattr(p, x) for p in mine),
+                    tuple(getattr(p, y) for p in mine),
+                    point_labels=tuple(f"C={p.concurrency}" for p in mine),
+                )
+            )
+        return out
+
+    def line(x: str, y: str, on: str) -> Series:
+        kept = sorted((p for p in points if getattr(p, on)), key=lambda p: getattr(p, x))
+        return Series(
+            "Pareto frontier",
+            tuple(getattr(p, x) for p in kept),
+            tuple(getattr(p, y) for p in kept),
+            dashed=True,
+        )
+
+    throughput = FigureSpec(
+        f"{prefix}pareto",
+        "Pareto frontier: interactivity against throughput",
+        "per-user output tok/s (1000 / TPOT p50)",
+        "aggregate output tok/s",
+        (
+            *curves("per_user_tok_per_s", "output_tok_per_s"),
+            line("per_user_tok_per_s", "output_tok_per_s", "on_frontier"),
+        ),
+    )
+    ttft = FigureSpec(
+        f"{prefix}pareto_ttft",
+        "Pareto frontier: TTFT p99 against throughput",
+        "aggregate output tok/s",
+        "TTFT p99 (ms)",
+        (
+            *curves("output_tok_per_s", "ttft_p99_ms"),
+            line("output_tok_per_s", "ttft_p99_ms", "on_ttft_frontier"),
+        ),
+    )
+    return throughput, ttft
+
+
 LATENCIES = (("ttft", "TTFT"), ("itl", "ITL"), ("tpot", "TPOT"))
 
 
@@ -190,6 +284,7 @@ def report_figures(rows: Sequence[Row], timeseries: Sequence[TimePoint] | None) 
     figures = [throughput_figure({"output tok/s": rows})]
     figures += [latency_figure(rows, metric, title) for metric, title in LATENCIES]
     figures.append(throughput_latency_figure(rows))
+    figures += pareto_figures({"this run": rows})
     if timeseries:
         figures.append(timeline_figure(timeseries, rows))
     return tuple(figures)

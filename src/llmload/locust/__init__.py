@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # the names __getattr__ serves, for type checkers
     from llmload.locust.openloop import OpenLoopUser
     from llmload.locust.plugin import install
-    from llmload.locust.shape import SweepShape
+    from llmload.locust.shape import SweepShape, TraceShape
+    from llmload.locust.trace import TraceUser
     from llmload.locust.user import ChatUser, CompletionsUser, EmbeddingsUser, LLMUser
     from llmload.workload.messages import rag_messages, system_message, tool_result, user_message
 
@@ -21,6 +22,8 @@ __all__ = [
     "LLMUser",
     "OpenLoopUser",
     "SweepShape",
+    "TraceShape",
+    "TraceUser",
     "install",
     "rag_messages",
     "system_message",
@@ -42,10 +45,14 @@ def __getattr__(name: str) -> Any:
         from llmload.locust.openloop import OpenLoopUser
 
         return OpenLoopUser
-    if name == "SweepShape":
-        from llmload.locust.shape import SweepShape
+    if name in ("SweepShape", "TraceShape"):
+        from llmload.locust import shape
 
-        return SweepShape
+        return getattr(shape, name)
+    if name == "TraceUser":
+        from llmload.locust.trace import TraceUser
+
+        return TraceUser
     if name == "install":
         from llmload.locust.plugin import install
 

@@ -11,6 +11,7 @@ not hidden (coordinated omission).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
 
 import gevent
@@ -22,6 +23,7 @@ from llmload.locust.user import SessionUser
 from llmload.run.session import StageState
 from llmload.transport.base import Transport
 from llmload.workload.arrivals import ArrivalKind, Arrivals
+from llmload.workload.prompts import Prompt
 
 _STOPPING = (STATE_STOPPING, STATE_CLEANUP, STATE_STOPPED)
 
@@ -36,12 +38,16 @@ def share_of(environment: Any) -> tuple[int, int]:
 
 
 class OpenLoopUser(SessionUser):
+    """Sends an open-loop stage's share of its schedule. Subclasses give another schedule by
+    overriding ``start_ns`` and ``arrivals`` (``TraceUser``); the sending loop is this one."""
+
     scenario: ClassVar[str] = "open-loop"
 
     def __init__(self, environment: Any) -> None:
         super().__init__(environment)
         self._idle: list[Transport] = []
         self._share = share_of(environment)
+        self._sent = -1  # the stage whose schedule ran out: it is not sent again
 
     def _stopping(self) -> bool:
         return bool(self.environment.runner.state in _STOPPING)
@@ -49,36 +55,48 @@ class OpenLoopUser(SessionUser):
     @task
     def run_schedule(self) -> None:
         stage, state = self._session.current_state()
-        if state is None or state.rate is None or state.started_ns is None:
-            gevent.sleep(0.05)  # no open-loop stage announced yet
+        start_ns = None if state is None or stage == self._sent else self.start_ns(state)
+        if state is None or start_ns is None:
+            gevent.sleep(0.05)  # no open-loop stage announced yet, or this one's schedule is done
             return
         pool = Pool(state.concurrency)
         try:
-            self._send_stage(stage, state, pool)
+            self._send_stage(stage, state, start_ns, pool)
+            self._sent = stage
             pool.join()  # the drain: requests already sent may finish
         finally:
             pool.kill()  # killed at the drain's bound: in-flight requests become unfinished
 
-    def _send_stage(self, stage: int, state: StageState, pool: Pool) -> None:
+    def start_ns(self, state: StageState) -> int | None:
+        """When the stage's schedule starts (``perf_counter_ns``); None: not an open-loop stage
+        (yet). Arrivals start with the stage's warm-up, so that warm-up sees the same load."""
+        return state.started_ns if state.rate is not None else None
+
+    def arrivals(self, stage: int, state: StageState) -> Iterator[tuple[float, Callable[[], Prompt]]]:
+        """This process's share of the stage's schedule: (seconds from the start, its prompt)."""
         cfg = self._session.config
-        assert state.rate is not None and state.started_ns is not None
+        assert state.rate is not None
         kind: ArrivalKind = cfg.open_loop.arrival  # type: ignore[assignment]
         arrivals = Arrivals(
             state.rate, kind, cfg.open_loop.burstiness, seed=cfg.workload.seed * 1_000_003 + stage
         )
         for offset in arrivals.offsets(*self._share):
-            due_ns = state.started_ns + int(offset * 1e9)
+            yield offset, self.prompt
+
+    def _send_stage(self, stage: int, state: StageState, start_ns: int, pool: Pool) -> None:
+        for offset, prompt in self.arrivals(stage, state):
+            due_ns = start_ns + int(offset * 1e9)
             delay = (due_ns - time.perf_counter_ns()) / 1e9
             if delay > 0:
                 gevent.sleep(delay)
             if self._session.stage != stage or self._stopping():
                 return
-            pool.spawn(self._one, stage, state, due_ns)  # blocks while the pool is full
+            pool.spawn(self._one, stage, state, due_ns, prompt)  # blocks while the pool is full
 
-    def _one(self, stage: int, state: StageState, due_ns: int) -> None:
+    def _one(self, stage: int, state: StageState, due_ns: int, prompt: Callable[[], Prompt]) -> None:
         transport = self._idle.pop() if self._idle else self._session.transports.new()
         self.client.send(
-            self.prompt(),
+            prompt(),
             self.endpoint,
             transport=transport,
             stage_window=(stage, state.window),

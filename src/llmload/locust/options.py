@@ -25,6 +25,7 @@ from llmload.config import (
     RunConfig,
     SweepConfig,
     Timeouts,
+    TraceConfig,
     TransportConfig,
     WorkloadConfig,
 )
@@ -35,6 +36,8 @@ from llmload.workload.conversations import ConversationSpec
 from llmload.workload.lengths import Fixed, parse_length_spec
 from llmload.workload.prefixes import PrefixSpec
 from llmload.workload.ramps import parse_ramp
+from llmload.workload.replay import Replay, ReplaySpec, parse_window
+from llmload.workload.traces import load_trace
 
 
 def add_options(parser: Any) -> None:
@@ -120,6 +123,28 @@ def _transport_config(**fields: Any) -> TransportConfig:
         raise ConfigError(_TRANSPORT_FLAGS.get(exc.option, exc.option), exc.value, exc.problem) from None
 
 
+def _trace_config(opts: Any, scenario: str, phases: PhaseConfig) -> TraceConfig:
+    """The replay's settings, checked against the file itself (read once here, at start-up)."""
+    path = getattr(opts, "trace", None)
+    if path is None:
+        if scenario == "trace":
+            raise ConfigError("--trace", None, "the trace scenario replays a file: give --trace FILE")
+        return TraceConfig()
+    if scenario != "trace":
+        problem = 'replaying a trace needs the trace scenario: locust -f "$(llmload scenarios trace)"'
+        raise ConfigError("--trace", path, problem)
+    if phases.warmup_requests:
+        problem = (
+            "a replay has no warm-up requests: the trace starts with the measured window "
+            "(skip the trace's start with --trace-window)"
+        )
+        raise ConfigError("--warmup-requests", phases.warmup_requests, problem)
+    start, end = parse_window(opts.trace_window)
+    config = TraceConfig(path, opts.trace_format, ReplaySpec(opts.trace_speed, start, end, opts.trace_loop))
+    Replay.of(load_trace(path, config.format), config.replay)  # its errors now, not mid-run
+    return config
+
+
 def to_config(opts: Any, scenario: str = "chat", host: str | None = None) -> RunConfig:
     """Build and validate the run's config from Locust's parsed options.
 
@@ -172,6 +197,7 @@ def to_config(opts: Any, scenario: str = "chat", host: str | None = None) -> Run
         pool_size=max(opts.num_users or 1024, 1),
     )
     phases = PhaseConfig(opts.warmup_requests, opts.warmup_s, opts.drain_s)
+    trace = _trace_config(opts, scenario, phases)
     sweep = SweepConfig(
         _levels(opts.levels),
         opts.stage_s,
@@ -190,6 +216,7 @@ def to_config(opts: Any, scenario: str = "chat", host: str | None = None) -> Run
         transport=transport,
         sweep=sweep,
         open_loop=open_loop,
+        trace=trace,
         exporter=ExporterConfig(
             opts.prometheus_port,
             opts.prometheus_host,

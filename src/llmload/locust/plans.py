@@ -12,8 +12,10 @@ from typing import Any
 from llmload.config import RunConfig
 from llmload.errors import ConfigError
 from llmload.run.conductor import Conductor
-from llmload.stages import ramp_plans, sweep_plans
+from llmload.stages import StagePlan, ramp_plans, sweep_plans
 from llmload.summary import Level
+from llmload.workload.replay import Replay
+from llmload.workload.traces import load_trace
 
 
 def make_conductor(
@@ -25,6 +27,8 @@ def make_conductor(
 ) -> Conductor:
     """``levels``: the headline's levels so far, read by ``--until-saturated``."""
     phases, open_loop = config.phases, config.open_loop
+    if config.trace.path is not None:
+        return Conductor([trace_plan(config)], announce, progress)
     if environment.shape_class is None:
         users = environment.parsed_options.num_users or 1
         if open_loop.rate is not None:
@@ -61,6 +65,25 @@ def check_stage_options(environment: Any, config: RunConfig) -> None:
             raise ConfigError(
                 flag, "on", "needs a sweep: run `llmload sweep`, or a locustfile with SweepShape"
             )
+
+
+def trace_plan(config: RunConfig) -> StagePlan:
+    """A replay is one stage: its window is the trace's (one pass, or until stopped when looped)
+    at the trace's mean rate, and it has no warm-up requests, for the trace starts with the
+    window (``TraceUser``); ``--warmup-s`` only delays that start."""
+    trace = config.trace
+    assert trace.path is not None
+    replay = Replay.of(load_trace(trace.path, trace.format), trace.replay)
+    phases = config.phases
+    return StagePlan(
+        0,
+        config.open_loop.max_in_flight,
+        replay.duration_s,
+        warmup_requests=0,
+        warmup_s=phases.warmup_s,
+        drain_s=phases.drain_s,
+        rate=replay.requests_per_s,
+    )
 
 
 def planned_concurrency(environment: Any, config: RunConfig) -> int:

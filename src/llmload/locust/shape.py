@@ -33,3 +33,18 @@ class SweepShape(LoadTestShape):
             return processes, float(processes), list(open_loop)
         # Start a level's users at once: warm-up, not the ramp, absorbs the cold start.
         return plan.concurrency, float(plan.concurrency), closed
+
+
+class TraceShape(SweepShape):
+    """The replay's one stage: one ``TraceUser`` per process while it lasts, and the end of the
+    run once its drain is over. Locust leaves ``-t`` to a shape: this one keeps it, so that a
+    looped replay ends then (and an unlooped one, if sooner, ends there cut short)."""
+
+    use_common_options = True
+
+    def tick(self) -> tuple[int, float, list[type[User]]] | None:
+        assert self.runner is not None, "Locust sets the runner before ticking the shape"
+        limit = getattr(self.runner.environment.parsed_options, "run_time", None)
+        if limit and self.get_run_time() >= limit:  # type: ignore[no-untyped-call]
+            return None
+        return super().tick()

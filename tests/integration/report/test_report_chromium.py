@@ -53,7 +53,7 @@ def test_screenshot_is_not_blank(report: Path, tmp_path: Path) -> None:
 def test_every_plot_is_decoded(report: Path, tmp_path: Path) -> None:
     html = report.read_text(encoding="utf-8")
     plots = html.count('src="data:image/png;base64,')
-    assert plots == len(list(report.parent.glob("*.png"))) == 6
+    assert plots == len(list(report.parent.glob("*.png"))) == 8
     # The page forbids scripts; the probe copy allows its own inline one and nothing else.
     probe = tmp_path / "probe.html"
     probe.write_text(

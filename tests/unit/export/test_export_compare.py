@@ -142,9 +142,9 @@ def test_html_is_self_contained_with_overlaid_plots(runs: dict[str, Path]) -> No
     text = html_page(c)
     assert not re.search(r"https?://", text, re.IGNORECASE)
     assert "<script" not in text
-    assert text.count('src="data:image/png;base64,') == 2
+    assert text.count('src="data:image/png;base64,') == 4  # tok/s, decode speed, two Pareto plots
     assert "<h3>Server differences</h3>" in text and 'class="warn"' in text
-    throughput, _decode = figures(c)
+    throughput, _decode, *_pareto = figures(c)
     assert [s.label for s in throughput.series] == [run.label for run in c.runs]
     assert throughput.series[1].y == pytest.approx([27.0, 200.0, 700.0, 2216.0])
 
@@ -184,3 +184,15 @@ def test_probe_bookkeeping_is_not_a_server_difference(runs: dict[str, Path]) -> 
     keys = [key for key, _values in compare([a, b]).server_diffs]
     assert keys[:2] == ["engine", "version"]
     assert not [k for k in keys if "port" in k or "endpoints" in k or "url" in k or "evidence" in k]
+
+
+def test_the_pareto_frontier_over_three_engines(runs: dict[str, Path]) -> None:
+    c = compare([load_run(runs[n]) for n in ("engine-a", "engine-b", "engine-c")])
+    text = console(c)
+    # vLLM holds the interactive end, SGLang with EAGLE-3 the throughput end, and SGLang with
+    # its debug flag left on is beaten everywhere
+    assert "  A: C=1, C=8" in text
+    assert "  B: none (dominated at every level)" in text
+    assert "  C: C=32, C=128" in text
+    page = html_page(c)
+    assert "<h2>Pareto frontier</h2>" in page and "Pareto frontier: TTFT p99 against throughput" in page

@@ -19,7 +19,7 @@ from llmload.export.rundata import read_timeseries
 from llmload.export.series import report_figures
 from llmload.export.tables import STAGE_COLUMNS, read_stages_csv
 
-PLOTS = {"throughput", "ttft", "itl", "tpot", "throughput_latency"}
+PLOTS = {"throughput", "ttft", "itl", "tpot", "throughput_latency", "pareto", "pareto_ttft"}
 
 
 def raw_csv(path: Path) -> list[dict[str, str]]:
@@ -99,6 +99,13 @@ def test_plotted_series_equal_stages_csv(runs: dict[str, Path]) -> None:
         (float(r["output_tok_per_s"]), float(r["decode_tok_per_s"])) for r in rows
     ]
     assert curve.point_labels == ("C=1", "", "C=8", "C=32", "C=128", "")
+    # Pareto: one point per level (repeats averaged), per-user speed against tok/s
+    levels, frontier = figures["pareto"].series
+    speed, tput = by_level(rows, "decode_tok_per_s"), by_level(rows, "output_tok_per_s")
+    assert levels.x == pytest.approx([sum(v) / len(v) for v in speed.values()])
+    assert levels.y == pytest.approx([sum(v) / len(v) for v in tput.values()])
+    assert levels.point_labels == ("C=1", "C=8", "C=32", "C=128")
+    assert frontier.dashed and set(frontier.y) <= set(levels.y)
     tok, in_flight = figures["timeline"].series
     ts = raw_csv(run / "timeseries.csv")
     assert tok.x == tuple(float(r["t_s"]) for r in ts)

@@ -1,0 +1,168 @@
+"""Trace replay against the simulator: each request sent once, at its time, by one process of
+the fleet; the prefix blocks the trace's hash ids share reach the server's prefix cache; and
+an Azure CSV sped up twice replays in half its span and ends the run by itself."""
+
+from __future__ import annotations
+
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from llmload.sim.prefix_cache import BLOCK_TOKENS as SIM_BLOCK
+from llmload.sim.process import start_sim
+from llmload.sim.tokens import TOKENS_PER_MESSAGE
+from llmload.workload.trace_prompts import BLOCK_TOKENS
+from tests.e2e.conftest import RunLocust
+from tests.support.fleet import free_port
+
+pytestmark = pytest.mark.e2e
+
+B = BLOCK_TOKENS
+# Three requests of ids found nowhere else: the second shares two blocks with the first, the
+# third one; each is sent long after the one before it finished, so its blocks are cached.
+MARKED = {
+    10_000: (0.5, [9001, 9002, 9003]),
+    10_001: (1.5, [9001, 9002, 9009]),
+    10_002: (2.5, [9001, 9005, 9006]),
+}
+
+
+def mooncake_trace(path: Path, rate: float = 20.0, span_s: float = 4.0) -> list[dict[str, Any]]:
+    """Poisson arrivals of unique lengths (a record finds its entry by its length) whose hash
+    ids branch from a few roots, plus the three marked requests of 3 full blocks each."""
+    rng = random.Random(7)
+    entries, t, i = [], 0.0, 0
+    while t < span_s:
+        root = rng.randrange(3)
+        ids = [root, 100 + root * 10 + rng.randrange(3)][: rng.randrange(1, 3)]
+        entries.append({"timestamp": round(t * 1000, 3), "input_length": 200 + 7 * i, "output_length": 4,
+                        "hash_ids": ids})  # fmt: skip
+        t += rng.expovariate(rate)
+        i += 1
+    for length, (at, ids) in MARKED.items():
+        entries.append({"timestamp": at * 1000, "input_length": 3 * B + length % 10, "output_length": 4,
+                        "hash_ids": ids})  # fmt: skip
+    path.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in entries))
+    return sorted(entries, key=lambda e: e["timestamp"])
+
+
+def all_records(results: Path) -> list[dict[str, Any]]:
+    files = sorted(results.glob("requests*.jsonl"))
+    return [orjson.loads(line) for path in files for line in path.read_bytes().splitlines() if line]
+
+
+def cached_by_length(records: list[dict[str, Any]], served: list[dict[str, Any]]) -> dict[int, int]:
+    truth = {s["client_request_id"]: s for s in served}
+    return {r["prompt_tokens_requested"]: truth[r["id"]]["cached_tokens"] for r in records}
+
+
+@pytest.mark.parametrize("processes", [0, 2])
+def test_each_request_is_sent_once_at_its_time_and_shares_its_blocks(
+    run_locust: RunLocust, tmp_path: Path, processes: int
+) -> None:
+    entries = mooncake_trace(tmp_path / "mooncake.jsonl")
+    # A port of its own: another run's workers on this machine must not join this master.
+    port = str(free_port())
+    fleet = (
+        ("--processes", str(processes), "--master-bind-port", port, "--master-port", port)
+        if processes
+        else ()
+    )
+    with start_sim() as sim:  # the default profile caches prefixes as vLLM does
+        run = run_locust(
+            sim.url, "--trace", str(tmp_path / "mooncake.jsonl"), "--ignore-eos", *fleet,
+            locustfile="locustfiles/trace.py", run_time="60s",
+        )  # fmt: skip
+        served = sim.requests()
+    assert run.returncode == 0, run.output[-3000:]
+    records = all_records(run.results)
+    assert len(records) == len(entries) == len(served)  # each entry sent once, by one process
+    if processes:
+        assert len(list(run.results.glob("requests-worker-*.jsonl"))) == processes
+    by_length = {r["prompt_tokens_requested"]: r for r in records}
+    assert sorted(by_length) == sorted(e["input_length"] for e in entries)
+    assert all(r["phase"] == "measure" and r["outcome"] == "ok" for r in records)
+
+    # The schedule is the trace's: each request scheduled at its entry's time from one start...
+    start = min(r["scheduled_ns"] for r in records)
+    for e in entries:
+        scheduled_s = (by_length[e["input_length"]]["scheduled_ns"] - start) / 1e9
+        assert scheduled_s == pytest.approx(e["timestamp"] / 1000, abs=0.005)
+    # ...and sent then (the median; the tail is this shared machine's), as the server saw too.
+    late_ms = sorted((r["sent_ns"] - r["scheduled_ns"]) / 1e6 for r in records)
+    assert late_ms[len(late_ms) // 2] < 5, late_ms
+    arrival = {s["client_request_id"]: s["arrival_ns"] for s in served}
+    arrival_late_ms = sorted((arrival[r["id"]] - r["scheduled_ns"]) / 1e6 for r in records)
+    assert arrival_late_ms[len(arrival_late_ms) // 2] < 10, arrival_late_ms
+
+    # What the server's prefix cache found: exactly the shared blocks (behind the chat
+    # template's opening tokens, in whole blocks of the simulator's cache).
+    cached = cached_by_length(records, served)
+    lengths = {length: 3 * B + length % 10 for length in MARKED}
+    assert cached[lengths[10_000]] == 0
+    assert cached[lengths[10_001]] == (TOKENS_PER_MESSAGE + 2 * B) // SIM_BLOCK * SIM_BLOCK
+    assert cached[lengths[10_002]] == (TOKENS_PER_MESSAGE + B) // SIM_BLOCK * SIM_BLOCK
+
+
+def test_an_azure_trace_at_twice_the_speed_replays_in_half_its_span(
+    run_locust: RunLocust, tmp_path: Path
+) -> None:
+    rng = random.Random(3)
+    rows, times, t = ["TIMESTAMP,ContextTokens,GeneratedTokens"], [], 0.0
+    for i in range(40):
+        times.append(round(t, 7))
+        rows.append(f"2023-11-16 18:15:{46 + t:010.7f},{100 + i},{rng.randrange(2, 6)}")
+        t += rng.expovariate(10.0)
+    path = tmp_path / "AzureLLMInferenceTrace_code.csv"
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    with start_sim(["--ttft-ms", "10", "--step-ms", "5"]) as sim:
+        began = time.monotonic()
+        run = run_locust(
+            sim.url, "--trace", str(path), "--trace-speed", "2", "--ignore-eos",
+            locustfile="locustfiles/trace.py", run_time="60s",
+        )  # fmt: skip
+        took = time.monotonic() - began
+    assert run.returncode == 0, run.output[-3000:]
+    assert took < 30  # the run ended with the trace, not at its 60 s run time
+    records = run.records
+    assert len(records) == 40 and all(r["outcome"] == "ok" for r in records)
+    scheduled = sorted(r["scheduled_ns"] for r in records)
+    span_s = times[-1] - times[0]
+    assert (scheduled[-1] - scheduled[0]) / 1e9 == pytest.approx(span_s / 2, abs=0.005)
+    # one pass of 40 requests lasts 40 mean gaps of the trace, at twice the speed
+    stage = run.summary["stages"][0]
+    assert stage["rate_req_per_s"] == pytest.approx(2 * 40 / (span_s * 40 / 39), rel=1e-3)
+
+
+def test_a_looped_session_trace_replays_until_the_run_time_and_grows_each_session(
+    run_locust: RunLocust, tmp_path: Path
+) -> None:
+    # Two sessions taking turns every 0.1 s, each turn's prompt 100 words longer than its last.
+    entries = [
+        {"t": i / 10, "prompt_tokens": 100 * (i // 2 + 1), "max_tokens": 2, "session": "ab"[i % 2]}
+        for i in range(10)
+    ]
+    path = tmp_path / "sessions.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in entries))
+    with start_sim() as sim:
+        run = run_locust(
+            sim.url, "--trace", str(path), "--trace-loop", "--ignore-eos",
+            locustfile="locustfiles/trace.py", run_time="6s",
+        )  # fmt: skip
+        served = {s["client_request_id"]: s for s in sim.requests()}
+    assert run.returncode == 0, run.output[-3000:]
+    stage = run.summary["stages"][0]
+    assert stage["rate_req_per_s"] == pytest.approx(10.0)  # 10 requests a pass of 1 s
+    records = sorted(run.records, key=lambda r: r["scheduled_ns"])
+    assert len(records) >= 30  # passes back to back until -t, not one pass
+    start = records[0]["scheduled_ns"]  # each pass right after the last: one every 0.1 s
+    offsets_s = [(r["scheduled_ns"] - start) / 1e9 for r in records]
+    assert offsets_s == pytest.approx([k / 10 for k in range(len(records))], abs=0.001)
+    # In the first pass, each turn finds the whole previous turn of its session cached.
+    for r in records[2:10]:
+        previous = r["prompt_tokens_requested"] - 100
+        assert served[r["id"]]["cached_tokens"] == (TOKENS_PER_MESSAGE + previous) // SIM_BLOCK * SIM_BLOCK
