@@ -92,9 +92,14 @@ class WorkloadConfig:
     prefix: PrefixSpec = field(default_factory=PrefixSpec)
     conversation: ConversationSpec = field(default_factory=ConversationSpec)
     embedding_batch: int = 1  # inputs per /v1/embeddings request of the embeddings scenario
+    # What --prompt-tokens counts: "off" (words), "server" (its /tokenize) or a tokenizer.json
+    tokenize: str = "off"
 
     def __post_init__(self) -> None:
         require_output_jitter(self.output_jitter, self.output_lengths is not None)
+        if self.tokenize != "off" and (self.dataset is not None or self.prefix.groups):
+            problem = "builds synthetic prompts to length: not with --dataset or --prefix-groups"
+            raise ConfigError("--tokenize", self.tokenize, problem)
         if self.embedding_batch < 1:
             raise ConfigError("--embedding-batch", self.embedding_batch, "must be 1 or more")
         if self.dataset is not None and self.prompt_lengths is not None:

@@ -94,6 +94,7 @@ class RequestRecord:
     prompt_tokens: int | None = None
     cached_tokens: int | None = None  # of prompt_tokens, served by the server's prefix cache
     token_source: TokenSource = TokenSource.ESTIMATED
+    reasoning_tokens: int = 0  # of output_tokens, a reasoning model's thinking (recorder.py)
     events: int = 0
     reads: int = 0
     labels: tuple[tuple[str, str], ...] = ()  # workload labels, e.g. (("group", "2"), ("turn", "3"))
@@ -105,6 +106,11 @@ class RequestRecord:
     @property
     def ok(self) -> bool:
         return self.outcome == OK
+
+    @property
+    def answer_tokens(self) -> int:
+        """Output tokens that are the answer: all of them for a model that does not reason."""
+        return self.output_tokens - self.reasoning_tokens
 
     @property
     def token_events(self) -> int:
@@ -133,6 +139,8 @@ class RequestRecord:
             "error": None if self.error_detail is None else redact_text(self.error_detail),
             "finish_reason": self.finish_reason,
             "output_tokens": self.output_tokens,
+            "reasoning_tokens": self.reasoning_tokens,
+            "answer_tokens": self.answer_tokens,
             "prompt_tokens": self.prompt_tokens,
             "cached_tokens": self.cached_tokens,
             "prompt_tokens_requested": self.prompt_tokens_requested,

@@ -38,6 +38,10 @@ class ResponseRecorder:
         self._last_read_ns = 0
         self._usage_tokens: int | None = None  # running usage.completion_tokens, when sent
         self._continuous = True  # every token-bearing event carried usage so far
+        # Tokens of reasoning events (one each unless usage is continuous), and the server's own
+        # count of them (``completion_tokens_details.reasoning_tokens``) when it sends one.
+        self._thought = 0
+        self._thought_usage: int | None = None
         self._failed = False
 
     # -- ResponseSink --------------------------------------------------------------------------
@@ -125,7 +129,7 @@ class ResponseRecorder:
         rec = self.record
         counts = rec.event_tokens
         add_stamp, add_count = rec.event_ns.append, counts.append
-        usage, continuous = self._usage_tokens, self._continuous
+        usage, continuous, thought = self._usage_tokens, self._continuous, self._thought
         finish_reason, prompt_tokens, cached_tokens = rec.finish_reason, rec.prompt_tokens, rec.cached_tokens
         token_events, content, stop, seen = len(counts), False, False, 0
         failure: tuple[ErrorKind, str] | None = None
@@ -135,7 +139,8 @@ class ResponseRecorder:
                 rec.done_ns = t_ns
                 break
             try:
-                bearing, has_content, finish, completion, prompt, error, cached, timings = chunk_fields(data)
+                (bearing, has_content, finish, completion, prompt, error, cached, timings, thinking,
+                 thinking_usage) = chunk_fields(data)  # fmt: skip
             except BadChunk as exc:
                 failure = (ErrorKind.BAD_PAYLOAD, f"malformed JSON event: {exc}")
                 break
@@ -154,9 +159,13 @@ class ResponseRecorder:
                 prompt_tokens = prompt
                 if cached is not None:
                     cached_tokens = cached
+                if thinking_usage is not None:  # with the final usage, beside prompt_tokens
+                    self._thought_usage = thinking_usage
             if timings is not None:
                 rec.server_timings = ServerTimings.parse(timings) or rec.server_timings
             if bearing:
+                if thinking:
+                    thought += tokens
                 content = content or has_content
                 add_stamp(t_ns)
                 add_count(tokens)
@@ -166,7 +175,7 @@ class ResponseRecorder:
                 counts[-1] += tokens
         rec.events += seen
         rec.finish_reason, rec.prompt_tokens, rec.cached_tokens = finish_reason, prompt_tokens, cached_tokens
-        self._usage_tokens, self._continuous = usage, continuous
+        self._usage_tokens, self._continuous, self._thought = usage, continuous, thought
         if len(counts) > token_events:
             rec.last_token_ns = t_ns
             if rec.first_token_ns is None:
@@ -197,6 +206,7 @@ class ResponseRecorder:
         rec.cached_tokens = info.cached_tokens
         if info.timings is not None:
             rec.server_timings = ServerTimings.parse(info.timings)
+        self._thought_usage = info.reasoning_tokens
         # An embedding has no output tokens by definition: zero is exact, not unknown.
         self._usage_tokens = 0 if rec.endpoint == "embeddings" else info.completion_tokens
 
@@ -259,7 +269,20 @@ class ResponseRecorder:
             rec.output_tokens = len(rec.event_ns) if rec.stream else (usage or 0)
             for i in range(len(rec.event_tokens)):
                 rec.event_tokens[i] = 1
+        rec.reasoning_tokens = self._reasoning_tokens()
         return rec
+
+    def _reasoning_tokens(self) -> int:
+        """The server's count of the thinking when it sent one; else the tokens of the reasoning
+        events: exact under continuous usage, one each when estimated, and a final usage spread
+        over the events gives the reasoning events their share of it."""
+        rec = self.record
+        if self._thought_usage is not None:
+            return max(0, min(self._thought_usage, rec.output_tokens))
+        thought = self._thought
+        if rec.token_source is TokenSource.USAGE and rec.event_tokens:
+            return round(rec.output_tokens * thought / len(rec.event_tokens))
+        return thought
 
 
 def _status_kind(status: int) -> ErrorKind:

@@ -132,6 +132,21 @@ class GpuStage:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ReasoningSummary:
+    """A reasoning model's thinking and answer over the stage's window (ok requests)."""
+
+    requests: int  # requests that reasoned
+    reasoning_tokens: int  # their thinking tokens
+    answer_tokens: int  # output tokens of the window's ok requests that were not thinking
+    reasoning_share: float | None  # reasoning_tokens / output tokens
+    reasoning_tokens_per_request: MeanMax | None  # of the requests that reasoned
+    answer_tokens_per_request: MeanMax | None
+    think_ms: Latency | None  # TTFOT - TTFT per request: the thinking phase
+    tpot_reasoning_ms: Latency | None  # (first_output - first_token) / reasoning tokens
+    tpot_answer_ms: Latency | None  # (last_token - first_output) / (answer tokens - 1)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class NamedStage:
     """A stage's requests of one name (a scenario's ``name=``): counted and timed as the
     stage's are, over the same measured window."""
@@ -200,6 +215,11 @@ class Stage:
     server_timings: ServerTimingsSummary | None = None  # None: the server gave no timings
     cost: StageCost | None = None  # None: no --gpu-hour-cost or --deployment-hour-cost
     gpu: GpuStage | None = None  # None: no --gpu-metrics, or it answered nothing
+    reasoning: ReasoningSummary | None = None  # None: no request reasoned
+    # the server's count of the prompts over the length llmload built them to (1.0: exact)
+    prompt_tokens_counted_vs_requested: float | None = None
+    # output tokens over the max_tokens asked, of requests that asked (1.0: every one ran to it)
+    output_tokens_vs_max_tokens: float | None = None
 
     def latency(self, metric: str) -> Latency | None:
         """``"ttft"``, ``"itl"``, ... by name."""

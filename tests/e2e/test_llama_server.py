@@ -209,3 +209,19 @@ def test_the_server_killed_mid_run(run_locust: RunLocust, tmp_path: Path) -> Non
     assert kinds & {"connect_error", "stream_broken"}, kinds
     assert run.summary["exit"]["code"] == run.returncode
     print(run.summary["exit"]["line"])
+
+
+def test_tokenize_server_builds_prompts_to_the_servers_token_count(
+    run_locust: RunLocust, server: LlamaServer
+) -> None:
+    # llama.cpp's /tokenize takes {"content"}; SmolLM2's BPE and chat template are real ones.
+    # On one shared CPU thread a 160-token prefill takes seconds: every finished request counts.
+    args = ("--prompt-tokens", "160", "--tokenize", "server", "--max-tokens", "2", "--ignore-eos")
+    run = run_locust(server.url, *args, users=2, run_time="12s", expect_code=None)
+    done = records(run)
+    assert done, run.output[-2000:]
+    counted = sum(r["prompt_tokens"] for r in done) / sum(r["prompt_tokens_requested"] for r in done)
+    print(f"server-counted / requested prompt tokens: {counted:.4f} over {len(done)} requests")
+    assert counted == pytest.approx(1, abs=0.02)
+    for r in done:  # the salt's hex digits take a varying few tokens: one request may miss by them
+        assert abs(r["prompt_tokens"] - 160) <= 4, r

@@ -46,6 +46,7 @@ def rebuild(d: dict[str, Any]) -> RequestRecord:
         error_detail=d["error"],
         finish_reason=d["finish_reason"],
         output_tokens=d["output_tokens"],
+        reasoning_tokens=d.get("reasoning_tokens", 0),
         prompt_tokens=d["prompt_tokens"],
         token_source=TokenSource(d["token_source"]),
         events=d["events"],

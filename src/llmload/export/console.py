@@ -67,6 +67,7 @@ def render_stage(stage: Stage) -> str:
     ]
     lines += _server_timings(stage)
     lines += _cost(stage)
+    lines += _reasoning(stage)
     for name, part in stage.by_name.items():
         ttft, tpot, e2e = part.ttft_ms, part.tpot_ms, part.e2e_ms
         lines.append(
@@ -134,6 +135,24 @@ def _repeats(summary: Summary) -> list[str]:
         noisy = f" · NOISY (interval over ±5%): {', '.join(lv.noisy)}" if lv.noisy else ""
         out.append(f"repeats {where}: {lv.repeats} runs · output {lv.output_tok_per_s:,.1f} tok/s{ci}{noisy}")
     return out
+
+
+def _reasoning(stage: Stage) -> list[str]:
+    r = stage.reasoning
+    if r is None:
+        return []
+    share = "-" if r.reasoning_share is None else f"{r.reasoning_share:.1%}"
+    think, tpot_r, tpot_a = r.think_ms, r.tpot_reasoning_ms, r.tpot_answer_ms
+    return [
+        f"  reasoning ({r.requests} requests): {r.reasoning_tokens:,} reasoning + {r.answer_tokens:,}"
+        f" answer tokens ({share} reasoning)"
+        + (f" · thinking (TTFOT - TTFT) p50 {_num(think.p50)} ms" if think else "")
+        + (
+            f" · TPOT reasoning {_num(tpot_r.p50)} / answer {_num(tpot_a.p50)} ms"
+            if tpot_r and tpot_a
+            else ""
+        )
+    ]
 
 
 def _headline(summary: Summary) -> list[str]:

@@ -315,6 +315,41 @@ def _server_timings(summary: Summary) -> list[str]:
     ]
 
 
+def _reasoning(summary: Summary) -> list[str]:
+    """A reasoning model's thinking beside its answer, in the stages where requests reasoned."""
+    body = []
+    for stage in summary.stages:
+        r = stage.reasoning
+        if r is None:
+            continue
+        cells = [h.fmt(stage.index, 0), h.fmt(r.requests, 0), h.fmt(r.reasoning_tokens, 0)]
+        cells += [
+            h.fmt(r.answer_tokens, 0),
+            h.fmt(None if r.reasoning_share is None else 100 * r.reasoning_share, 1),
+        ]
+        for metric, digits in (
+            (stage.ttft_ms, 1),
+            (stage.ttfot_ms, 1),
+            (r.tpot_reasoning_ms, 2),
+            (r.tpot_answer_ms, 2),
+        ):
+            cells.append(h.fmt(None if metric is None else metric.p50, digits))
+        body.append(cells)
+    if not body:
+        return []
+    headers = ["stage", "requests", "reasoning tokens", "answer tokens", "reasoning %", "TTFT p50"]
+    headers += ["TTFOT p50", "TPOT reasoning p50", "TPOT answer p50"]
+    return [
+        h.heading("Reasoning"),
+        h.paragraph(
+            "Requests whose answers streamed reasoning_content before their content: TTFT is the "
+            "first thinking token, TTFOT the first answer token; latencies in ms.",
+            "note",
+        ),
+        h.table(headers, body, left=1, css="wide"),
+    ]
+
+
 def _spec_decode(rows: Sequence[Row]) -> list[str]:
     rows = [
         r
@@ -411,6 +446,7 @@ def render_report(run: RunData, rows: Sequence[Row], pngs: Mapping[str, bytes]) 
         *_server_timings(run.summary),
         *_pareto(rows),
         *_cost(run.summary),
+        *_reasoning(run.summary),
         *_errors(run.summary),
         *_spec_decode(rows),
         *(_plots(pngs) if pngs else []),

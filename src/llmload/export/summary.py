@@ -15,6 +15,7 @@ from llmload.metrics.aggregate import ServerSide, StageStats
 from llmload.metrics.confidence import Interval, interval
 from llmload.metrics.cost import cheapest
 from llmload.metrics.histogram import LogHistogram, SignedHistogram
+from llmload.metrics.reasoning import ReasoningSide
 from llmload.phases import Window
 from llmload.record import OK, UNFINISHED
 from llmload.redact import redact_text
@@ -28,6 +29,7 @@ from llmload.summary import (
     Level,
     MeanMax,
     NamedStage,
+    ReasoningSummary,
     Requests,
     RunInfo,
     Saturation,
@@ -143,6 +145,26 @@ def stage_summary(
         announcement_lateness_s=lateness_s or {},
         by_name={name: _named(n, seconds) for name, n in sorted((stats.by_name or {}).items())},
         server_timings=_server_timings(stats.server_side),
+        reasoning=_reasoning(stats.reasoning, c.output_tokens),
+        prompt_tokens_counted_vs_requested=_ratio(c.prompt_compared_server, c.prompt_compared_requested),
+        output_tokens_vs_max_tokens=_ratio(c.output_tokens_asked, c.max_tokens_asked),
+    )
+
+
+def _reasoning(side: ReasoningSide, output_tokens: int) -> ReasoningSummary | None:
+    if not side.requests:
+        return None
+    h = side.hist
+    return ReasoningSummary(
+        requests=side.requests,
+        reasoning_tokens=side.tokens,
+        answer_tokens=output_tokens - side.tokens,
+        reasoning_share=_ratio(side.tokens, output_tokens),
+        reasoning_tokens_per_request=_mean_max(h["reasoning_tokens"]),
+        answer_tokens_per_request=_mean_max(h["answer_tokens"]),
+        think_ms=latency_ms(h["think"]),
+        tpot_reasoning_ms=latency_ms(h["tpot_reasoning"]),
+        tpot_answer_ms=latency_ms(h["tpot_answer"]),
     )
 
 

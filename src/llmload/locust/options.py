@@ -158,6 +158,8 @@ def to_config(opts: Any, scenario: str = "chat", host: str | None = None) -> Run
     _check_locust_numbers(opts)
     if opts.dataset is not None and not os.path.isfile(opts.dataset):
         raise ConfigError("--dataset", opts.dataset, "no such file")
+    if opts.tokenize not in ("off", "server") and not os.path.isfile(opts.tokenize):
+        raise ConfigError("--tokenize", opts.tokenize, "give off, server, or the path of a tokenizer.json")
     request = RequestConfig(
         model=opts.model,
         stream=not opts.no_stream,
@@ -183,6 +185,7 @@ def to_config(opts: Any, scenario: str = "chat", host: str | None = None) -> Run
         prefix=PrefixSpec(opts.prefix_groups, opts.prefix_tokens, opts.prefix_share),
         conversation=ConversationSpec(opts.turns, opts.think_time_s),
         embedding_batch=opts.embedding_batch,
+        tokenize=opts.tokenize,
     )
     timeouts = Timeouts.from_flags(opts.first_token_timeout, opts.stall_timeout, opts.request_timeout)
     transport = _transport_config(

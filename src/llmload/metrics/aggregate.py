@@ -18,6 +18,7 @@ from typing import Any
 
 from llmload.metrics import derive
 from llmload.metrics.histogram import LogHistogram, SignedHistogram
+from llmload.metrics.reasoning import ReasoningSide
 from llmload.phases import Phase, Window
 from llmload.record import OK, UNFINISHED, RequestRecord
 
@@ -44,6 +45,12 @@ class Counts:
     cached_prompt_tokens: int = 0
     prompt_tokens_cache_reported: int = 0  # prompt tokens of requests whose usage had a cache count
     slo_met: int = 0  # requests that met every request-level SLO (goodput)
+    # Requested against counted, over the requests that know both: the prompt's length as
+    # llmload built it and as the server's usage counted it; max_tokens and what came back.
+    prompt_compared_requested: int = 0
+    prompt_compared_server: int = 0
+    max_tokens_asked: int = 0
+    output_tokens_asked: int = 0
 
     def count_record(self, phase: Phase) -> None:
         if phase is Phase.WARMUP:
@@ -166,6 +173,7 @@ class StageStats:
     # The same, per request name of a scenario (``self.client.chat(..., name="rag")``): one
     # level deep, only for named requests, so the built-in users pay nothing for it.
     server_side: ServerSide = field(default_factory=ServerSide)
+    reasoning: ReasoningSide = field(default_factory=ReasoningSide)
     # None: this is one name's share, broken down no further.
     by_name: dict[str, StageStats] | None = field(default_factory=dict)
 
@@ -206,6 +214,13 @@ class StageStats:
         if r.finish_reason is not None:
             self.finish_reasons[r.finish_reason] += 1
         c.output_tokens += r.output_tokens
+        if r.prompt_tokens is not None and r.prompt_tokens_requested is not None:
+            c.prompt_compared_requested += r.prompt_tokens_requested
+            c.prompt_compared_server += r.prompt_tokens
+        if r.max_tokens is not None:
+            c.max_tokens_asked += r.max_tokens
+            c.output_tokens_asked += r.output_tokens
+        self.reasoning.add(r)
         self._add_latencies(r)
 
     def add_late(self, r: RequestRecord, window: Window) -> None:
@@ -278,6 +293,7 @@ class StageStats:
             self.ttft_by_label.setdefault(label, LogHistogram()).merge(h)
         self.attempts.update(other.attempts)
         self.server_side.merge(other.server_side)
+        self.reasoning.merge(other.reasoning)
         for kind, sample in other.error_samples.items():
             self.error_samples.setdefault(kind, sample)
         if self.by_name is not None:
@@ -296,6 +312,7 @@ class StageStats:
             "error_samples": {kind: list(sample) for kind, sample in self.error_samples.items()},
             "by_name": {name: stats.to_dict() for name, stats in (self.by_name or {}).items()},
             "server_side": self.server_side.to_dict(),
+            "reasoning": self.reasoning.to_dict(),
         }
 
     @classmethod
@@ -313,6 +330,7 @@ class StageStats:
             kind: (status, message) for kind, (status, message) in d.get("error_samples", {}).items()
         }
         stats.server_side = ServerSide.from_dict(d.get("server_side", {}))
+        stats.reasoning = ReasoningSide.from_dict(d.get("reasoning", {}))
         if not leaf:
             stats.by_name = {name: cls.from_dict(n, leaf=True) for name, n in d.get("by_name", {}).items()}
         return stats

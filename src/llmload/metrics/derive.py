@@ -48,6 +48,28 @@ def tpot_ns(r: RequestRecord) -> float | None:
     return span / (r.output_tokens - 1)
 
 
+def think_ns(r: RequestRecord) -> int | None:
+    """TTFOT - TTFT: how long a reasoning model thought before its first answer token."""
+    return gap(r.first_token_ns, r.first_output_ns)
+
+
+def tpot_reasoning_ns(r: RequestRecord) -> float | None:
+    """``(first_output - first_token) / R``: per reasoning token, R >= 1. From the first
+    thinking token to the first answer token is R decode steps when one token comes per step."""
+    span = think_ns(r)
+    if span is None or r.reasoning_tokens < 1:
+        return None
+    return span / r.reasoning_tokens
+
+
+def tpot_answer_ns(r: RequestRecord) -> float | None:
+    """``(last_token - first_output) / (A - 1)``: TPOT of the answer alone, A >= 2 answer tokens."""
+    span = gap(r.first_output_ns, r.last_token_ns)
+    if span is None or r.answer_tokens < 2:
+        return None
+    return span / (r.answer_tokens - 1)
+
+
 @dataclass(frozen=True, slots=True)
 class TokenReads:
     """A record's token-bearing reads, found in one pass over its arrays: per read its stamp,

@@ -35,13 +35,27 @@ class ChunkInfo(NamedTuple):
     # the server's own account of the request (llama.cpp's ``timings``: prompt_ms,
     # predicted_ms, ...), beside its usage or final chunk; None elsewhere
     timings: dict[str, Any] | None = None
+    # the delta carries reasoning text (and no ``content``): a reasoning model's thinking
+    reasoning: bool = False
+    # ``usage.completion_tokens_details.reasoning_tokens``: the server's count of the thinking
+    # (vLLM, OpenAI); None where it sends none
+    reasoning_tokens: int | None = None
 
 
 _new_info = tuple.__new__  # skips the NamedTuple's Python-level __new__ on the hot path
 
 # ``ChunkInfo``'s fields as a plain tuple, in the same order.
 ChunkFields = tuple[
-    bool, bool, str | None, int | None, int | None, str | None, int | None, dict[str, Any] | None
+    bool,
+    bool,
+    str | None,
+    int | None,
+    int | None,
+    str | None,
+    int | None,
+    dict[str, Any] | None,
+    bool,
+    int | None,
 ]
 
 
@@ -69,20 +83,17 @@ def chunk_fields(data: bytes, part: str = "delta") -> ChunkFields:
         raise BadChunk(f"invalid JSON: {exc}") from None
     if type(obj) is not dict:
         raise BadChunk(f"expected a JSON object, got {type(obj).__name__}")
-    token_bearing = has_content = False
-    finish = completion = prompt = error = cached = timings = None
+    token_bearing = has_content = reasoning = False
+    finish = completion = prompt = error = cached = timings = thinking = None
     try:
         for choice in obj.get("choices") or ():
             delta = choice.get(part)
             if delta:
                 if delta.get("content"):
                     token_bearing = has_content = True
-                elif (
-                    delta.get("reasoning_content")
-                    or delta.get("reasoning")
-                    or delta.get("tool_calls")
-                    or delta.get("function_call")  # the legacy form of a tool call
-                ):
+                elif delta.get("reasoning_content") or delta.get("reasoning"):
+                    token_bearing = reasoning = True
+                elif delta.get("tool_calls") or delta.get("function_call"):  # legacy: function_call
                     token_bearing = True
             elif choice.get("text"):
                 token_bearing = has_content = True
@@ -95,6 +106,9 @@ def chunk_fields(data: bytes, part: str = "delta") -> ChunkFields:
             details = usage.get("prompt_tokens_details")
             if details:
                 cached = details.get("cached_tokens")
+            details = usage.get("completion_tokens_details")
+            if details:
+                thinking = details.get("reasoning_tokens")
         if usage or finish is not None:  # only the last chunks: nothing more on the common path
             timings = obj.get("timings")
             if type(timings) is not dict:
@@ -112,9 +126,10 @@ def chunk_fields(data: bytes, part: str = "delta") -> ChunkFields:
         or (completion is not None and type(completion) is not int)
         or (prompt is not None and type(prompt) is not int)
         or (cached is not None and type(cached) is not int)
+        or (thinking is not None and type(thinking) is not int)
     ):
         raise BadChunk(f"unexpected types: finish_reason={finish!r} usage={usage!r}")
-    return token_bearing, has_content, finish, completion, prompt, error, cached, timings
+    return token_bearing, has_content, finish, completion, prompt, error, cached, timings, reasoning, thinking
 
 
 def _error(obj: dict[str, Any]) -> str | None:

@@ -64,8 +64,13 @@ class LiveView:
             stage = self._done.get(view.index)
             if stage is None:
                 gevent.idle()  # reads that arrived go first: this greenlet shares their loop
+                config = self._config
                 stage = summarize_stage(
-                    view, self._limits, self._config.checks, workload=self._config.workload
+                    view,
+                    self._limits,
+                    config.checks,
+                    workload=config.workload,
+                    ignore_eos=config.request.ignore_eos,
                 )
                 if view.index < current - 1:  # two stages on: its drain and late folds are over
                     self._done[view.index] = stage

@@ -28,7 +28,7 @@ from llmload.metrics.slo import request_meets
 from llmload.metrics.timeseries import TimeSeries
 from llmload.phases import Phase, Window
 from llmload.record import OK, UNFINISHED, RequestRecord
-from llmload.run.sources import SyntheticTexts, prompt_source
+from llmload.run.sources import SyntheticTexts, calibrated_source, prompt_source
 from llmload.run.summarize import StageView
 from llmload.stages import Announcement, Progress
 from llmload.target.models import check_model, first_model
@@ -131,6 +131,9 @@ class Session:
             )
             if warning:
                 self.warnings.append(warning)
+        if self.config.workload.tokenize != "off":  # prompt lengths in the server's tokens
+            self.prompts, warning = calibrated_source(self.config, self.model, verify)
+            self.warnings += [warning] if warning else []
         self.health.start()
         self._sampler = gevent.spawn(self._sample_in_flight)
 

@@ -7,14 +7,19 @@ conversations (``conversations.py``) are built over whatever this returns.
 
 from __future__ import annotations
 
-from llmload.config import WorkloadConfig
+import logging
+
+from llmload.config import RunConfig, WorkloadConfig
+from llmload.target.tokenize import token_scale
 from llmload.workload.datasets import load_dataset
 from llmload.workload.prefixes import SharedPrefixes
 from llmload.workload.prompts import OutputLengths, PromptSource, SyntheticPrompts
+from llmload.workload.scale import TokenScale
 
 
-def prompt_source(w: WorkloadConfig) -> PromptSource:
-    """Build once per process and share between users (reads a dataset, builds word text)."""
+def prompt_source(w: WorkloadConfig, scale: TokenScale | None = None) -> PromptSource:
+    """Build once per process and share between users (reads a dataset, builds word text).
+    ``scale``: ``--tokenize``'s calibration, synthetic lengths in the server's tokens."""
     source: PromptSource
     if w.dataset is not None:
         # An explicit fixed --max-tokens applies to every prompt; a distribution draws per request.
@@ -25,10 +30,30 @@ def prompt_source(w: WorkloadConfig) -> PromptSource:
     else:
         prompts = w.prompt_tokens if w.prompt_lengths is None else w.prompt_lengths
         outputs = w.max_tokens if w.output_lengths is None else w.output_lengths
-        source = SyntheticPrompts(prompts, outputs, w.output_jitter, w.seed, w.prefix_cache, run_salt=w.salt)
+        source = SyntheticPrompts(
+            prompts, outputs, w.output_jitter, w.seed, w.prefix_cache, run_salt=w.salt, scale=scale
+        )
     if w.prefix.groups:
         source = SharedPrefixes(source, w.prefix, w.seed, w.salt)
     return source
+
+
+def calibrated_source(config: RunConfig, model: str, verify: bool | str) -> tuple[PromptSource, str | None]:
+    """``--tokenize``: the prompt source with lengths in the server's tokens, calibrated now
+    against the server (or a tokenizer.json) on the generator's own prompts, under a salt of
+    their own; and a warning when the template's tokens could not be measured."""
+    w = config.workload
+    request = config.request
+    headers = dict(request.extra_headers)
+    if request.api_key:
+        headers["Authorization"] = f"Bearer {request.api_key}"
+
+    def sample(words: int, index: int) -> str:
+        return SyntheticPrompts(words, None, seed=w.seed, run_salt=f"{w.salt}/tokenize").get(0, index).text
+
+    scale, warning = token_scale(w.tokenize, config.host, model, sample, headers=headers, verify=verify)
+    logging.getLogger(__name__).info("--tokenize %s: %s", w.tokenize, scale.describe())
+    return prompt_source(w, scale), warning
 
 
 class SyntheticTexts:

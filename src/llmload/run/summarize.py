@@ -51,6 +51,34 @@ def cache_warning(hit_rate: float | None, workload: WorkloadConfig, source: str)
     )
 
 
+# Requested against counted lengths: beyond this relative difference the stage says so.
+LENGTH_TOLERANCE = 0.02
+
+
+def length_warnings(stage: Stage, ignore_eos: bool, tokenize: str) -> list[str]:
+    """Prompts the server counted at another length than asked, and outputs cut short of
+    max_tokens although ``ignore_eos`` was asked: the workload was not the one requested."""
+    out = []
+    ratio = stage.prompt_tokens_counted_vs_requested
+    if ratio is not None and abs(ratio - 1) > LENGTH_TOLERANCE:
+        fix = (
+            "the --tokenize calibration missed: is the tokenizer the server's?"
+            if tokenize != "off"
+            else "--tokenize server (or the model's tokenizer.json) builds prompts to the server's count"
+        )
+        out.append(
+            f"the server counted {ratio:.1%} of the prompt tokens asked (mean "
+            f"{stage.prompt_tokens_requested_mean or 0:,.1f} asked): {fix}"
+        )
+    served = stage.output_tokens_vs_max_tokens
+    if ignore_eos and served is not None and served < 1 - LENGTH_TOLERANCE:
+        out.append(
+            f"ignore_eos was asked but outputs came back at {served:.1%} of max_tokens: the server "
+            "(or a gateway before it) does not honour ignore_eos, so outputs are shorter than asked"
+        )
+    return out
+
+
 def summarize_stage(
     view: StageView,
     limits: HealthLimits,
@@ -59,6 +87,7 @@ def summarize_stage(
     partial: bool = False,
     workload: WorkloadConfig | None = None,
     usd_per_hour: float | None = None,
+    ignore_eos: bool = False,
 ) -> Stage:
     warnings: list[str] = []
     if partial:
@@ -95,8 +124,8 @@ def summarize_stage(
         stage = replace(stage, cost=stage_cost(stage, usd_per_hour))
     if workload is not None:
         warning = cache_warning(stage.prompt_cache_hit_rate, workload, "usage")
-        if warning:
-            stage = replace(stage, warnings=(*stage.warnings, warning))
+        lengths = length_warnings(stage, ignore_eos, workload.tokenize)
+        stage = replace(stage, warnings=(*stage.warnings, *([warning] if warning else []), *lengths))
     return stage
 
 
@@ -128,6 +157,7 @@ def build_summary(
             partial=view.index == cut,
             workload=config.workload,
             usd_per_hour=config.cost.per_hour_usd,
+            ignore_eos=config.request.ignore_eos,
         )
         for view in views
     ]

@@ -1,7 +1,7 @@
 """Routing: every endpoint the simulator serves, and the JSON answers that need no engine.
 
 OpenAI: ``POST /v1/chat/completions``, ``POST /v1/completions`` (``completions.py``),
-``POST /v1/embeddings`` (``embeddings.py``), ``GET /v1/models``. Engine fingerprints:
+``POST /v1/embeddings`` (``embeddings.py``), ``GET /v1/models``, ``POST /tokenize``. Engine fingerprints:
 ``GET /health``, ``/version``, ``/get_server_info``, ``/metrics``. Ground truth:
 ``GET /sim/requests``, ``/sim/counters``, ``/sim/timeline``, ``/sim/stats``, ``/sim/config``.
 Everything but ground truth and metrics waits out the startup delay; in hang mode nothing is
@@ -26,6 +26,7 @@ from llmload.sim.gpu import SimGpu
 from llmload.sim.http import HttpConnection, HttpRequest
 from llmload.sim.metrics import render_metrics
 from llmload.sim.render import error_body
+from llmload.sim.request import BadRequest, tokenize_answer
 from llmload.sim.truth import Truth
 
 _GENERATION_PATHS = frozenset({"/v1/chat/completions", "/v1/completions"})
@@ -79,6 +80,9 @@ class App:
             else:
                 self._embeddings.handle(request, conn)
             return
+        if path == "/tokenize":
+            self._tokenize(request, conn)
+            return
         if path == "/metrics":
             headers = [("server", self._config.server_header)]
             headers.append(("content-type", "text/plain; version=0.0.4; charset=utf-8"))
@@ -92,6 +96,17 @@ class App:
         else:
             status, body = route(request)
             self._json(conn, status, body)
+
+    def _tokenize(self, request: HttpRequest, conn: HttpConnection) -> None:
+        """vLLM's, SGLang's and llama.cpp's ``POST /tokenize``, by the simulator's tokenizer."""
+        if request.method != "POST":
+            self._json(conn, 405, _error("use POST", 405))
+            return
+        try:
+            status, answer = self._not_ready() or tokenize_answer(request.body, self._config.tokens_per_word)
+        except BadRequest as exc:
+            status, answer = 400, error_body(exc.message, "BadRequestError", 400, exc.param)
+        self._json(conn, status, answer)
 
     def _json(self, conn: HttpConnection, status: int, body: Any) -> None:
         raw = body if isinstance(body, bytes) else orjson.dumps(body)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 from collections.abc import Sequence
+from fractions import Fraction
 from pathlib import Path
 
 from llmload.errors import ConfigError
@@ -51,7 +52,7 @@ def _parser() -> argparse.ArgumentParser:
     model.add_argument(
         "--prefix-cache-tokens", type=int, help="prefix cache capacity in tokens (default: the KV budget)"
     )
-    p.add_argument("--tokens-per-chunk", type=int, help="tokens per event after the first")
+    _model_output(p)
     p.add_argument("--emit-timestamps", action="store_true", help="send_ns in every chunk")
     p.add_argument("--request-log", type=Path, help="append per-request ground truth (JSONL)")
     p.add_argument("--fault", help=f"MODE[,MODE...] for every request: {modes_text()}")
@@ -79,6 +80,32 @@ def _serving(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dcgm", action="store_true", help="/metrics also has a simulated GPU's DCGM gauges")
     p.add_argument("--certfile", type=Path, help="TLS certificate (PEM): serve https")
     p.add_argument("--keyfile", type=Path, help="TLS private key (PEM)")
+
+
+def _model_output(p: argparse.ArgumentParser) -> None:
+    """What the imitated model writes: chunking and a reasoning model's thinking."""
+    p.add_argument("--tokens-per-chunk", type=int, help="tokens per event after the first")
+    p.add_argument(
+        "--reasoning-tokens",
+        type=int,
+        default=0,
+        help="a reasoning model: every chat answer first streams N tokens as reasoning_content",
+    )
+    p.add_argument(
+        "--tokens-per-word",
+        default="1",
+        help="prompt tokens per word, e.g. 1.3 as a real tokenizer counts English (default 1)",
+    )
+
+
+def _per_word(value: str) -> Fraction:
+    try:
+        per_word = Fraction(value)
+    except (ValueError, ZeroDivisionError):
+        raise ConfigError("--tokens-per-word", value, "give a number such as 1.3") from None
+    if not 0 < per_word <= 8:
+        raise ConfigError("--tokens-per-word", value, "must be in (0, 8]")
+    return per_word
 
 
 def _ns(flag: str, value: float) -> int:
@@ -158,6 +185,8 @@ def config_from_args(argv: Sequence[str]) -> SimConfig:
         raise ConfigError("--keyfile", str(args.keyfile), "needs --certfile")
     if args.startup_delay_s < 0:
         raise ConfigError("--startup-delay-s", args.startup_delay_s, "must be >= 0")
+    if args.reasoning_tokens < 0:
+        raise ConfigError("--reasoning-tokens", args.reasoning_tokens, "must be >= 0")
     if not 0 <= args.port <= 65535:
         raise ConfigError("--port", args.port, "must be in [0, 65535]")
     return SimConfig(
@@ -178,6 +207,8 @@ def config_from_args(argv: Sequence[str]) -> SimConfig:
         keyfile=args.keyfile,
         realtime=args.realtime,
         dcgm=args.dcgm,
+        reasoning_tokens=args.reasoning_tokens,
+        tokens_per_word=_per_word(args.tokens_per_word),
     )
 
 

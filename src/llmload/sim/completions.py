@@ -19,7 +19,7 @@ from llmload.sim.generation import Generation, ResponseInfo
 from llmload.sim.http import HttpConnection, HttpRequest, response_head
 from llmload.sim.render import DONE_EVENT, LAST_CHUNK, ChunkRenderer, error_body, frame
 from llmload.sim.request import BadRequest, GenRequest, parse_body
-from llmload.sim.tokens import TokenText, plan_output, request_rng
+from llmload.sim.tokens import OutputPlan, SplitMix64, TokenText, plan_output, request_rng
 from llmload.sim.truth import RequestEntry, Truth
 
 _ERRORS: Mapping[FaultMode, tuple[int, str, str]] = MappingProxyType(
@@ -61,7 +61,7 @@ class Completions:
             self._reject(conn, entry, 503, "ServiceUnavailableError", "the model is loading")
             return
         try:
-            gen_request = parse_body(request.body, chat, entry.id)
+            gen_request = parse_body(request.body, chat, entry.id, self._config.tokens_per_word)
             mode = self._fault(request, gen_request, entry.index)
         except BadRequest as exc:
             self._reject(conn, entry, 400, "BadRequestError", exc.message, param=exc.param)
@@ -133,7 +133,8 @@ class Completions:
         config = self._config
         seed = config.seed if body.seed is None else body.seed
         rng = request_rng(seed, request.body)
-        plan = plan_output(rng, body.max_tokens, body.min_tokens, body.ignore_eos)
+        reasoning = min(config.reasoning_tokens, body.max_tokens) if body.chat else 0
+        plan = _plan(rng, body, reasoning)
         if body.shape is not None and body.shape.tool is not None and plan.finish_reason == "stop":
             plan = dataclasses.replace(plan, finish_reason="tool_calls")  # the call is complete
         info = ResponseInfo(
@@ -169,6 +170,7 @@ class Completions:
             truth=self._truth,
             prompt=body.prompt,
             shape=body.shape,
+            reasoning=reasoning,
         )
 
     def _start(
@@ -223,6 +225,18 @@ class Completions:
         task = asyncio.get_running_loop().create_task(run())
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+
+def _plan(rng: SplitMix64, body: GenRequest, reasoning: int) -> OutputPlan:
+    """The output plan: ``reasoning`` thinking tokens first, out of the ``max_tokens`` budget as
+    on vLLM, then an answer planned on what is left exactly as without thinking."""
+    if not reasoning:
+        return plan_output(rng, body.max_tokens, body.min_tokens, body.ignore_eos)
+    left = body.max_tokens - reasoning
+    if left == 0:  # the thinking used the whole budget: cut off, no answer
+        return OutputPlan(reasoning, "length")
+    answer = plan_output(rng, left, max(0, body.min_tokens - reasoning), body.ignore_eos)
+    return OutputPlan(reasoning + answer.tokens, answer.finish_reason)
 
 
 def drip_bytes(generation: Generation, stream: bool, keep_alive: bool) -> bytes:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 
 from llmload.sim.faults import FaultPolicy
@@ -29,6 +30,8 @@ class SimConfig:
     keyfile: Path | None = None
     realtime: bool = False
     dcgm: bool = False  # /metrics also carries DCGM exporter gauges of a simulated GPU (sim/gpu.py)
+    reasoning_tokens: int = 0  # each chat answer thinks this many tokens first (reasoning_content)
+    tokens_per_word: Fraction = Fraction(1)  # prompt tokens per word (tokens.split_words)
 
     @property
     def scheme(self) -> str:

@@ -42,6 +42,8 @@ def sim_settings(config: SimConfig) -> dict[str, Any]:
         "params": None if timing else dataclasses.asdict(config.params),
         "fixed_timing": timing,
         "seed": config.seed,
+        "reasoning_tokens": config.reasoning_tokens,
+        "tokens_per_word": str(config.tokens_per_word),
     }
 
 

@@ -58,6 +58,7 @@ class Generation:
         "plan",
         "prompt",
         "prompt_tokens",
+        "reasoning",
         "start_ns",
         "state",
         "truth",
@@ -77,8 +78,12 @@ class Generation:
         truth: Truth,
         prompt: Sequence[Token] = (),
         shape: Shape | None = None,
+        reasoning: int = 0,
     ) -> None:
         self.info = info
+        # The plan's first ``reasoning`` tokens are thinking (``delta.reasoning_content``), the
+        # rest the answer; 0 for a model that does not reason.
+        self.reasoning = reasoning
         self._shape = shape  # a tool call's or JSON's form around the words (``shapes.py``)
         self.prompt_tokens = info.prompt_tokens  # read by the engine at every step
         self.prompt = prompt  # the tokens the prefill reads, for the prefix cache
@@ -144,22 +149,53 @@ class Generation:
         assert renderer is not None
         sent_ns = time.perf_counter_ns()
         total = first + n
-        text = self.token_bytes(first, n)
-        if self._shape is not None:
-            text = self._shaped(text, first == 0, last)
-        payload = renderer.text(text, self.plan.finish_reason if last else None, total, sent_ns, first == 0)
+        thinking = self.reasoning
+        if first < thinking:
+            payload, events = self._thinking(renderer, first, n, last, sent_ns)
+        else:
+            text = self.token_bytes(first, n)
+            if self._shape is not None:
+                text = self._shaped(text, first == thinking, last)
+            finish = self.plan.finish_reason if last else None
+            payload, events = renderer.text(text, finish, total, sent_ns, first == thinking), 1
         if first == 0 and self.info.chat:
             payload = renderer.role(sent_ns) + payload
         if last:
             if self.info.include_usage:
-                payload += renderer.usage(total, sent_ns, self.cached_tokens or 0)
+                payload += renderer.usage(
+                    total, sent_ns, self.cached_tokens or 0, self._reasoning_usage(total)
+                )
             payload += self._done_event
             self.conn.write(frame(payload) + LAST_CHUNK)
         else:
             self.conn.write(frame(payload))
-        self._count(n, sent_ns)
+        if first <= thinking < total:
+            self.entry.first_answer_ns = sent_ns
+        self._count(n, sent_ns, events)
         if last:
             self.complete()
+
+    def _thinking(
+        self, renderer: ChunkRenderer, first: int, n: int, last: bool, sent_ns: int
+    ) -> tuple[bytes, int]:
+        """An event that starts in the thinking phase: its reasoning tokens as one event and,
+        when it reaches past the thinking (``--tokens-per-chunk`` > 1), the answer's first
+        tokens as a second event in the same write. Returns the payload and its events."""
+        k = min(n, self.reasoning - first)
+        finish = self.plan.finish_reason if last else None
+        payload = renderer.reasoning(
+            self.token_bytes(first, k), None if k < n else finish, first + k, sent_ns
+        )
+        if k == n:
+            return payload, 1
+        text = self.token_bytes(first + k, n - k)
+        if self._shape is not None:
+            text = self._shaped(text, True, last)
+        return payload + renderer.text(text, finish, first + n, sent_ns, True), 2
+
+    def _reasoning_usage(self, total: int) -> int | None:
+        """``completion_tokens_details.reasoning_tokens`` of ``total`` tokens; None: no thinking."""
+        return min(self.reasoning, total) if self.reasoning else None
 
     def _shaped(self, text: bytes, first: bool, last: bool) -> bytes:
         shape = self._shape
@@ -170,10 +206,10 @@ class Generation:
             text += escaped(shape.close)
         return text
 
-    def _count(self, n: int, sent_ns: int) -> None:
+    def _count(self, n: int, sent_ns: int, events: int = 1) -> None:
         truth = self.truth
         truth.tokens_written_total += n
-        truth.events_written_total += 1
+        truth.events_written_total += events
         if self.events == 0:
             truth.first_token(self.entry, sent_ns)
         elif self.k > 1:
@@ -181,7 +217,7 @@ class Generation:
             truth.draft_tokens_total += self.k - 1
             truth.accepted_tokens_total += n - 1
         self.written += n
-        self.events += 1
+        self.events += events
 
     def body(self) -> bytes:
         """The whole non-streamed body for what was generated."""
@@ -197,10 +233,16 @@ class Generation:
             prompt_tokens=info.prompt_tokens,
             completion_tokens=self.generated,
             cached_tokens=self.cached_tokens or 0,
+            reasoning=self._whole_reasoning(),
         )
 
+    def _whole_reasoning(self) -> tuple[str, int] | None:
+        thinking = self._reasoning_usage(self.generated)
+        return None if thinking is None else (self._text.text(0, thinking), thinking)
+
     def _whole_text(self) -> str:
-        words = self._text.text(0, self.generated)
+        start = min(self.reasoning, self.generated)
+        words = self._text.text(start, self.generated - start)
         shape = self._shape
         return words if shape is None else shape.open + words + shape.close
 
@@ -209,6 +251,8 @@ class Generation:
         sent_ns = time.perf_counter_ns()
         self.truth.tokens_written_total += self.generated
         self.truth.first_token(self.entry, sent_ns)
+        if self.generated > self.reasoning:
+            self.entry.first_answer_ns = sent_ns
         self.written = self.generated
         self.conn.respond(200, list(self.info.headers), self.body())
         self.complete(finish_exchange=False)
@@ -228,3 +272,4 @@ class Generation:
         self.entry.completion_tokens = self.written
         self.entry.events = self.events
         self.entry.cached_tokens = self.cached_tokens or 0
+        self.entry.reasoning_tokens = min(self.reasoning, self.written)

@@ -31,8 +31,11 @@ def usage(prompt_tokens: int, completion_tokens: int) -> dict[str, int]:
     }
 
 
-def final_usage(prompt_tokens: int, completion_tokens: int, cached_tokens: int | None) -> dict[str, Any]:
-    """The usage of a whole response: ``prompt_tokens_details.cached_tokens`` as OpenAI reports.
+def final_usage(
+    prompt_tokens: int, completion_tokens: int, cached_tokens: int | None, reasoning_tokens: int | None = None
+) -> dict[str, Any]:
+    """The usage of a whole response: ``prompt_tokens_details.cached_tokens`` as OpenAI reports,
+    and ``completion_tokens_details.reasoning_tokens`` when the model thought (OpenAI, vLLM).
 
     vLLM adds the details to the final usage only (with ``--enable-prompt-tokens-details``),
     never to the per-chunk usage of ``continuous_usage_stats``; so does the simulator. None
@@ -42,6 +45,8 @@ def final_usage(prompt_tokens: int, completion_tokens: int, cached_tokens: int |
     out: dict[str, Any] = usage(prompt_tokens, completion_tokens)
     if cached_tokens is not None:
         out["prompt_tokens_details"] = {"cached_tokens": cached_tokens}
+    if reasoning_tokens is not None:
+        out["completion_tokens_details"] = {"reasoning_tokens": reasoning_tokens}
     return out
 
 
@@ -55,6 +60,7 @@ class ChunkRenderer:
         "_head",
         "_open_close",
         "_prompt_tokens",
+        "_reasoning_open",
         "_stamp",
         "_text_open",
         "_tool",
@@ -85,6 +91,8 @@ class ChunkRenderer:
             b'[{"index":0,"delta":{"content":"' if chat else b'[{"index":0,"text":"'
         )
         self._first_open = self._text_open
+        # The thinking phase of a reasoning model: vLLM's reasoning parsers stream it here.
+        self._reasoning_open = self._head + b'[{"index":0,"delta":{"reasoning_content":"'
         if tool is not None:
             # The call's id, type and name come once, with its first argument tokens (vLLM).
             call_id, name = (orjson.dumps(part) for part in tool)
@@ -131,6 +139,12 @@ class ChunkRenderer:
             return opening + text + close + b"}\n\n"
         return opening + text + close + self._tail(total_tokens, sent_ns)
 
+    def reasoning(self, text: bytes, finish_reason: str | None, total_tokens: int, sent_ns: int) -> bytes:
+        """A reasoning event (``delta.reasoning_content``); ``total_tokens`` as for ``text``."""
+        reason = b"null" if finish_reason is None else b'"%b"' % finish_reason.encode()
+        close = b'"},"logprobs":null,"finish_reason":%b}]' % reason
+        return self._reasoning_open + text + close + self._tail(total_tokens, sent_ns)
+
     def _text_close(self, finish_reason: str | None) -> bytes:
         reason = b"null" if finish_reason is None else b'"%b"' % finish_reason.encode()
         if self._tool:
@@ -138,9 +152,17 @@ class ChunkRenderer:
         delta_close = b'"}' if self._chat else b'"'
         return delta_close + b',"logprobs":null,"finish_reason":%b}]' % reason
 
-    def usage(self, completion_tokens: int, sent_ns: int, cached_tokens: int | None = None) -> bytes:
+    def usage(
+        self,
+        completion_tokens: int,
+        sent_ns: int,
+        cached_tokens: int | None = None,
+        reasoning_tokens: int | None = None,
+    ) -> bytes:
         """The final usage-only event of ``stream_options.include_usage``."""
-        body = orjson.dumps(final_usage(self._prompt_tokens, completion_tokens, cached_tokens))
+        body = orjson.dumps(
+            final_usage(self._prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens)
+        )
         tail = b',"llmload_sim":{"sent_ns":%d}}\n\n' % sent_ns if self._stamp else b"}\n\n"
         return self._usage_head + body + tail
 
@@ -162,8 +184,10 @@ def completion_body(
     completion_tokens: int,
     cached_tokens: int,
     tool: tuple[str, str] | None = None,
+    reasoning: tuple[str, int] | None = None,
 ) -> bytes:
-    """A whole non-streamed response body; with ``tool`` (id, name), ``text`` is its arguments."""
+    """A whole non-streamed response body; with ``tool`` (id, name), ``text`` is its arguments;
+    ``reasoning`` (text, tokens): the thinking, in ``message.reasoning_content`` (vLLM)."""
     choice: dict[str, Any] = {"index": 0, "logprobs": None, "finish_reason": finish_reason}
     if chat and tool is not None:
         call = {"id": tool[0], "type": "function", "function": {"name": tool[1], "arguments": text}}
@@ -172,6 +196,8 @@ def completion_body(
         choice["message"] = {"role": "assistant", "content": text, "tool_calls": []}
     else:
         choice["text"] = text
+    if reasoning is not None and chat:
+        choice["message"]["reasoning_content"] = reasoning[0]
     return orjson.dumps(
         {
             "id": response_id,
@@ -179,7 +205,9 @@ def completion_body(
             "created": created,
             "model": model,
             "choices": [choice],
-            "usage": final_usage(prompt_tokens, completion_tokens, cached_tokens),
+            "usage": final_usage(
+                prompt_tokens, completion_tokens, cached_tokens, None if reasoning is None else reasoning[1]
+            ),
         }
     )
 

@@ -6,12 +6,16 @@ a 400, ``n > 1`` is refused); everything else a real server would ignore is igno
 
 from __future__ import annotations
 
+import zlib
+from fractions import Fraction
 from typing import Any, NamedTuple
 
 import orjson
 
 from llmload.sim.shapes import Shape, answer_shape
-from llmload.sim.tokens import GENERATION_PROMPT, Token, message_open
+from llmload.sim.tokens import GENERATION_PROMPT, Token, message_open, split_words
+
+ONE = Fraction(1)
 
 DEFAULT_MAX_TOKENS = 256
 MAX_MAX_TOKENS = 1_000_000
@@ -92,7 +96,7 @@ def _content_words(content: object) -> list[str]:
     raise BadRequest("message content must be a string or a list of parts", "messages")
 
 
-def _chat_prompt(body: dict[str, Any]) -> list[Token]:
+def _chat_prompt(body: dict[str, Any], per_word: Fraction = ONE) -> list[Token]:
     """The chat prompt as the model reads it: template tokens and words (``tokens.py``)."""
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
@@ -102,18 +106,18 @@ def _chat_prompt(body: dict[str, Any]) -> list[Token]:
         if not isinstance(message, dict):
             raise BadRequest("each message must be an object", "messages")
         prompt += message_open(str(message.get("role")))
-        prompt += _content_words(message.get("content"))
+        prompt += split_words(_content_words(message.get("content")), per_word)
     prompt += GENERATION_PROMPT
     return prompt
 
 
-def _completion_prompt(body: dict[str, Any]) -> list[Token]:
+def _completion_prompt(body: dict[str, Any], per_word: Fraction = ONE) -> list[Token]:
     prompt = body.get("prompt")
     if isinstance(prompt, str):
-        return list(prompt.split())
+        return split_words(prompt.split(), per_word)
     if isinstance(prompt, list) and prompt:
         if all(isinstance(p, str) for p in prompt):
-            return [word for p in prompt for word in p.split()]
+            return [token for p in prompt for token in split_words(p.split(), per_word)]
         if all(isinstance(p, int) and not isinstance(p, bool) for p in prompt):
             return list(prompt)  # already token ids
     raise BadRequest("prompt must be a string, a list of strings or a list of token ids", "prompt")
@@ -128,15 +132,16 @@ def _stream_options(body: dict[str, Any]) -> tuple[bool, bool]:
     return _bool_field(options, "include_usage"), _bool_field(options, "continuous_usage_stats")
 
 
-def parse_body(raw: bytes, chat: bool, response_id: str = "") -> GenRequest:
-    """Parse and validate a request body; raise ``BadRequest``."""
+def parse_body(raw: bytes, chat: bool, response_id: str = "", per_word: Fraction = ONE) -> GenRequest:
+    """Parse and validate a request body; raise ``BadRequest``. ``per_word``: prompt tokens
+    per word (``--tokens-per-word``)."""
     try:
         body = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         raise BadRequest(f"body is not valid JSON: {exc}") from None
     if not isinstance(body, dict):
         raise BadRequest("body must be a JSON object")
-    prompt = _chat_prompt(body) if chat else _completion_prompt(body)
+    prompt = _chat_prompt(body, per_word) if chat else _completion_prompt(body, per_word)
     n = _int_field(body, "n", 1, 1)
     if n != 1:
         raise BadRequest("the simulator serves n=1 only", "n")
@@ -168,3 +173,29 @@ def parse_body(raw: bytes, chat: bool, response_id: str = "") -> GenRequest:
         fault_after=_int_field(body, "sim_fault_after", None, 0),
         shape=answer_shape(body, response_id) if chat else None,
     )
+
+
+def tokenize_answer(raw: bytes, per_word: Fraction = ONE) -> tuple[int, dict[str, Any]]:
+    """``POST /tokenize``: vLLM's and SGLang's ``{"prompt"}`` (or ``{"messages"}``, templated)
+    answered ``{"count", "max_model_len", "tokens"}``; llama.cpp's ``{"content"}`` answered
+    ``{"tokens"}``. Token ids are the tokens' CRC-32s: stable, and only their number matters."""
+    try:
+        body = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise BadRequest(f"body is not valid JSON: {exc}") from None
+    if not isinstance(body, dict):
+        raise BadRequest("body must be a JSON object")
+    if isinstance(body.get("content"), str):
+        tokens = split_words(body["content"].split(), per_word)
+        return 200, {"tokens": _ids(tokens)}
+    if "messages" in body:
+        tokens = _chat_prompt(body, per_word)
+    elif "prompt" in body:
+        tokens = _completion_prompt(body, per_word)
+    else:
+        raise BadRequest("give prompt, messages or content", "prompt")
+    return 200, {"count": len(tokens), "max_model_len": 131072, "tokens": _ids(tokens)}
+
+
+def _ids(tokens: list[Token]) -> list[int]:
+    return [t if isinstance(t, int) else zlib.crc32(t.encode()) & 0xFFFF for t in tokens]

@@ -13,6 +13,10 @@ synthetic prompts:
   and the prompt ends with the same opening for the assistant's reply;
 - output tokens are words, each rendered with a leading space (`` tok``), so the words of a
   response's text equal its ``usage.completion_tokens``.
+
+``--tokens-per-word F`` makes prompts count like a real tokenizer's (about 1.3 tokens per English
+word): a text of W words is ``floor(W * F)`` tokens (``split_words``), which a client must
+calibrate for (``llmload --tokenize``); template tokens and output tokens stay as they are.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from __future__ import annotations
 import math
 import zlib
 from dataclasses import dataclass
+from fractions import Fraction
 
 TOKENS_PER_MESSAGE = 3
 TOKENS_PER_CHAT = 3
@@ -47,6 +52,20 @@ def chat_prompt_tokens(words: int, messages: int) -> int:
 
 def count_words(text: str) -> int:
     return len(text.split())
+
+
+def split_words(words: list[str], per_word: Fraction) -> list[Token]:
+    """The tokens of ``words`` at ``per_word`` tokens per word: word ``i`` gives
+    ``floor((i + 1) F) - floor(i F)`` pieces, so W words are ``floor(W F)`` tokens and the tokens
+    of a prefix of the words are a prefix of the tokens (the prefix cache relies on it)."""
+    if per_word == 1:
+        return list(words)
+    p, q = per_word.numerator, per_word.denominator
+    tokens: list[Token] = []
+    for i, word in enumerate(words):
+        pieces = (i + 1) * p // q - i * p // q
+        tokens += [word] + [f"{word}##{k}" for k in range(1, pieces)] if pieces else []
+    return tokens
 
 
 def message_open(role: str) -> tuple[str, str, str]:

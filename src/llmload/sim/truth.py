@@ -43,6 +43,8 @@ class RequestEntry:
     outcome: str = "ok"
     finish_reason: str | None = None
     client_request_id: str | None = None  # the request's X-Request-Id: joins it to the client's record
+    reasoning_tokens: int = 0  # of completion_tokens, written as reasoning_content (--reasoning-tokens)
+    first_answer_ns: int | None = None  # the write of the first answer (content) token
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -60,6 +62,8 @@ class RequestEntry:
             "outcome": self.outcome,
             "finish_reason": self.finish_reason,
             "client_request_id": self.client_request_id,
+            "reasoning_tokens": self.reasoning_tokens,
+            "first_answer_ns": self.first_answer_ns,
         }
 
 

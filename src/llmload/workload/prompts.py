@@ -26,6 +26,7 @@ from llmload.workload.lengths import (
     require_optional_length,
     require_output_jitter,
 )
+from llmload.workload.scale import TokenScale
 from llmload.workload.words import WordSequence, draw, salt, salted, seed_key, substream, unit
 
 # Distinct starting words of the body, so that prompts differ beyond their salt. A power of
@@ -71,10 +72,13 @@ class SyntheticPrompts:
     request sends the start of the same text (the same text when the length is fixed), to
     measure the cache-hit case on purpose.
 
+    With ``scale`` (``--tokenize``) the lengths are the server's tokens, the chat template's
+    included: each prompt gets the words ``scale`` says the server counts as that many.
+
     Build one per process and share it between users: ``get`` only slices prebuilt text.
     """
 
-    __slots__ = ("_key", "_output", "_prefix_cache", "_prompt", "_salt_key", "_words")
+    __slots__ = ("_key", "_output", "_prefix_cache", "_prompt", "_salt_key", "_scale", "_words")
 
     def __init__(
         self,
@@ -85,6 +89,7 @@ class SyntheticPrompts:
         prefix_cache: bool = False,
         *,
         run_salt: str = "",
+        scale: TokenScale | None = None,
     ) -> None:
         fixed_output = max_tokens is None or isinstance(max_tokens, int)
         require_output_jitter(output_jitter, not fixed_output)
@@ -97,12 +102,20 @@ class SyntheticPrompts:
             self._output = max_tokens
         self._key = seed_key(seed)
         self._salt_key = salted(self._key, run_salt)
-        self._words = WordSequence(self._key, self._prompt.upper + OFFSETS)
+        self._scale = scale
+        longest = (
+            self._prompt.upper
+            if scale is None
+            else max(self._prompt.upper, scale.words_for(self._prompt.upper))
+        )
+        self._words = WordSequence(self._key, longest + OFFSETS)
         self._prefix_cache = prefix_cache
 
     def get(self, user_index: int, request_index: int) -> Prompt:
         value = draw(self._key, user_index, request_index)
-        words = self._prompt.sample(unit(substream(value, _PROMPT_LENGTH_STREAM)))
+        asked = words = self._prompt.sample(unit(substream(value, _PROMPT_LENGTH_STREAM)))
+        if self._scale is not None:
+            words = self._scale.words_for(asked)
         if self._prefix_cache:
             text = self._words.slice(0, words)
         else:
@@ -112,7 +125,7 @@ class SyntheticPrompts:
         return Prompt(
             messages=({"role": "user", "content": text},),
             text=text,
-            prompt_tokens_requested=words,
+            prompt_tokens_requested=asked,
             max_tokens=None if self._output is None else self._output.sample(unit(value)),
             source="synthetic",
         )

@@ -146,3 +146,41 @@ def test_tls(tmp_path: Path) -> None:
         assert sim.url.startswith("https://127.0.0.1:")
         assert sim.get("/health")[0] == 200
         assert sim.counters()["connections_total"] == 2
+
+
+def _phases(chunks: list[dict[str, object]]) -> list[tuple[str, int]]:
+    """Each token event as (its delta field, its words)."""
+    out = []
+    for chunk in chunks:
+        for choice in chunk["choices"]:  # type: ignore[attr-defined]
+            for key in ("reasoning_content", "content"):
+                text = choice.get("delta", {}).get(key)
+                if text:
+                    out.append((key, len(text.split())))
+    return out
+
+
+def test_reasoning_streams_thinking_first_and_counts_it_in_usage() -> None:
+    args = ["--ttft-ms", "3", "--step-ms", "2", "--reasoning-tokens", "3", "--tokens-per-chunk", "3"]
+    usage = {"stream_options": {"include_usage": True}}
+    with start_sim(args) as sim:
+        streamed = exchange(sim.port, CHAT, chat_body(9, **usage)).chunks()
+        whole = json.loads(exchange(sim.port, CHAT, chat_body(9, stream=False)).body)
+        cut = exchange(sim.port, CHAT, chat_body(3, **usage)).chunks()
+        entries = sim.requests()
+    # 1 token, then 3 per event: the second event spans both phases and is written as two
+    thinking, answer = "reasoning_content", "content"
+    assert _phases(streamed) == [(thinking, 1), (thinking, 2), (answer, 1), (answer, 3), (answer, 2)]
+    assert streamed[-1]["usage"]["completion_tokens_details"] == {"reasoning_tokens": 3}
+    message = whole["choices"][0]["message"]
+    assert len(message["reasoning_content"].split()) == 3 and len(message["content"].split()) == 6
+    assert whole["usage"]["completion_tokens"] == 9
+    assert whole["usage"]["completion_tokens_details"] == {"reasoning_tokens": 3}
+    # a budget the thinking takes whole: no answer
+    assert {key for key, _ in _phases(cut)} == {"reasoning_content"}
+    assert cut[-1]["usage"]["completion_tokens_details"] == {"reasoning_tokens": 3}
+    first, second, third = entries
+    assert (first["reasoning_tokens"], first["completion_tokens"], first["events"]) == (3, 9, 5)
+    assert first["first_token_ns"] < first["first_answer_ns"] < first["done_ns"]
+    assert second["first_answer_ns"] == second["first_token_ns"]  # one body, one write
+    assert (third["reasoning_tokens"], third["first_answer_ns"]) == (3, None)

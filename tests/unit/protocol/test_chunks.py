@@ -22,6 +22,8 @@ def chunk(
     prompt_tokens: int | None = None,
     error: str | None = None,
     cached_tokens: int | None = None,
+    reasoning: bool = False,
+    reasoning_tokens: int | None = None,
 ) -> ChunkInfo:
     return ChunkInfo(
         token_bearing,
@@ -31,6 +33,8 @@ def chunk(
         prompt_tokens,
         error,
         cached_tokens,
+        reasoning=reasoning,
+        reasoning_tokens=reasoning_tokens,
     )
 
 
@@ -75,7 +79,7 @@ SGLANG = [
         b'{%s,"choices":[{"index":0,"delta":{"role":null,"content":null,'
         b'"reasoning_content":"Let me think","tool_calls":null},"logprobs":null,'
         b'"finish_reason":null,"matched_stop":null}],"usage":null}' % _HEAD,
-        chunk(True),
+        chunk(True, reasoning=True),
     ),
     (
         b'{%s,"choices":[{"index":0,"delta":{"role":null,"content":"42",'
@@ -121,14 +125,19 @@ OPENAI = [
         b'{%s,"choices":[],"usage":{"prompt_tokens":80,"completion_tokens":17,"total_tokens":97,'
         b'"prompt_tokens_details":{"cached_tokens":0,"audio_tokens":0},'
         b'"completion_tokens_details":{"reasoning_tokens":0}}}' % _OA,
-        chunk(completion_tokens=17, prompt_tokens=80, cached_tokens=0),
+        chunk(completion_tokens=17, prompt_tokens=80, cached_tokens=0, reasoning_tokens=0),
     ),
 ]
 
 OTHER = [
     (  # vLLM's newer "reasoning" field
         b'{%s,"choices":[{"index":0,"delta":{"reasoning":"hmm"},"finish_reason":null}]}' % _HEAD,
-        chunk(True),
+        chunk(True, reasoning=True),
+    ),
+    (  # the thinking's count in the final usage (vLLM, OpenAI)
+        b'{%s,"choices":[],"usage":{"prompt_tokens":9,"completion_tokens":40,'
+        b'"completion_tokens_details":{"reasoning_tokens":32}}}' % _HEAD,
+        chunk(completion_tokens=40, prompt_tokens=9, reasoning_tokens=32),
     ),
     (  # /v1/completions
         b'{"id":"cmpl-1","object":"text_completion","created":1,"model":"m","choices":'
@@ -196,7 +205,7 @@ def test_parse_chunk(data: bytes, expected: ChunkInfo) -> None:
             b'[{"index":0,"message":{"role":"assistant","content":null,'
             b'"reasoning_content":"thinking until the budget ran out"},'
             b'"finish_reason":"length"}],"usage":{"prompt_tokens":9,"completion_tokens":64}}',
-            chunk(True, finish_reason="length", completion_tokens=64, prompt_tokens=9),
+            chunk(True, finish_reason="length", completion_tokens=64, prompt_tokens=9, reasoning=True),
         ),
         (
             b'{"id":"cmpl-4","object":"text_completion","created":1,"model":"m","choices":'

@@ -103,3 +103,34 @@ def test_synthetic_sources_draw_from_the_configured_distributions() -> None:
     assert {p.prompt_tokens_requested for p in prompts} == set(range(5, 10))
     assert {p.max_tokens for p in prompts} == {1, 2, 3}
     assert not isinstance(source, OutputLengths)
+
+
+def test_length_warnings_name_what_to_do() -> None:
+    import dataclasses
+
+    from llmload.export.summary import stage_summary
+    from llmload.metrics.aggregate import StageStats
+    from llmload.run.summarize import length_warnings
+
+    stage = stage_summary(
+        StageStats(),
+        index=0,
+        concurrency=1,
+        duration_s=1.0,
+        client_health={},
+        client_bound_by=(),
+        warnings=(),
+    )
+    assert length_warnings(stage, ignore_eos=True, tokenize="off") == []
+    off = dataclasses.replace(
+        stage, prompt_tokens_counted_vs_requested=1.047, output_tokens_vs_max_tokens=0.6
+    )
+    prompt, output = length_warnings(off, ignore_eos=True, tokenize="off")
+    assert "104.7%" in prompt and "--tokenize server" in prompt
+    assert "ignore_eos" in output and "60.0%" in output
+    (missed,) = length_warnings(off, ignore_eos=False, tokenize="server")
+    assert "calibration missed" in missed
+    near = dataclasses.replace(
+        stage, prompt_tokens_counted_vs_requested=1.015, output_tokens_vs_max_tokens=0.99
+    )
+    assert length_warnings(near, ignore_eos=True, tokenize="off") == []

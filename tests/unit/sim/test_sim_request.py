@@ -95,3 +95,20 @@ def test_bad_requests(raw: bytes, param: str | None) -> None:
 def test_bad_completion_prompt() -> None:
     with pytest.raises(BadRequest):
         parse_body(b'{"prompt": {"a": 1}}', chat=False)
+
+
+def test_tokenize_answers_vllms_and_llama_cpps_shapes() -> None:
+    from fractions import Fraction
+
+    from llmload.sim.request import BadRequest, parse_body, tokenize_answer
+
+    status, vllm = tokenize_answer(b'{"model": "m", "prompt": "a b c d e f g h i j"}', Fraction(13, 10))
+    assert status == 200 and vllm["count"] == 13 == len(vllm["tokens"])
+    _, llama = tokenize_answer(b'{"content": "a b c d e f g h i j"}', Fraction(13, 10))
+    assert llama == {"tokens": vllm["tokens"]}
+    _, chat = tokenize_answer(b'{"messages": [{"role": "user", "content": "a b"}]}')
+    assert chat["count"] == 2 + 6  # the template, as a chat request's usage counts it
+    body = b'{"messages": [{"role": "user", "content": "a b c d e f g h i j"}]}'
+    assert parse_body(body, True, per_word=Fraction(13, 10)).prompt_tokens == 13 + 6
+    with pytest.raises(BadRequest):
+        tokenize_answer(b'{"text": "a"}')

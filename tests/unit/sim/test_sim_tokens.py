@@ -56,3 +56,18 @@ def test_generator_is_fixed_by_its_seed() -> None:
 @pytest.mark.parametrize("word", VOCABULARY)
 def test_vocabulary_needs_no_json_escaping(word: str) -> None:
     assert word.startswith(" ") and word[1:].isalpha() and word.isascii()
+
+
+def test_split_words_counts_a_fixed_number_of_tokens_per_word_and_keeps_prefixes() -> None:
+    from fractions import Fraction
+
+    from llmload.sim.tokens import split_words
+
+    words = [f"w{i}" for i in range(100)]
+    per_word = Fraction(13, 10)
+    tokens = split_words(words, per_word)
+    assert len(tokens) == 130 and tokens[:2] == ["w0", "w1"]
+    for n in range(100):
+        assert len(split_words(words[:n], per_word)) == n * 13 // 10
+        assert tokens[: len(split_words(words[:n], per_word))] == split_words(words[:n], per_word)
+    assert split_words(words, Fraction(1)) == words

@@ -1,0 +1,64 @@
+"""A reasoning model's two phases, per stage: thinking (``reasoning_content``) and the answer.
+
+Filled only by requests that reasoned, so a stage of a model that does not think carries
+nothing (``to_dict`` is empty and the summary says ``reasoning: null``). Mergeable like the
+rest of a stage's state: counters and log-bucket histograms.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from llmload.metrics import derive
+from llmload.metrics.histogram import LogHistogram
+from llmload.record import RequestRecord
+
+HISTOGRAMS = ("reasoning_tokens", "answer_tokens", "think", "tpot_reasoning", "tpot_answer")
+
+
+def _histograms() -> dict[str, LogHistogram]:
+    return {name: LogHistogram() for name in HISTOGRAMS}
+
+
+@dataclass(slots=True)
+class ReasoningSide:
+    requests: int = 0  # ok requests of the window that reasoned
+    tokens: int = 0  # their reasoning tokens
+    hist: dict[str, LogHistogram] = field(default_factory=_histograms)
+
+    def add(self, r: RequestRecord) -> None:
+        """An ok request of the measured window (tokens per request; ns for the rest)."""
+        if r.reasoning_tokens <= 0:
+            return
+        self.requests += 1
+        self.tokens += r.reasoning_tokens
+        h = self.hist
+        h["reasoning_tokens"].add(r.reasoning_tokens)
+        h["answer_tokens"].add(r.answer_tokens)
+        for name, value in (
+            ("think", derive.think_ns(r)),
+            ("tpot_reasoning", derive.tpot_reasoning_ns(r)),
+            ("tpot_answer", derive.tpot_answer_ns(r)),
+        ):
+            if value is not None:
+                h[name].add(round(value))
+
+    def merge(self, other: ReasoningSide) -> None:
+        self.requests += other.requests
+        self.tokens += other.tokens
+        for name in HISTOGRAMS:
+            self.hist[name].merge(other.hist[name])
+
+    def to_dict(self) -> dict[str, Any]:
+        if not self.requests:
+            return {}
+        hist = {name: self.hist[name].to_dict() for name in HISTOGRAMS}
+        return {"requests": self.requests, "tokens": self.tokens, "hist": hist}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> ReasoningSide:
+        side = cls(requests=d.get("requests", 0), tokens=d.get("tokens", 0))
+        for name, h in d.get("hist", {}).items():
+            side.hist[name] = LogHistogram.from_dict(h)
+        return side
