@@ -23,6 +23,7 @@ from llmload.workload.arrivals import Arrivals
 from llmload.workload.conversations import ConversationSpec
 from llmload.workload.lengths import Length, require_output_jitter
 from llmload.workload.prefixes import PrefixSpec
+from llmload.workload.ramps import Ramp
 from llmload.workload.replay import ReplaySpec
 from llmload.workload.traces import FORMATS
 
@@ -167,6 +168,21 @@ class SweepConfig:
     window_s: float = 30.0
     repeat: int = 1
     rates: tuple[float, ...] = ()  # open-loop request-rate levels instead of concurrency levels
+    ramp: Ramp | None = None  # instead of levels and rates: steps without warm-up
+    until_saturated: bool = False  # end after the level that shows saturation
+
+    def __post_init__(self) -> None:
+        if self.ramp is not None and self.rates:
+            raise ConfigError("--ramp", self.ramp.text, "a ramp replaces --rates: give one or the other")
+        if self.ramp is not None and self.repeat != 1:
+            raise ConfigError("--repeat", self.repeat, "a ramp's steps are not repeated: drop --repeat")
+
+    @property
+    def max_users(self) -> int:
+        """The most users a stage runs: the top level, or the ramp's top step."""
+        if self.ramp is not None and self.ramp.kind == "users":
+            return max(self.ramp.users())
+        return max(self.levels)
 
 
 @dataclass(frozen=True, slots=True)

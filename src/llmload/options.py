@@ -146,7 +146,26 @@ OPTIONS: tuple[Option, ...] = (
         group="stages",
         sweep_default=1,
     ),
-    Option("--rates", "sweep: open-loop request rates (req/s), comma-separated, not levels", group="stages"),
+    Option(
+        "--rates",
+        "sweep: open-loop request rates (req/s), comma-separated, not levels",
+        group="stages",
+        sweep_default=None,
+    ),
+    Option(
+        "--ramp",
+        "sweep: steps of --stage-s each instead of levels, no warm-up after the first: "
+        "FROM:TO[:STEP] users or rate:FROM:TO[:STEP] req/s, e.g. 1:64:8",
+        group="stages",
+        sweep_default=None,
+    ),
+    Option(
+        "--until-saturated",
+        "sweep: stop after the level where output tok/s stops growing while latency climbs",
+        bool,
+        group="stages",
+        sweep_default=False,
+    ),
     # open loop
     Option(
         "--rate",

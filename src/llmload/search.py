@@ -116,6 +116,8 @@ def main(argv: Sequence[str]) -> int:
 def _run_probe(args: argparse.Namespace, host: str, level: float, run_id: str, integer: bool) -> Probe:
     probe_args = argparse.Namespace(**vars(args))
     probe_args.run_id, probe_args.repeat = run_id, 1
+    # a probe is one level: the sweep's other ways to choose levels do not apply
+    probe_args.rates, probe_args.ramp, probe_args.until_saturated = None, None, False
     if integer:
         probe_args.levels = str(int(level))
     else:

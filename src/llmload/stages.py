@@ -17,6 +17,7 @@ process tags records with the stage and phase it was told.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from llmload.errors import ConfigError
@@ -101,14 +102,52 @@ def sweep_plans(
     return plans
 
 
-class StageController:
-    """Steps through the plans; ``tick`` is called periodically with fresh progress."""
+def ramp_plans(
+    levels: list[int],
+    *,
+    window_s: float,
+    warmup_requests: int | None = None,
+    warmup_s: float = 0.0,
+    drain_s: float = 120.0,
+    rates: list[float] | None = None,
+    max_in_flight: int = 1024,
+) -> list[StagePlan]:
+    """A ramp: one short stage per step, a sweep whose steps after the first have no warm-up.
 
-    def __init__(self, plans: list[StagePlan]) -> None:
+    The first step warms up as any stage does (connections, a cold server). A later step's
+    load is the last step's, already running, plus its new users (or arrivals): its cold start
+    is what a ramp measures, so its window opens at once. The drain stays: a step ends once the
+    requests sent in its window finished, so every step's numbers are whole.
+    """
+    plans = sweep_plans(
+        levels,
+        window_s=window_s,
+        warmup_requests=warmup_requests,
+        warmup_s=warmup_s,
+        drain_s=drain_s,
+        rates=rates,
+        max_in_flight=max_in_flight,
+    )
+    return plans[:1] + [replace(p, warmup_requests=0, warmup_s=0.0) for p in plans[1:]]
+
+
+class StageController:
+    """Steps through the plans; ``tick`` is called periodically with fresh progress.
+
+    ``stop_after``: asked once a level's last stage has drained, with the plans still to run;
+    True ends the run there (``--until-saturated``). A level's repeats all run first: the
+    question is about a level, and its spread needs every repeat.
+    """
+
+    def __init__(
+        self, plans: list[StagePlan], stop_after: Callable[[list[StagePlan]], bool] | None = None
+    ) -> None:
         self.plans = plans
         self._index = 0
         self._phase = Phase.WARMUP
         self._phase_started: float | None = None
+        self._stop_after = stop_after
+        self.not_run: list[StagePlan] = []  # the plans stop_after skipped
 
     @property
     def current(self) -> StagePlan | None:
@@ -135,11 +174,21 @@ class StageController:
                 return self._enter(Phase.DRAIN, now)
         elif self._phase is Phase.DRAIN and (progress.in_flight_measured == 0 or elapsed >= plan.drain_s):
             self._index += 1
+            if self._stops_here(plan):
+                self.not_run, self._index = self.plans[self._index :], len(self.plans)
             if self.current is None:
                 self._phase = Phase.DONE
                 return Announcement(plan.index, Phase.DONE, now, plan.concurrency, plan.rate)
             return self._enter(Phase.WARMUP, now)
         return None
+
+    def _stops_here(self, drained: StagePlan) -> bool:
+        following = self.current
+        if following is None or self._stop_after is None:
+            return False
+        if (following.concurrency, following.rate) == (drained.concurrency, drained.rate):
+            return False  # a repeat of the same level follows
+        return self._stop_after(self.plans[self._index :])
 
     def retarget(self, concurrency: int, now: float) -> Announcement | None:
         """The user count of an open-ended run changed (Locust's web UI edits a running test):

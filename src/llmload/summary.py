@@ -244,6 +244,22 @@ class Level:
     # with repeats: 95% intervals by stages.csv column (output_tok_per_s, ttft_p99_ms, ...)
     intervals: Mapping[str, Interval] = field(default_factory=dict)
     noisy: tuple[str, ...] = ()  # the columns whose interval is wider than ±5% of the mean
+    ttft_p50_ms: float | None = None  # repeats averaged, as output_tok_per_s
+    tpot_p50_ms: float | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Saturation:
+    """The lowest level past which more load bought no throughput, only latency
+    (``llmload/saturation.py``)."""
+
+    concurrency: int | None
+    rate_req_per_s: float | None
+    output_tok_per_s: float
+    reason: str
+    # --until-saturated: the sweep ended after the level that showed it; these were not run
+    stopped_sweep: bool = False
+    levels_not_run: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -266,6 +282,7 @@ class Headline:
     half_speed_concurrency: int | None
     levels: tuple[Level, ...]
     cheapest: Cheapest | None = None  # None: no cost given, or no stage met the SLOs
+    saturation: Saturation | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

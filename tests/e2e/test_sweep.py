@@ -92,6 +92,7 @@ def test_an_interior_peak_is_found_below_the_top_level(tmp_path: Path) -> None:
     )
     assert code == 0, output[-3000:]
     assert summary["headline"]["peak_concurrency"] == 32
+    assert summary["headline"]["saturation"]["concurrency"] == 32  # past the peak: a fall
 
 
 def test_slo_exit_codes(run_locust: RunLocust) -> None:

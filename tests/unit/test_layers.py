@@ -26,6 +26,7 @@ CORE = (
     "phases.py",
     "options.py",
     "summary.py",
+    "saturation.py",
     "answer.py",
     "verdict.py",
     "exitcodes.py",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from llmload.saturation import saturation_text
 from llmload.summary import Latency, MeanMax, Stage, Summary
 
 _LATENCIES = (
@@ -154,6 +155,21 @@ def _reasoning(stage: Stage) -> list[str]:
     ]
 
 
+def _headline(summary: Summary) -> list[str]:
+    """A sweep's answer in one line, and where it saturated (a plain run's one level has none)."""
+    head = summary.headline
+    if head is None or len(head.levels) < 2:
+        return []
+    where = f" at C={head.peak_concurrency}" if head.peak_concurrency is not None else ""
+    if head.peak_rate_req_per_s is not None:
+        where = f" at {head.peak_rate_req_per_s:g} req/s"
+    return [
+        f"headline: single-stream {_num(head.single_stream_tok_per_s, 1)} tok/s"
+        f" · peak {_num(head.peak_tok_per_s, 1)} tok/s{where}"
+        f" · saturation: {saturation_text(head.saturation)}"
+    ]
+
+
 def render(summary: Summary, results_path: str | None = None) -> str:
     run = summary.run
     out = [
@@ -168,6 +184,7 @@ def render(summary: Summary, results_path: str | None = None) -> str:
         among = "among the stages that met every SLO" if best.under_slo else "(no --slo: every stage counted)"
         usd = f"${best.usd_per_m_output_tokens:,.4f}/M output tokens"
         out.append(f"cheapest: stage {best.stage} ({where}) at {usd} {among}")
+    out += _headline(summary)
     out += [f"warning: {w}" for w in summary.warnings]
     exit_ = summary.exit
     if exit_:

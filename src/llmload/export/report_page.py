@@ -9,6 +9,7 @@ from llmload.export import html as h
 from llmload.export.rundata import RunData, all_warnings, flatten, verdict_of
 from llmload.export.series import ParetoPoint, pareto_points
 from llmload.export.tables import Row
+from llmload.saturation import saturation_text
 from llmload.summary import ErrorExample, Latency, Summary, to_json
 
 _SAMPLE_CHARS = 300  # of a server's error answer in the errors table
@@ -77,6 +78,7 @@ def _headline(summary: Summary) -> list[str]:
             "per-stream speed halves at",
             "-" if head.half_speed_concurrency is None else f"C={head.half_speed_concurrency}",
         ),
+        ("saturation", saturation_text(head.saturation)),
     ]
     out = [h.heading("Headline"), h.table(("", "value"), rows, css="big")]
     if not head.levels:

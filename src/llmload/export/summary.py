@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from llmload.metrics.aggregate import ServerSide, StageStats
@@ -18,6 +19,7 @@ from llmload.metrics.reasoning import ReasoningSide
 from llmload.phases import Window
 from llmload.record import OK, UNFINISHED
 from llmload.redact import redact_text
+from llmload.saturation import detect
 from llmload.summary import (
     SCHEMA_VERSION,
     Attempts,
@@ -30,6 +32,7 @@ from llmload.summary import (
     ReasoningSummary,
     Requests,
     RunInfo,
+    Saturation,
     ServerTimingsSummary,
     SloOutcome,
     Stage,
@@ -272,11 +275,12 @@ def run_summary(
     server: Mapping[str, Any] | None = None,
     complete: bool,
     warnings: Sequence[str] = (),
+    stopped_at: Saturation | None = None,
 ) -> Summary:
     return Summary(
         schema_version=SCHEMA_VERSION,
         complete=complete,
-        headline=headline(stages),
+        headline=headline(stages, stopped_at),
         run=run,
         server=server or {},
         stages=tuple(stages),
@@ -320,11 +324,19 @@ def _rounded(i: Interval) -> Interval:
     )
 
 
-def headline(stages: Sequence[Stage]) -> Headline:
-    """The sweep's answer: single-stream and peak tok/s, and where per-stream speed halves.
+def _mean_p50(group: Sequence[Stage], metric: str) -> float | None:
+    values = [m.p50 for m in (s.latency(metric) for s in group) if m is not None]
+    return round(sum(values) / len(values), 4) if values else None
+
+
+def headline(stages: Sequence[Stage], stopped_at: Saturation | None = None) -> Headline:
+    """The sweep's answer: single-stream and peak tok/s, where per-stream speed halves, and
+    where the server saturates (``llmload/saturation.py``).
 
     Repeated levels are averaged; ``spread`` gives each level's min and max across repeats.
     Open-loop stages are levels by request rate (``rate_req_per_s``) instead of concurrency.
+    ``stopped_at``: the saturation that ended the sweep (``--until-saturated``), as decided
+    while it ran; the final numbers name the same level unless late reports moved them.
     """
     by_level: dict[tuple[str, float], list[Stage]] = {}
     for stage in stages:
@@ -348,6 +360,8 @@ def headline(stages: Sequence[Stage]) -> Headline:
                 repeats=len(group),
                 intervals=intervals,
                 noisy=tuple(k for k, i in intervals.items() if i.noisy),
+                ttft_p50_ms=_mean_p50(group, "ttft"),
+                tpot_p50_ms=_mean_p50(group, "tpot"),
             )
         )
     single = next((lv for lv in levels if lv.concurrency == 1), None)
@@ -373,4 +387,17 @@ def headline(stages: Sequence[Stage]) -> Headline:
         peak_rate_req_per_s=peak.rate_req_per_s if peak else None,
         half_speed_concurrency=half,
         levels=tuple(levels),
+        saturation=_saturation(levels, stopped_at),
     )
+
+
+def _saturation(levels: Sequence[Level], stopped_at: Saturation | None) -> Saturation | None:
+    found = detect(levels)
+    if stopped_at is None:
+        return found
+    same = found is not None and (found.concurrency, found.rate_req_per_s) == (
+        stopped_at.concurrency,
+        stopped_at.rate_req_per_s,
+    )
+    chosen = found if same and found is not None else stopped_at
+    return replace(chosen, stopped_sweep=True, levels_not_run=stopped_at.levels_not_run)

@@ -40,7 +40,7 @@ from llmload.run.server_watch import ServerWatch
 from llmload.run.shipping import PHASE
 from llmload.run.summarize import build_summary
 from llmload.stages import Announcement
-from llmload.summary import Summary
+from llmload.summary import Level, Summary
 
 
 @dataclass(slots=True)
@@ -93,7 +93,9 @@ class MasterRole:
         fleet = Fleet()
         for client_id in self._environment.runner.clients:  # connected before this run
             fleet.join(client_id)
-        conductor = make_conductor(self._environment, config, self._announce, fleet.progress)
+        conductor = make_conductor(
+            self._environment, config, self._announce, fleet.progress, self._levels_so_far
+        )
         server = ServerWatch(config, planned_concurrency(self._environment, config))
         self._run = self._last = _Run(
             config, run_id, ResultsDir(config.results_dir, run_id), fleet, conductor, server
@@ -238,7 +240,23 @@ class MasterRole:
         if self.exporter is not None and self._last is not None:  # final push, and the linger
             finish_exporter(self._last.config.exporter, self.exporter, self._last.run_id)
 
+    def _levels_so_far(self) -> tuple[Level, ...]:
+        # the fleet's merge as of each worker's last delta: a level's drain ends only once
+        # every worker reported its window's requests finished, in the delta that holds them
+        head = self._summary(complete=False).headline
+        return () if head is None else head.levels
+
     def write(self, *, complete: bool) -> Summary:
+        summary = self._summary(complete=complete)
+        write_results(
+            self.results,
+            summary,
+            [v.stats.to_dict() for v in self.fleet.views()],
+            self.fleet.timeseries.rows(self.fleet.announcements),
+        )
+        return summary
+
+    def _summary(self, *, complete: bool) -> Summary:
         lost = self.fleet.lost_report(time.time(), self.config.workload.max_tokens)
         warnings = [
             *self.fleet.warnings,
@@ -261,12 +279,6 @@ class MasterRole:
             lost_workers=lost,
             warnings=warnings,
             stopped=self.fleet.stopped,
+            saturation=self.conductor.saturation,
         )
-        summary = self.server.attach(summary)
-        write_results(
-            self.results,
-            summary,
-            [v.stats.to_dict() for v in views],
-            self.fleet.timeseries.rows(self.fleet.announcements),
-        )
-        return summary
+        return self.server.attach(summary)

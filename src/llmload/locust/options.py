@@ -35,6 +35,7 @@ from llmload.options import add_arguments, from_form
 from llmload.workload.conversations import ConversationSpec
 from llmload.workload.lengths import Fixed, parse_length_spec
 from llmload.workload.prefixes import PrefixSpec
+from llmload.workload.ramps import parse_ramp
 from llmload.workload.replay import Replay, ReplaySpec, parse_window
 from llmload.workload.traces import load_trace
 
@@ -200,7 +201,14 @@ def to_config(opts: Any, scenario: str = "chat", host: str | None = None) -> Run
     )
     phases = PhaseConfig(opts.warmup_requests, opts.warmup_s, opts.drain_s)
     trace = _trace_config(opts, scenario, phases)
-    sweep = SweepConfig(_levels(opts.levels), opts.stage_s, opts.repeat, _rates(opts.rates))
+    sweep = SweepConfig(
+        _levels(opts.levels),
+        opts.stage_s,
+        opts.repeat,
+        _rates(opts.rates),
+        parse_ramp(opts.ramp),
+        opts.until_saturated,
+    )
     open_loop = OpenLoopConfig(opts.rate, opts.arrival, opts.burstiness, opts.max_in_flight)
     return RunConfig(
         host=host,

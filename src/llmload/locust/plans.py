@@ -6,16 +6,26 @@ and its parsed user count (a plain run).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from llmload.config import RunConfig
+from llmload.errors import ConfigError
 from llmload.run.conductor import Conductor
-from llmload.stages import StagePlan, sweep_plans
+from llmload.stages import StagePlan, ramp_plans, sweep_plans
+from llmload.summary import Level
 from llmload.workload.replay import Replay
 from llmload.workload.traces import load_trace
 
 
-def make_conductor(environment: Any, config: RunConfig, announce: Any, progress: Any) -> Conductor:
+def make_conductor(
+    environment: Any,
+    config: RunConfig,
+    announce: Any,
+    progress: Any,
+    levels: Callable[[], Sequence[Level]] | None = None,
+) -> Conductor:
+    """``levels``: the headline's levels so far, read by ``--until-saturated``."""
     phases, open_loop = config.phases, config.open_loop
     if config.trace.path is not None:
         return Conductor([trace_plan(config)], announce, progress)
@@ -26,17 +36,35 @@ def make_conductor(environment: Any, config: RunConfig, announce: Any, progress:
         plans = Conductor.plain_run(users, phases.warmup_requests, phases.warmup_s, open_loop.rate)
         return Conductor(plans, announce, progress)
     sweep = config.sweep
-    plans = sweep_plans(
-        list(sweep.levels),
-        window_s=sweep.window_s,
-        warmup_requests=phases.warmup_requests,
-        warmup_s=phases.warmup_s,
-        drain_s=phases.drain_s,
-        repeat=sweep.repeat,
-        rates=list(sweep.rates),
-        max_in_flight=open_loop.max_in_flight,
-    )
-    return Conductor(plans, announce, progress)
+    stages: dict[str, Any] = {
+        "window_s": sweep.window_s,
+        "warmup_requests": phases.warmup_requests,
+        "warmup_s": phases.warmup_s,
+        "drain_s": phases.drain_s,
+        "max_in_flight": open_loop.max_in_flight,
+    }
+    ramp = sweep.ramp
+    if ramp is None:
+        plans = sweep_plans(list(sweep.levels), repeat=sweep.repeat, rates=list(sweep.rates), **stages)
+    elif ramp.kind == "rate":
+        plans = ramp_plans([], rates=list(ramp.levels()), **stages)
+    else:
+        plans = ramp_plans(list(ramp.users()), **stages)
+    return Conductor(plans, announce, progress, levels if sweep.until_saturated else None)
+
+
+def check_stage_options(environment: Any, config: RunConfig) -> None:
+    """A plain run has no stages to ramp through or stop early: say so before it starts."""
+    if environment.shape_class is not None:
+        return
+    for flag, given in (
+        ("--ramp", config.sweep.ramp is not None),
+        ("--until-saturated", config.sweep.until_saturated),
+    ):
+        if given:
+            raise ConfigError(
+                flag, "on", "needs a sweep: run `llmload sweep`, or a locustfile with SweepShape"
+            )
 
 
 def trace_plan(config: RunConfig) -> StagePlan:
@@ -60,5 +88,5 @@ def trace_plan(config: RunConfig) -> StagePlan:
 
 def planned_concurrency(environment: Any, config: RunConfig) -> int:
     if environment.shape_class is not None:
-        return max(config.sweep.levels)
+        return config.sweep.max_users
     return int(environment.parsed_options.num_users or 1)

@@ -15,6 +15,7 @@ from locust.runners import MasterRunner, WorkerRunner
 from llmload.errors import LlmloadError
 from llmload.locust.master import MasterRole
 from llmload.locust.options import add_options, to_config
+from llmload.locust.plans import check_stage_options
 from llmload.locust.roles import LocalRole, WorkerRole
 from llmload.locust.webui import install_tabs
 from llmload.run.conductor import Conductor
@@ -72,6 +73,7 @@ def _on_init(environment: Any, runner: Any = None, web_ui: Any = None, **_kw: An
         else:
             salt_given = bool(getattr(environment.parsed_options, "salt", None))
             config = _config(environment)
+            check_stage_options(environment, config)
             if not environment.parsed_options.stop_timeout:
                 # Let in-flight requests finish at the end (the drain) instead of killing them.
                 environment.stop_timeout = config.phases.drain_s

@@ -34,7 +34,7 @@ from llmload.run.session import Session
 from llmload.run.shipping import PHASE, Shipper
 from llmload.run.summarize import build_summary
 from llmload.stages import Announcement
-from llmload.summary import Summary
+from llmload.summary import Level, Summary
 
 
 def _announcement(data: dict[str, Any]) -> Announcement:
@@ -95,7 +95,9 @@ class LocalRole:
         else:  # a web UI swarm: the start form's options, and a run id of its own
             config = next_run(self._configure(), self._runs)
         self._session = self._last = session = Session(config)
-        self._conductor = make_conductor(environment, config, self._announce, session.progress)
+        self._conductor = make_conductor(
+            environment, config, self._announce, session.progress, self._levels_so_far
+        )
         self._server = ServerWatch(config, planned_concurrency(environment, config))
         session.on_stop = lambda _why: stop_run(environment)
         self.exit_code = None
@@ -155,7 +157,19 @@ class LocalRole:
         if self.exporter is not None and self._last is not None:  # final push, and the linger
             finish_exporter(self._last.config.exporter, self.exporter, self._last.run_id)
 
+    def _levels_so_far(self) -> tuple[Level, ...]:
+        head = self._summary(complete=False).headline
+        return () if head is None else head.levels
+
     def write(self, *, complete: bool) -> Summary:
+        s = self.session
+        summary = self._summary(complete=complete)
+        write_results(
+            s.results, summary, [v.stats.to_dict() for v in s.views()], s.timeseries.rows(s.announcements)
+        )
+        return summary
+
+    def _summary(self, *, complete: bool) -> Summary:
         s = self.session
         summary = build_summary(
             s.config,
@@ -167,12 +181,9 @@ class LocalRole:
             complete=complete,
             warnings=list(s.warnings),
             stopped=s.stopped,
+            saturation=self.conductor.saturation,
         )
-        summary = self.server.attach(summary)
-        write_results(
-            s.results, summary, [v.stats.to_dict() for v in s.views()], s.timeseries.rows(s.announcements)
-        )
-        return summary
+        return self.server.attach(summary)
 
 
 class WorkerRole:

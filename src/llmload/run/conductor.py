@@ -10,33 +10,53 @@ from __future__ import annotations
 import math
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import gevent
 
 from llmload.phases import Phase
+from llmload.saturation import detect, saturation_text
 from llmload.stages import (
     Announcement,
     Progress,
     StageController,
     StagePlan,
 )
+from llmload.summary import Level, Saturation
 
 
 class Conductor:
+    """``levels``: the headline's levels of the stages so far, as the summary would have them
+    now; given, the sweep ends once they show saturation (``--until-saturated``), and
+    ``saturation`` says where and what was not run."""
+
     def __init__(
         self,
         plans: list[StagePlan],
         announce: Callable[[Announcement], None],
         progress: Callable[[], Progress],
+        levels: Callable[[], Sequence[Level]] | None = None,
     ) -> None:
-        self.controller = StageController(plans)
+        self.controller = StageController(plans, None if levels is None else self._saturated)
+        self._levels = levels
+        self.saturation: Saturation | None = None
         self._announce = announce
         self._progress = progress
         self._ticker: gevent.Greenlet[Any, None] | None = None
         self._progress_greenlet: gevent.Greenlet[Any, None] | None = None
         self.started = time.time()
+
+    def _saturated(self, remaining: list[StagePlan]) -> bool:
+        assert self._levels is not None
+        found = detect(self._levels())
+        if found is None:
+            return False
+        not_run = tuple(dict.fromkeys(plan.level for plan in remaining))
+        self.saturation = replace(found, stopped_sweep=True, levels_not_run=not_run)
+        print(f"llmload: saturated at {saturation_text(self.saturation)}", file=sys.stderr, flush=True)
+        return True
 
     @staticmethod
     def plain_run(
@@ -46,10 +66,16 @@ class Conductor:
         return [StagePlan(0, max(concurrency, 1), math.inf, warmup_requests, warmup_s, 0.0, rate)]
 
     def tick(self) -> Announcement | None:
-        a = self.controller.tick(time.time(), self._progress())
-        if a is not None:
+        """Announce what changed; a stage without warm-up (a ramp's step) opens its window in
+        the same tick it begins, not a shape tick (a second) later."""
+        now = time.time()  # both at once: announcing (it writes results) takes time
+        first = a = self.controller.tick(now, self._progress())
+        while a is not None:
             self._announce(a)
-        return a
+            if a.phase is not Phase.WARMUP:
+                break
+            a = self.controller.tick(now, self._progress())
+        return first
 
     def start_ticking(self, interval_s: float = 0.1, users: Callable[[], int] | None = None) -> None:
         """For plain runs, which have no LoadTestShape to tick them. ``users``: the user count

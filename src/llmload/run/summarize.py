@@ -19,7 +19,7 @@ from llmload.metrics.cost import stage_cost
 from llmload.metrics.slo import evaluate
 from llmload.phases import Window
 from llmload.redact import redact_text, redact_url
-from llmload.summary import RunInfo, SloOutcome, Stage, Summary
+from llmload.summary import RunInfo, Saturation, SloOutcome, Stage, Summary
 
 
 @dataclass(slots=True)
@@ -142,9 +142,11 @@ def build_summary(
     lost_workers: Sequence[Mapping[str, Any]] = (),
     warnings: Sequence[str] = (),
     stopped: Mapping[str, Any] | None = None,
+    saturation: Saturation | None = None,
 ) -> Summary:
     """``stopped``: why the run ended early (``verdict.py``), None when it ran as planned; an
-    interrupt names the stage it cut short (``stage``)."""
+    interrupt names the stage it cut short (``stage``). ``saturation``: where
+    ``--until-saturated`` ended the sweep (a sweep that ends so ran as planned)."""
     limits = HealthLimits()
     cut = stopped.get("stage") if stopped and stopped.get("by") == "interrupt" else None
     stages = [
@@ -181,4 +183,5 @@ def build_summary(
         stages=stages,
         complete=complete and stopped is None,
         warnings=warnings,
+        stopped_at=saturation,
     )

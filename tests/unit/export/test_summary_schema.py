@@ -28,6 +28,7 @@ from llmload.summary import (
     NamedStage,
     ReasoningSummary,
     RunInfo,
+    Saturation,
     ServerTimingsSummary,
     Stage,
     StageCost,
@@ -82,6 +83,7 @@ PARTS = {
     "gpu_stage": GpuStage,
     "cheapest": Cheapest,
     "headline": Headline,
+    "saturation": Saturation,
     "run": RunInfo,
 }
 
