@@ -35,6 +35,8 @@ class Call:
     labels: tuple[tuple[str, str], ...] = ()
     name: str | None = None  # the scenario's label; None: the built-in users' unnamed requests
     headers: tuple[tuple[str, str], ...] = ()  # added to the run's own for this request
+    images: int = 0  # image_url parts the body carries, and their files' bytes
+    image_bytes: int = 0
 
 
 class ChatClient:
@@ -69,7 +71,14 @@ class ChatClient:
         else:
             body = completions_body(self.model, prompt.text, stream=r.stream, **shape)
         return Call(
-            endpoint, _exact(body), r.stream, prompt.max_tokens, prompt.prompt_tokens_requested, prompt.labels
+            endpoint,
+            _exact(body),
+            r.stream,
+            prompt.max_tokens,
+            prompt.prompt_tokens_requested,
+            prompt.labels,
+            images=prompt.images,
+            image_bytes=prompt.image_bytes,
         )
 
     def chat(
@@ -154,6 +163,8 @@ class ChatClient:
             max_tokens=call.max_tokens,
             labels=call.labels,
             name=call.name,
+            images=call.images,
+            image_bytes=call.image_bytes,
         )
         recorder = ResponseRecorder(record, self._timeouts, keep)
         if active is not None:

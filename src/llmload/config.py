@@ -21,6 +21,7 @@ from llmload.protocol.origin import parse_origin
 from llmload.redact import redact_url
 from llmload.workload.arrivals import Arrivals
 from llmload.workload.conversations import ConversationSpec
+from llmload.workload.images import ImageSpec
 from llmload.workload.lengths import Length, require_output_jitter
 from llmload.workload.prefixes import PrefixSpec
 from llmload.workload.ramps import Ramp
@@ -94,6 +95,7 @@ class WorkloadConfig:
     embedding_batch: int = 1  # inputs per /v1/embeddings request of the embeddings scenario
     # What --prompt-tokens counts: "off" (words), "server" (its /tokenize) or a tokenizer.json
     tokenize: str = "off"
+    images: ImageSpec = field(default_factory=ImageSpec)  # --images: image_url parts per chat request
 
     def __post_init__(self) -> None:
         require_output_jitter(self.output_jitter, self.output_lengths is not None)

@@ -110,6 +110,14 @@ OPTIONS: tuple[Option, ...] = (
     Option("--prefix-share", "fraction of requests starting with their group's prompt", float, 1.0),
     Option("--turns", "conversation scenario: turns per conversation", int, 4),
     Option("--think-time-s", "conversation scenario: mean pause between turns (+-50 percent)", float, 0.0),
+    Option("--images", "multimodal: image_url parts per chat request (0: none)", int, 0),
+    Option(
+        "--image-sizes",
+        "multimodal: synthetic image sizes to draw from, e.g. 512x512,1024x768",
+        default="512x512",
+    ),
+    Option("--image-format", "multimodal: png or jpeg (synthetic images)", default="jpeg"),
+    Option("--image-dir", "multimodal: send the images in this directory instead of synthetic ones"),
     Option("--embedding-batch", "embeddings scenario: inputs per request, each of --prompt-tokens", int, 1),
     # stages
     Option(

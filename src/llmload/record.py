@@ -95,6 +95,8 @@ class RequestRecord:
     cached_tokens: int | None = None  # of prompt_tokens, served by the server's prefix cache
     token_source: TokenSource = TokenSource.ESTIMATED
     reasoning_tokens: int = 0  # of output_tokens, a reasoning model's thinking (recorder.py)
+    images: int = 0  # image_url parts sent (--images), and their encoded files' bytes
+    image_bytes: int = 0
     events: int = 0
     reads: int = 0
     labels: tuple[tuple[str, str], ...] = ()  # workload labels, e.g. (("group", "2"), ("turn", "3"))
@@ -144,6 +146,8 @@ class RequestRecord:
             "prompt_tokens": self.prompt_tokens,
             "cached_tokens": self.cached_tokens,
             "prompt_tokens_requested": self.prompt_tokens_requested,
+            "images": self.images,
+            "image_bytes": self.image_bytes,
             "max_tokens": self.max_tokens,
             "token_source": self.token_source.value,
             "events": self.events,

@@ -220,6 +220,8 @@ class Stage:
     prompt_tokens_counted_vs_requested: float | None = None
     # output tokens over the max_tokens asked, of requests that asked (1.0: every one ran to it)
     output_tokens_vs_max_tokens: float | None = None
+    images_per_request: MeanMax | None = None  # of the requests that sent images (--images)
+    image_bytes_per_request: MeanMax | None = None  # their encoded files' bytes
 
     def latency(self, metric: str) -> Latency | None:
         """``"ttft"``, ``"itl"``, ... by name."""

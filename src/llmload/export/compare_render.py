@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from llmload.export import html as h
 from llmload.export.compare import NOISE, CompareRow, Comparison
 from llmload.export.plots import render
-from llmload.export.report_page import pareto_table
+from llmload.export.report_tradeoffs import pareto_table
 from llmload.export.rundata import verdict_of
 from llmload.export.series import FigureSpec, level_series, pareto_figures, pareto_points, throughput_figure
 from llmload.summary import Summary

@@ -59,6 +59,14 @@ def render_stage(stage: Stage) -> str:
         f"  tokens per event {_mean_max(tpe)} · events per read {_mean_max(epr)}"
         f" · token source {stage.token_source or '-'}",
         *(
+            [
+                f"  images per request {_mean_max(stage.images_per_request)}"
+                f" · image bytes per request {_mean_max(stage.image_bytes_per_request)}"
+            ]
+            if stage.images_per_request is not None
+            else []
+        ),
+        *(
             [f"  goodput {_num(stage.goodput_req_per_s, 3)} req/s (requests meeting every SLO)"]
             if stage.goodput_req_per_s is not None
             else []

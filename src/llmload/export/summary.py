@@ -130,6 +130,8 @@ def stage_summary(
         events_per_read=_mean_max(h["events_per_read"]),
         output_tokens_per_request=_mean_max(h["output_tokens"]),
         prompt_tokens_per_request=_mean_max(h["prompt_tokens"]),
+        images_per_request=_mean_max(h["images"]),
+        image_bytes_per_request=_mean_max(h["image_bytes"]),
         warnings=tuple(warnings),
         ttft_ms=latency_ms(h["ttft"]),
         ttfot_ms=latency_ms(h["ttfot"]),

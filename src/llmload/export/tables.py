@@ -38,6 +38,8 @@ STAGE_COLUMNS = (
     "tokens_per_event",
     "server_acceptance_rate",
     "server_acceptance_length",
+    "images_per_request",
+    "image_bytes_per_request",
     "usd_per_m_output_tokens",
     "usd_per_m_input_tokens",
     "gpu_util_pct",
@@ -83,6 +85,9 @@ def stage_row(stage: Stage) -> Row:
     row["tokens_per_event"] = None if stage.tokens_per_event is None else stage.tokens_per_event.mean
     row["server_acceptance_rate"] = rate
     row["server_acceptance_length"] = length
+    images, image_bytes = stage.images_per_request, stage.image_bytes_per_request
+    row["images_per_request"] = images.mean if images else None
+    row["image_bytes_per_request"] = image_bytes.mean if image_bytes else None
     cost, gpu = stage.cost, stage.gpu
     row["usd_per_m_output_tokens"] = cost.usd_per_m_output_tokens if cost else None
     row["usd_per_m_input_tokens"] = cost.usd_per_m_input_tokens if cost else None

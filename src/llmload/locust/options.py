@@ -33,6 +33,7 @@ from llmload.errors import ConfigError
 from llmload.metrics.slo import parse_max_error_rate, parse_slo
 from llmload.options import add_arguments, from_form
 from llmload.workload.conversations import ConversationSpec
+from llmload.workload.images import ImageSpec, parse_sizes
 from llmload.workload.lengths import Fixed, parse_length_spec
 from llmload.workload.prefixes import PrefixSpec
 from llmload.workload.ramps import parse_ramp
@@ -185,6 +186,7 @@ def to_config(opts: Any, scenario: str = "chat", host: str | None = None) -> Run
         prefix=PrefixSpec(opts.prefix_groups, opts.prefix_tokens, opts.prefix_share),
         conversation=ConversationSpec(opts.turns, opts.think_time_s),
         embedding_batch=opts.embedding_batch,
+        images=ImageSpec(opts.images, parse_sizes(opts.image_sizes), opts.image_format, opts.image_dir),
         tokenize=opts.tokenize,
     )
     timeouts = Timeouts.from_flags(opts.first_token_timeout, opts.stall_timeout, opts.request_timeout)

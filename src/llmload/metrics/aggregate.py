@@ -25,7 +25,14 @@ from llmload.record import OK, UNFINISHED, RequestRecord
 # Latency histograms, in ns; the keys are the catalog's.
 LATENCY_KEYS = ("ttft", "ttfot", "itl", "tpot", "e2e", "e2e_scheduled", "chunk_gap", "connect", "queue")
 # Count histograms, in their own units.
-COUNT_KEYS = ("tokens_per_event", "events_per_read", "output_tokens", "prompt_tokens")
+COUNT_KEYS = (
+    "tokens_per_event",
+    "events_per_read",
+    "output_tokens",
+    "prompt_tokens",
+    "images",
+    "image_bytes",
+)
 
 
 @dataclass(slots=True)
@@ -214,7 +221,9 @@ class StageStats:
         if r.finish_reason is not None:
             self.finish_reasons[r.finish_reason] += 1
         c.output_tokens += r.output_tokens
-        if r.prompt_tokens is not None and r.prompt_tokens_requested is not None:
+        # An image's tokens are the server's vision encoder's (by size), not text llmload
+        # built to a length: such prompts are not compared.
+        if r.prompt_tokens is not None and r.prompt_tokens_requested is not None and not r.images:
             c.prompt_compared_requested += r.prompt_tokens_requested
             c.prompt_compared_server += r.prompt_tokens
         if r.max_tokens is not None:
@@ -265,6 +274,8 @@ class StageStats:
             ("queue", derive.queue_ns(r)),
             ("output_tokens", r.output_tokens),
             ("prompt_tokens", r.prompt_tokens),
+            ("images", r.images or None),  # only requests that sent images
+            ("image_bytes", r.image_bytes or None),
         ):
             if value is not None:
                 h[key].add(value)

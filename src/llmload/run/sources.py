@@ -12,6 +12,7 @@ import logging
 from llmload.config import RunConfig, WorkloadConfig
 from llmload.target.tokenize import token_scale
 from llmload.workload.datasets import load_dataset
+from llmload.workload.images import ImagePool, ImagePrompts
 from llmload.workload.prefixes import SharedPrefixes
 from llmload.workload.prompts import OutputLengths, PromptSource, SyntheticPrompts
 from llmload.workload.scale import TokenScale
@@ -35,6 +36,8 @@ def prompt_source(w: WorkloadConfig, scale: TokenScale | None = None) -> PromptS
         )
     if w.prefix.groups:
         source = SharedPrefixes(source, w.prefix, w.seed, w.salt)
+    if w.images.count:
+        source = ImagePrompts(source, ImagePool(w.images, w.seed, w.salt))
     return source
 
 

@@ -68,6 +68,7 @@ class Completions:
             return
         entry.stream = gen_request.stream
         entry.prompt_tokens = gen_request.prompt_tokens
+        entry.images = gen_request.images
         if mode is not None:
             entry.outcome = f"fault:{mode.value}"
             if self._answer_fault(mode, conn, entry):

@@ -12,6 +12,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
+from llmload.sim.images import ImageError, tokens_of
 from llmload.sim.shapes import Shape, answer_shape
 from llmload.sim.tokens import GENERATION_PROMPT, Token, message_open, split_words
 
@@ -52,6 +53,7 @@ class GenRequest(NamedTuple):
     stall_ms: int | None  # body field "sim_stall_ms"
     fault_after: int | None  # body field "sim_fault_after"
     shape: Shape | None = None  # a tool call or JSON (``shapes.py``); None: plain text
+    images: int = 0  # image_url parts (their patches are in ``prompt``, ``images.py``)
 
 
 def _int_field(body: dict[str, Any], name: str, default: int | None, low: int) -> int | None:
@@ -81,34 +83,51 @@ def _bool_field(body: dict[str, Any], name: str) -> bool:
     return value
 
 
-def _content_words(content: object) -> list[str]:
-    """Words of a message content: a string, or a list of parts of which text parts count."""
+def _content_tokens(content: object, per_word: Fraction) -> tuple[list[Token], int]:
+    """A message content's tokens, and how many images it held: a string, or a list of parts
+    whose text parts count as words and whose ``image_url`` parts as the image's patches."""
     if content is None:
-        return []
+        return [], 0
     if isinstance(content, str):
-        return content.split()
-    if isinstance(content, list):
-        words: list[str] = []
-        for part in content:
-            if isinstance(part, dict) and isinstance(part.get("text"), str):
-                words += part["text"].split()
-        return words
-    raise BadRequest("message content must be a string or a list of parts", "messages")
+        return split_words(content.split(), per_word), 0
+    if not isinstance(content, list):
+        raise BadRequest("message content must be a string or a list of parts", "messages")
+    tokens: list[Token] = []
+    images = 0
+    for part in content:
+        if not isinstance(part, dict):
+            continue
+        if isinstance(part.get("text"), str):
+            tokens += split_words(part["text"].split(), per_word)
+        elif part.get("type") == "image_url":
+            url = (
+                (part.get("image_url") or {}).get("url") if isinstance(part.get("image_url"), dict) else None
+            )
+            try:
+                tokens += tokens_of(url if isinstance(url, str) else "")
+            except ImageError as exc:
+                raise BadRequest(str(exc), "messages") from None
+            images += 1
+    return tokens, images
 
 
-def _chat_prompt(body: dict[str, Any], per_word: Fraction = ONE) -> list[Token]:
-    """The chat prompt as the model reads it: template tokens and words (``tokens.py``)."""
+def _chat_prompt(body: dict[str, Any], per_word: Fraction = ONE) -> tuple[list[Token], int]:
+    """The chat prompt as the model reads it: template tokens, words (``tokens.py``) and
+    image patches (``images.py``); and the number of images."""
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         raise BadRequest("messages must be a non-empty list", "messages")
     prompt: list[Token] = []
+    images = 0
     for message in messages:
         if not isinstance(message, dict):
             raise BadRequest("each message must be an object", "messages")
         prompt += message_open(str(message.get("role")))
-        prompt += split_words(_content_words(message.get("content")), per_word)
+        tokens, n = _content_tokens(message.get("content"), per_word)
+        prompt += tokens
+        images += n
     prompt += GENERATION_PROMPT
-    return prompt
+    return prompt, images
 
 
 def _completion_prompt(body: dict[str, Any], per_word: Fraction = ONE) -> list[Token]:
@@ -141,7 +160,7 @@ def parse_body(raw: bytes, chat: bool, response_id: str = "", per_word: Fraction
         raise BadRequest(f"body is not valid JSON: {exc}") from None
     if not isinstance(body, dict):
         raise BadRequest("body must be a JSON object")
-    prompt = _chat_prompt(body, per_word) if chat else _completion_prompt(body, per_word)
+    prompt, images = _chat_prompt(body, per_word) if chat else (_completion_prompt(body, per_word), 0)
     n = _int_field(body, "n", 1, 1)
     if n != 1:
         raise BadRequest("the simulator serves n=1 only", "n")
@@ -172,6 +191,7 @@ def parse_body(raw: bytes, chat: bool, response_id: str = "", per_word: Fraction
         stall_ms=_int_field(body, "sim_stall_ms", None, 0),
         fault_after=_int_field(body, "sim_fault_after", None, 0),
         shape=answer_shape(body, response_id) if chat else None,
+        images=images,
     )
 
 
@@ -189,7 +209,7 @@ def tokenize_answer(raw: bytes, per_word: Fraction = ONE) -> tuple[int, dict[str
         tokens = split_words(body["content"].split(), per_word)
         return 200, {"tokens": _ids(tokens)}
     if "messages" in body:
-        tokens = _chat_prompt(body, per_word)
+        tokens, _images = _chat_prompt(body, per_word)
     elif "prompt" in body:
         tokens = _completion_prompt(body, per_word)
     else:

@@ -45,6 +45,7 @@ class RequestEntry:
     client_request_id: str | None = None  # the request's X-Request-Id: joins it to the client's record
     reasoning_tokens: int = 0  # of completion_tokens, written as reasoning_content (--reasoning-tokens)
     first_answer_ns: int | None = None  # the write of the first answer (content) token
+    images: int = 0  # image_url parts of the prompt (their patches are in prompt_tokens)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -56,6 +57,7 @@ class RequestEntry:
             "first_token_ns": self.first_token_ns,
             "done_ns": self.done_ns,
             "prompt_tokens": self.prompt_tokens,
+            "images": self.images,
             "cached_tokens": self.cached_tokens,
             "completion_tokens": self.completion_tokens,
             "events": self.events,

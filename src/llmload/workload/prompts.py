@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from llmload.workload.lengths import (
     Fixed,
@@ -43,13 +43,15 @@ class Prompt:
     mutate them (the payload builder copies what it needs).
     """
 
-    messages: tuple[dict[str, str], ...]  # for /v1/chat/completions
+    messages: tuple[dict[str, Any], ...]  # for /v1/chat/completions
     text: str  # the same content as one string, for /v1/completions
     prompt_tokens_requested: int | None  # None where nothing asked for a length (datasets)
     max_tokens: int | None  # this request's output length, after jitter; None: server decides
     source: str  # "synthetic" or the dataset's file name
     # bounded workload labels carried to the record, e.g. (("group", "2"),) or (("turn", "3"),)
     labels: tuple[tuple[str, str], ...] = ()
+    images: int = 0  # image_url parts in the last user message (workload/images.py)
+    image_bytes: int = 0  # their encoded files' bytes
 
 
 class PromptSource(Protocol):

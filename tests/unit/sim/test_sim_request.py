@@ -8,6 +8,7 @@ import pytest
 
 from llmload.sim.request import DEFAULT_MAX_TOKENS, BadRequest, parse_body
 from llmload.sim.tokens import chat_prompt_tokens
+from llmload.workload.images import ImagePool, ImageSpec
 
 
 def _chat(**fields: object) -> bytes:
@@ -37,12 +38,19 @@ def test_stream_options_only_count_when_streaming() -> None:
 
 
 def test_content_parts_and_many_messages() -> None:
+    image = ImagePool(ImageSpec(1, ((60, 30),), "png")).pick(0, 0)[0].url
+    part = {"type": "image_url", "image_url": {"url": image}}
     messages = [
         {"role": "system", "content": "be kind"},
-        {"role": "user", "content": [{"type": "text", "text": "one two"}, {"type": "image_url"}]},
+        {"role": "user", "content": [{"type": "text", "text": "one two"}, part]},
         {"role": "assistant", "content": None},
     ]
-    assert parse_body(_chat(messages=messages), chat=True).prompt_tokens == 4 + 3 * 3 + 3
+    body = parse_body(_chat(messages=messages), chat=True)
+    # 4 words, 3 messages' template, the reply's opening, and a 60x30 image's 3 x 2 patches
+    assert (body.prompt_tokens, body.images) == (4 + 3 * 3 + 3 + 6, 1)
+    messages[1]["content"] = [{"type": "image_url"}]  # no URL: nothing the simulator can read
+    with pytest.raises(BadRequest, match="data:image"):
+        parse_body(_chat(messages=messages), chat=True)
 
 
 @pytest.mark.parametrize(("prompt", "tokens"), [("a b  c\nd", 4), (["a b", "c"], 3), ([1, 2, 3, 4, 5], 5)])
