@@ -38,20 +38,29 @@ def test_images_are_sent_charged_by_size_and_lengthen_ttft(run_locust: RunLocust
     records = [r for r in run.records if r["outcome"] == "ok"]
     assert len(records) >= 20, run.output[-2000:]
     text = chat_prompt_tokens(WORDS, 1)
-    by_size: dict[int, list[float]] = {image_tokens(*SMALL): [], image_tokens(*LARGE): []}
+    client: dict[int, list[float]] = {image_tokens(*SMALL): [], image_tokens(*LARGE): []}
+    server: dict[int, list[float]] = {k: [] for k in client}
     for r in records:
         truth = served[r["id"]]
         assert r["images"] == truth["images"] == 1
         assert r["prompt_tokens"] == truth["prompt_tokens"]  # the server's usage, read back
         charged = truth["prompt_tokens"] - text
-        assert charged in by_size, charged  # one image, of one of the two sizes
-        by_size[charged].append((r["first_token_ns"] - r["sent_ns"]) / 1e6)
-    assert all(len(v) >= 5 for v in by_size.values()), {k: len(v) for k, v in by_size.items()}
-    # The larger image's 936 more tokens cost the prefill step 936 x 20 us = 18.7 ms more.
+        assert charged in client, charged  # one image, of one of the two sizes
+        client[charged].append((r["first_token_ns"] - r["sent_ns"]) / 1e6)
+        server[charged].append((truth["first_token_ns"] - truth["arrival_ns"]) / 1e6)
+    assert all(len(v) >= 5 for v in client.values()), {k: len(v) for k, v in client.items()}
+
+    def gap(ttfts: dict[int, list[float]]) -> float:
+        return statistics.median(ttfts[image_tokens(*LARGE)]) - statistics.median(ttfts[image_tokens(*SMALL)])
+
+    # The larger image's 936 more tokens cost the prefill step 936 x 20 us = 18.7 ms more; the
+    # simulator also parses the larger body before the step (a 300 kB JSON, its base64 and its
+    # patches: about 2 ms here), which is the server's time, not the model's.
     per_token_ms = get_profile("vllm").params().prefill_per_token_ns / 1e6
-    expected = (image_tokens(*LARGE) - image_tokens(*SMALL)) * per_token_ms
-    gap = statistics.median(by_size[image_tokens(*LARGE)]) - statistics.median(by_size[image_tokens(*SMALL)])
-    assert gap == pytest.approx(expected, abs=3.0), (gap, expected)
+    model = (image_tokens(*LARGE) - image_tokens(*SMALL)) * per_token_ms
+    assert model <= gap(server) <= model + 6, (gap(server), model)
+    # What the client measured is what the server did, plus the upload of the larger body
+    assert gap(client) == pytest.approx(gap(server), abs=2.0), (gap(client), gap(server))
     stage = run.summary["stages"][0]
     assert stage["images_per_request"]["mean"] == pytest.approx(1.0)
     window = [r for r in records if r["phase"] == "measure"]
