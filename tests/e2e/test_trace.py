@@ -150,8 +150,9 @@ def test_a_looped_session_trace_replays_until_the_run_time_and_grows_each_sessio
     path.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in entries))
     with start_sim() as sim:
         run = run_locust(
-            sim.url, "--trace", str(path), "--trace-loop", "--ignore-eos",
-            locustfile="locustfiles/trace.py", run_time="6s",
+            # --warmup-s 1: the schedule starts once the user is up, not while it spawns
+            sim.url, "--trace", str(path), "--trace-loop", "--ignore-eos", "--warmup-s", "1",
+            locustfile="locustfiles/trace.py", run_time="7s",
         )  # fmt: skip
         served = {s["client_request_id"]: s for s in sim.requests()}
     assert run.returncode == 0, run.output[-3000:]
@@ -162,7 +163,15 @@ def test_a_looped_session_trace_replays_until_the_run_time_and_grows_each_sessio
     start = records[0]["scheduled_ns"]  # each pass right after the last: one every 0.1 s
     offsets_s = [(r["scheduled_ns"] - start) / 1e9 for r in records]
     assert offsets_s == pytest.approx([k / 10 for k in range(len(records))], abs=0.001)
-    # In the first pass, each turn finds the whole previous turn of its session cached.
-    for r in records[2:10]:
+    # In the first pass, each turn finds the whole previous turn of its session cached, once
+    # that turn's prefill is done (the simulator caches a prompt at the end of its prefill
+    # step). A send made late on a busy machine can reach the server before its session's
+    # previous turn was prefilled: it is then no test of the shared text, and left out.
+    checked = 0
+    for before, r in zip(records[0:8], records[2:10], strict=True):
+        if served[before["id"]]["first_token_ns"] > served[r["id"]]["arrival_ns"]:
+            continue
         previous = r["prompt_tokens_requested"] - 100
         assert served[r["id"]]["cached_tokens"] == (TOKENS_PER_MESSAGE + previous) // SIM_BLOCK * SIM_BLOCK
+        checked += 1
+    assert checked >= 6, checked
