@@ -17,8 +17,13 @@ from typing import Any
 import httpx
 import pytest
 
+from llmload.export.series import pareto_points
+from llmload.export.tables import stage_rows
 from llmload.sim.gpu import BUSY_W, IDLE_W
+from llmload.sim.model import stage_output_tok_per_s
 from llmload.sim.process import start_sim
+from llmload.sim.profiles import get_profile
+from llmload.summary import read
 from tests.e2e.conftest import REPO
 from tests.support.chromium import CHROMIUM, FLAGS, MISSING, keep
 from tests.support.schema import read_checked
@@ -92,6 +97,19 @@ def test_cost_per_token_cheapest_under_slo_and_energy_per_token(cost_run: CostRu
     cheapest = summary["headline"]["cheapest"]
     assert (cheapest["concurrency"], cheapest["under_slo"]) == (4, True)  # C=8 is cheaper but misses the SLO
     assert "/M output tokens" in output and "cheapest: stage 1 (C=4)" in output
+
+
+def test_the_pareto_points_are_the_simulators_speeds(cost_run: CostRun) -> None:
+    # One engine's sweep is its own frontier: each level up gives the fleet more and each
+    # user less. The points are the model's: per-user speed is one decode step per token.
+    params = get_profile("vllm").params()
+    points = pareto_points({"run": stage_rows(read(cost_run.summary))})
+    assert [p.concurrency for p in points] == [1, 4, 8]
+    for p in points:
+        model = stage_output_tok_per_s(params, p.concurrency)
+        assert p.per_user_tok_per_s == pytest.approx(model / p.concurrency, rel=0.03), p
+        assert p.output_tok_per_s == pytest.approx(model, rel=0.05), p
+        assert p.on_frontier and p.on_ttft_frontier
 
 
 @pytest.mark.skipif(not CHROMIUM.exists(), reason=MISSING)
