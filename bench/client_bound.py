@@ -41,7 +41,7 @@ from typing import Any
 import orjson
 from harness import results
 
-from llmload.health import HealthLimits
+from llmload.core.health import HealthLimits
 from llmload.metrics.histogram import nearest_rank
 from llmload.sim.process import SimProcess, start_sim
 

@@ -37,9 +37,9 @@ from typing import Any
 
 import psutil
 
+from llmload.core.record import Phase, RequestRecord
 from llmload.export.prometheus import render
 from llmload.metrics.classic import ClassicStats
-from llmload.record import Phase, RequestRecord
 from llmload.sim.process import SimProcess, start_sim
 
 REPO = Path(__file__).resolve().parent.parent

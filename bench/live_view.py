@@ -21,11 +21,11 @@ import random
 import time
 from collections.abc import Callable
 
-from llmload.config import ChecksConfig
-from llmload.export.summary import QUANTILES
-from llmload.health import HealthLimits
+from llmload.config.settings import ChecksConfig
+from llmload.core.health import HealthLimits
 from llmload.metrics.aggregate import StageStats
-from llmload.run.summarize import StageView, summarize_stage
+from llmload.results.build import StageView, summarize_stage
+from llmload.results.from_stats import QUANTILES
 
 LATENCIES = ("ttft", "ttfot", "itl", "tpot", "e2e", "e2e_scheduled", "chunk_gap", "connect", "queue")
 

@@ -27,7 +27,7 @@ from harness import results
 from harness.llmload_client import make_session
 from locust.rpc.protocol import Message
 
-from llmload.record import Phase, RequestRecord, TokenSource
+from llmload.core.record import Phase, RequestRecord, TokenSource
 from llmload.run.fleet import Fleet
 from llmload.run.shipping import Shipper
 

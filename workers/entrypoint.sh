@@ -10,7 +10,7 @@
 # LOCUST_PROCESSES, ...), llmload from LLMLOAD_* (LLMLOAD_MAX_TOKENS, LLMLOAD_RESULTS_DIR,
 # LLMLOAD_RUN_ID, ...), the API key from OPENAI_API_KEY. Extra arguments are passed to locust.
 # Locust's exit status is the container's: 0 ok, 1 errors over the limit, 2 could not start,
-# 3 SLO missed, 4 client-bound, 5 incomplete, 130 interrupted (python -m llmload.exitcodes).
+# 3 SLO missed, 4 client-bound, 5 incomplete, 130 interrupted (python -m llmload.results.exitcodes).
 set -eu
 
 role="${LLMLOAD_ROLE:-standalone}"

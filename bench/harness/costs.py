@@ -14,9 +14,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 from harness.blaster import render
+
+try:  # src/ since the layers became folders
+    from llmload.core.record import Phase, RequestRecord
+    from llmload.core.recorder import ResponseRecorder, Timeouts
+except ImportError:  # older src/ (hot_path_ab.py measures older revisions)
+    from llmload.record import Phase, RequestRecord  # type: ignore
+    from llmload.recorder import ResponseRecorder, Timeouts  # type: ignore
 from llmload.protocol.http1 import ResponseParser
-from llmload.record import Phase, RequestRecord
-from llmload.recorder import ResponseRecorder, Timeouts
 
 
 def _reads(response: bytes, per_read: str) -> list[bytes]:

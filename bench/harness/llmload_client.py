@@ -22,20 +22,26 @@ from typing import Any
 
 import gevent
 
-from llmload.config import PhaseConfig, RequestConfig, RunConfig, WorkloadConfig
-
 try:
     from llmload.run.session import Session
 except ImportError:  # src/ before the run engine left the adapter (hot_path_ab.py measures it)
     from llmload.locust.session import Session  # type: ignore[no-redef]
-from llmload.record import RequestRecord
-from llmload.recorder import Timeouts
-from llmload.stages import Announcement
+try:  # src/ since the layers became folders
+    from llmload.config.settings import PhaseConfig, RequestConfig, RunConfig, WorkloadConfig
+    from llmload.core.phases import Phase
+    from llmload.core.record import RequestRecord
+    from llmload.core.recorder import Timeouts
+    from llmload.core.stages import Announcement
+except ImportError:  # older src/ (hot_path_ab.py measures older revisions)
+    from llmload.config import PhaseConfig, RequestConfig, RunConfig, WorkloadConfig  # type: ignore
+    from llmload.record import RequestRecord  # type: ignore
+    from llmload.recorder import Timeouts  # type: ignore
+    from llmload.stages import Announcement  # type: ignore
 
-try:
-    from llmload.phases import Phase
-except ImportError:  # older src/: the stage's phases had an enum of their own
-    from llmload.stages import StagePhase as Phase  # type: ignore[attr-defined,no-redef]
+    try:
+        from llmload.phases import Phase  # type: ignore
+    except ImportError:  # older still: the stage's phases had an enum of their own
+        from llmload.stages import StagePhase as Phase  # type: ignore
 from llmload.transport.base import HttpRequest, ResponseSink, Transport
 from llmload.transport.factory import TransportConfig
 
@@ -48,7 +54,10 @@ except ImportError:  # older src/ (hot_path_ab.py measures older revisions)
         from llmload.locust.user import send_request  # type: ignore[attr-defined,no-redef]
 
 try:  # requests as ``Call``s, one client per session (src/ since the scenario API)
-    from llmload.client import Call as _Call  # noqa: F401
+    try:
+        from llmload.run.client import Call as _Call
+    except ImportError:  # before the layers became folders
+        from llmload.client import Call as _Call  # type: ignore  # noqa: F401
 
     CALLS = True
 except ImportError:

@@ -27,10 +27,13 @@ import gevent  # noqa: E402
 import orjson  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from harness.llmload_client import Worker, make_session  # noqa: E402
+from harness.llmload_client import (  # noqa: E402
+    RequestRecord,
+    Worker,
+    make_session,
+)
 from llmload.protocol.chunks import parse_chunk  # noqa: E402
 from llmload.protocol.sse import DONE, SSEDecoder  # noqa: E402
-from llmload.record import RequestRecord  # noqa: E402
 
 
 def ground_truth(body: bytes) -> tuple[str | None, list[int]]:

@@ -19,11 +19,11 @@ import pytest
 
 from llmload.export.series import pareto_points
 from llmload.export.tables import stage_rows
+from llmload.results.summary import read
 from llmload.sim.gpu import BUSY_W, IDLE_W
 from llmload.sim.model import stage_output_tok_per_s
 from llmload.sim.process import start_sim
 from llmload.sim.profiles import get_profile
-from llmload.summary import read
 from tests.e2e.conftest import REPO
 from tests.support.chromium import CHROMIUM, FLAGS, MISSING, keep
 from tests.support.schema import read_checked

@@ -15,7 +15,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from llmload.health import HealthLimits
+from llmload.core.health import HealthLimits
 from tests.support.fleet import REPO
 
 pytestmark = [

@@ -27,9 +27,9 @@ import orjson
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from llmload.core.record import RequestRecord
 from llmload.export.prometheus import HISTOGRAMS
 from llmload.metrics.classic import BY_KEY
-from llmload.record import RequestRecord
 from llmload.sim.process import start_sim
 from tests.support.prometheus import (
     PROMETHEUS,

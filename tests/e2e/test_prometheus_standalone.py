@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from llmload.config import ExporterConfig
+from llmload.config.settings import ExporterConfig
+from llmload.core.record import RequestRecord
 from llmload.export.prometheus import HISTOGRAMS, start_exporter
 from llmload.metrics.classic import BY_KEY, ClassicStats
-from llmload.record import RequestRecord
 from tests.support.prometheus import (
     PROMETHEUS,
     RULES,

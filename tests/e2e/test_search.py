@@ -9,7 +9,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from llmload.search import bisect
+from llmload.cli.search import bisect
 from llmload.sim.model import per_stream_decode_tok_per_s
 from llmload.sim.profiles import get_profile
 from tests.e2e.conftest import REPO

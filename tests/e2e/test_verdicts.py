@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from llmload.exitcodes import ExitCode
+from llmload.results.exitcodes import ExitCode
 from llmload.sim.process import start_sim
 from tests.e2e.conftest import REPO, LocustRun, RunLocust
 from tests.support.chromium import CHROMIUM, chromium

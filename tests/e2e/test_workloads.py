@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from llmload.export.summary import latency_ms
 from llmload.metrics import derive
 from llmload.metrics.histogram import LogHistogram
+from llmload.results.from_stats import latency_ms
+from llmload.results.summary import to_json
 from llmload.sim.process import start_sim
-from llmload.summary import to_json
 from tests.e2e.conftest import RunLocust
 from tests.support.fleet import LocustFleet
 from tests.support.truth import rebuild

@@ -23,9 +23,9 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from llmload.core.phases import Phase
+from llmload.core.record import RequestRecord, TokenSource
 from llmload.metrics import derive
-from llmload.phases import Phase
-from llmload.record import RequestRecord, TokenSource
 
 PROMETHEUS = shutil.which("prometheus")
 PROMTOOL = shutil.which("promtool")

@@ -9,11 +9,11 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from llmload.config import PhaseConfig, RequestConfig, RunConfig, TransportConfig, WorkloadConfig
-from llmload.phases import Phase
-from llmload.recorder import Timeouts
+from llmload.config.settings import PhaseConfig, RequestConfig, RunConfig, TransportConfig, WorkloadConfig
+from llmload.core.phases import Phase
+from llmload.core.recorder import Timeouts
+from llmload.core.stages import Announcement
 from llmload.run.session import Session
-from llmload.stages import Announcement
 
 URL = "http://127.0.0.1:9"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from llmload.export.rundata import UNMEASURED_STAGE
-from llmload.summary import SCHEMA_VERSION, Stage, Summary, from_json, read
+from llmload.results.summary import SCHEMA_VERSION, Stage, Summary, from_json, read
 
 
 def stage_json(**fields: Any) -> dict[str, Any]:

@@ -16,10 +16,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from llmload.core.phases import Phase
+from llmload.core.record import RequestRecord, TokenSource
 from llmload.metrics import derive
 from llmload.metrics.histogram import LogHistogram, nearest_rank
-from llmload.phases import Phase
-from llmload.record import RequestRecord, TokenSource
 
 
 def rebuild(d: dict[str, Any]) -> RequestRecord:

@@ -1,12 +1,18 @@
-"""The layering of docs/architecture.md, read from the code's own imports.
+"""The layering of docs/architecture.md, read from the code's own imports, folder by folder.
+
+Each folder of ``src/llmload`` is a layer, and a layer imports only the layers below it:
+
+    errors < protocol, workload, sim < core < metrics < config < results
+           < transport, target < export < run < locust < scenarios < cli
 
 - Exactly one package imports locust: ``llmload.locust``, and the locustfiles that ship in
   ``llmload.scenarios`` (entry points Locust runs, which nothing imports). The run engine
   (``llmload.run``) and everything else import neither locust nor the adapter, so they run in
   a plain process.
-- The pure core imports no socket, gevent, locust, httpx or prometheus_client.
-- The workload specs, the protocol and the statistics do not import the run's config: the
-  config is assembled from them, never the other way round.
+- The pure core (everything up to ``results``) imports no socket, gevent, locust, httpx or
+  prometheus_client.
+- The simulator is a process of its own: it imports nothing of llmload but the error tree, and
+  only the commands (``cli``) start it.
 """
 
 from __future__ import annotations
@@ -15,38 +21,31 @@ import ast
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "llmload"
-CORE = (
-    "protocol",
-    "metrics",
-    "workload",
-    "record.py",
-    "recorder.py",
-    "config.py",
-    "stages.py",
-    "phases.py",
-    "options.py",
-    "summary.py",
-    "saturation.py",
-    "answer.py",
-    "verdict.py",
-    "exitcodes.py",
-    "failfast.py",
-    "redact.py",
-    "errors.py",
+# Lowest first; a folder may import its own layer's and every lower layer's modules.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("errors",),
+    ("protocol", "workload", "sim"),
+    ("core",),
+    ("metrics",),
+    ("config",),
+    ("results",),
+    ("transport", "target"),
+    ("export",),
+    ("run",),
+    ("locust",),
+    ("scenarios",),
+    ("cli",),
 )
-# Below the run's config: what it is built from (specs, parsing, statistics) never reads it.
-BELOW_CONFIG = ("protocol", "metrics", "workload", "phases.py", "errors.py", "redact.py")
+RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}
+PURE = tuple(name for names in LAYERS[: RANK["results"] + 1] for name in names if name != "sim")
 IO = (
     "socket",
     "gevent",
+    "greenlet",
     "locust",
     "httpx",
     "prometheus_client",
-    "llmload.locust",
-    "llmload.run",
-    "llmload.transport",
-    "llmload.export",
-    "llmload.target",
+    *(f"llmload.{name}" for names in LAYERS[RANK["results"] + 1 :] for name in names),
 )
 
 
@@ -81,7 +80,7 @@ def files(*parts: str) -> list[Path]:
     out: list[Path] = []
     for part in parts:
         target = SRC / part
-        out += sorted(target.rglob("*.py")) if target.is_dir() else [target]
+        out += sorted(target.rglob("*.py")) if target.is_dir() else [target.with_suffix(".py")]
     return out
 
 
@@ -118,12 +117,44 @@ def test_the_run_engine_knows_no_locust() -> None:
     assert offending(files("run"), ("locust", "llmload.locust")) == {}
 
 
+def layer_of(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if parts[0] == "llmload" and len(parts) > 1 else None
+
+
+def test_every_module_lives_in_a_layer() -> None:
+    loose = sorted(p.name for p in SRC.glob("*.py") if p.stem not in ("__init__", *RANK))
+    folders = sorted(p.name for p in SRC.iterdir() if (p / "__init__.py").is_file() and p.name not in RANK)
+    assert (loose, folders) == ([], [])
+
+
+def test_each_layer_imports_only_the_layers_below_it() -> None:
+    upward = {}
+    for path in files("."):
+        rel = path.relative_to(SRC)
+        mine = rel.parts[0] if len(rel.parts) > 1 else rel.stem
+        if mine == "__init__":
+            continue
+        bad = sorted(
+            n
+            for n in imports(path)
+            if (theirs := layer_of(n)) in RANK and theirs != mine and RANK[theirs] >= RANK[mine]
+        )
+        if bad:
+            upward[str(rel)] = bad
+    assert upward == {}
+
+
+def test_the_simulator_imports_only_the_error_tree_and_only_the_commands_start_it() -> None:
+    assert {
+        n for p in files("sim") for n in imports(p) if layer_of(n) not in (None, "sim", "errors")
+    } == set()
+    starters = {str(p.relative_to(SRC)) for p in files(".") if any(layer_of(n) == "sim" for n in imports(p))}
+    assert {s for s in starters if not s.startswith(("sim/", "cli/"))} == set()
+
+
 def test_the_core_is_sans_io() -> None:
-    assert offending(files(*CORE), IO) == {}
-
-
-def test_what_the_config_is_built_from_does_not_read_it() -> None:
-    assert offending(files(*BELOW_CONFIG), ("llmload.config", "llmload.options")) == {}
+    assert offending(files(*PURE), IO) == {}
 
 
 def test_no_two_modules_import_each_other() -> None:

@@ -15,7 +15,7 @@ from llmload.export.plots import render
 from llmload.export.report_tradeoffs import pareto_table
 from llmload.export.rundata import verdict_of
 from llmload.export.series import FigureSpec, level_series, pareto_figures, pareto_points, throughput_figure
-from llmload.summary import Summary
+from llmload.results.summary import Summary
 
 _FOOTNOTE = (
     f"{NOISE} marks a ratio within both runs' noise: Welch's t-test over their repeats finds no "

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from llmload.saturation import saturation_text
-from llmload.summary import Latency, MeanMax, Stage, Summary
+from llmload.results.saturation import saturation_text
+from llmload.results.summary import Latency, MeanMax, Stage, Summary
 
 _LATENCIES = (
     ("TTFT", "ttft"),

@@ -13,7 +13,7 @@ import base64
 import html
 from collections.abc import Iterable, Sequence
 
-from llmload.summary import ErrorCount, Exit
+from llmload.results.summary import ErrorCount, Exit
 
 _CSS = """
 body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:0;color:#1d2330;background:#f6f7f9}

@@ -25,10 +25,10 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.utils import floatToGoString as _untyped_go_float
 
-from llmload.config import ExporterConfig
+from llmload.config.settings import ExporterConfig
+from llmload.core.record import OK, UNFINISHED
 from llmload.errors import ErrorKind
 from llmload.metrics.classic import BY_KEY, SPECS, ClassicStats
-from llmload.record import OK, UNFINISHED
 
 COMMON_LABELS = ("target", "model", "scenario")
 _NS = 1e9
@@ -58,7 +58,7 @@ GAUGES: dict[str, tuple[str, str]] = {
     "workers": ("llmload_connected_workers", "Connected Locust workers (0 in a local run)."),
     "stage": ("llmload_stage", "Index of the current stage."),
     "concurrency": ("llmload_stage_concurrency", "Concurrency (users) of the current stage."),
-    # The verdict's code (llmload.exitcodes) once the run has ended; absent while it runs, so an
+    # The verdict's code (llmload.results.exitcodes) once the run has ended; absent while it runs, so an
     # alert on != 0 never fires on a run still in progress. Kept through the linger and push.
     "exit_code": ("llmload_run_exit_code", "Exit code of the finished run (0: every check passed)."),
 }

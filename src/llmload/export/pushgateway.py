@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 
 from prometheus_client import CollectorRegistry, delete_from_gateway, push_to_gateway
 
-from llmload.config import ExporterConfig
+from llmload.config.settings import ExporterConfig
 from llmload.export.prometheus import ExporterHandle
 
 JOB = "llmload"

@@ -9,8 +9,8 @@ from llmload.export import html as h
 from llmload.export.report_tradeoffs import cost_section, pareto_section
 from llmload.export.rundata import RunData, all_warnings, flatten, verdict_of
 from llmload.export.tables import Row
-from llmload.saturation import saturation_text
-from llmload.summary import ErrorExample, Latency, Summary, to_json
+from llmload.results.saturation import saturation_text
+from llmload.results.summary import ErrorExample, Latency, Summary, to_json
 
 _SAMPLE_CHARS = 300  # of a server's error answer in the errors table
 

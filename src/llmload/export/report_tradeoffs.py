@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from llmload.export import html as h
 from llmload.export.series import ParetoPoint, pareto_points
 from llmload.export.tables import Row
-from llmload.summary import Summary
+from llmload.results.summary import Summary
 
 
 def pareto_table(points: Sequence[ParetoPoint], with_run: bool) -> str:

@@ -18,8 +18,8 @@ from typing import IO, Any
 
 import orjson
 
+from llmload.core.record import RequestRecord
 from llmload.errors import ResultsError
-from llmload.record import RequestRecord
 
 
 def new_run_id(now: float | None = None) -> str:

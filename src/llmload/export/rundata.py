@@ -16,12 +16,12 @@ from typing import Any
 
 import orjson
 
-from llmload.config import ChecksConfig
+from llmload.config.settings import ChecksConfig
 from llmload.errors import ResultsError
-from llmload.export.summary import LATENCIES
 from llmload.metrics.slo import parse_max_error_rate, parse_slo
-from llmload.summary import SCHEMA_VERSION, Exit, Stage, Summary, read
-from llmload.verdict import judge
+from llmload.results.from_stats import LATENCIES
+from llmload.results.summary import SCHEMA_VERSION, Exit, Stage, Summary, read
+from llmload.results.verdict import judge
 
 SUMMARY = "summary.json"
 TIMESERIES = "timeseries.csv"
@@ -98,7 +98,7 @@ def read_summary(run_dir: Path) -> Summary:
 
 def upgrade(summary: Mapping[str, Any]) -> Summary:
     """A summary of any version this llmload reads, as the current version's objects
-    (llmload/summary.py; docs/summary.md).
+    (llmload/results/summary.py; docs/summary.md).
 
     Version 1 was written before runs had verdicts: no ``exit``, ``run.stopped``, per-stage
     ``attempts``, ``error_samples`` or ``partial``, and (in its early revisions) no rate,

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from llmload.export.rundata import spec_decode
-from llmload.summary import Stage, Summary
+from llmload.results.summary import Stage, Summary
 
 Cell = float | int | bool | None
 Row = dict[str, Cell]

@@ -17,7 +17,7 @@ from typing import Any
 
 from llmload.export.html import fmt
 from llmload.export.tables import stage_row
-from llmload.summary import Stage
+from llmload.results.summary import Stage
 
 Rows = list[dict[str, str]]
 TIMELINE_S = 60  # per-second rows the timeline tab shows

@@ -1,7 +1,7 @@
 """The Locust adapter: the only subpackage that imports locust.
 
 Importing locust monkey-patches the whole process, so this package imports it only when a user
-class is asked for (``from llmload.locust import ChatUser``); ``llmload.locust.options`` and the
+class is asked for (``from llmload.locust import ChatUser``); ``llmload.config.args`` and the
 other pure helpers stay importable in a plain process (tests, the CLI).
 """
 

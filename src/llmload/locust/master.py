@@ -15,7 +15,8 @@ import gevent
 from locust.rpc import Message
 from locust.runners import STATE_MISSING, STATE_STOPPING
 
-from llmload.config import RunConfig
+from llmload.config.settings import RunConfig
+from llmload.core.stages import Announcement
 from llmload.export.prometheus import ExporterHandle
 from llmload.export.pushgateway import finish as finish_exporter
 from llmload.export.results import ResultsDir, new_run_id
@@ -30,6 +31,8 @@ from llmload.locust.roles import (
     stop_run,
     target_users,
 )
+from llmload.results.build import build_summary
+from llmload.results.summary import Level, Summary
 from llmload.run.conductor import Conductor
 from llmload.run.delta import MESSAGE as DELTA
 from llmload.run.export_source import FleetSource
@@ -38,9 +41,6 @@ from llmload.run.fleet import Fleet
 from llmload.run.live import LiveView
 from llmload.run.server_watch import ServerWatch
 from llmload.run.shipping import PHASE
-from llmload.run.summarize import build_summary
-from llmload.stages import Announcement
-from llmload.summary import Level, Summary
 
 
 @dataclass(slots=True)

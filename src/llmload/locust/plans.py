@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from llmload.config import RunConfig
+from llmload.config.settings import RunConfig
+from llmload.core.stages import StagePlan, ramp_plans, sweep_plans
 from llmload.errors import ConfigError
+from llmload.results.summary import Level
 from llmload.run.conductor import Conductor
-from llmload.stages import StagePlan, ramp_plans, sweep_plans
-from llmload.summary import Level
 from llmload.workload.replay import Replay
 from llmload.workload.traces import load_trace
 

@@ -12,9 +12,9 @@ from typing import Any
 
 from locust.runners import MasterRunner, WorkerRunner
 
+from llmload.config.args import add_options, to_config
 from llmload.errors import LlmloadError
 from llmload.locust.master import MasterRole
-from llmload.locust.options import add_options, to_config
 from llmload.locust.plans import check_stage_options
 from llmload.locust.roles import LocalRole, WorkerRole
 from llmload.locust.webui import install_tabs

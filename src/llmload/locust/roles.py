@@ -20,11 +20,14 @@ from typing import Any
 import gevent
 import greenlet
 
-from llmload.config import RunConfig
+from llmload.config.settings import RunConfig
+from llmload.core.phases import Phase
+from llmload.core.stages import Announcement
 from llmload.export.prometheus import ExporterHandle
 from llmload.export.pushgateway import finish as finish_exporter
 from llmload.locust.plans import make_conductor, planned_concurrency
-from llmload.phases import Phase
+from llmload.results.build import build_summary
+from llmload.results.summary import Level, Summary
 from llmload.run.conductor import Conductor
 from llmload.run.export_source import SessionSource
 from llmload.run.finish import conclude, start_exporter_if, write_results
@@ -32,9 +35,6 @@ from llmload.run.live import LiveView
 from llmload.run.server_watch import ServerWatch
 from llmload.run.session import Session
 from llmload.run.shipping import PHASE, Shipper
-from llmload.run.summarize import build_summary
-from llmload.stages import Announcement
-from llmload.summary import Level, Summary
 
 
 def _announcement(data: dict[str, Any]) -> Announcement:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from locust import LoadTestShape, User
 from locust.runners import MasterRunner
 
+from llmload.core.phases import Phase
 from llmload.locust.openloop import OpenLoopUser
 from llmload.locust.plugin import conductor_of
-from llmload.phases import Phase
 
 
 class SweepShape(LoadTestShape):

@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 from locust import User, constant, task
 
-from llmload.config import Endpoint
+from llmload.config.settings import Endpoint
 from llmload.locust.plugin import session_of
 from llmload.run.llm_client import LLMClient
 from llmload.transport.base import Transport

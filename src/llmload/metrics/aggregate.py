@@ -16,11 +16,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from llmload.core.phases import Phase, Window
+from llmload.core.record import OK, UNFINISHED, RequestRecord
 from llmload.metrics import derive
 from llmload.metrics.histogram import LogHistogram, SignedHistogram
 from llmload.metrics.reasoning import ReasoningSide
-from llmload.phases import Phase, Window
-from llmload.record import OK, UNFINISHED, RequestRecord
 
 # Latency histograms, in ns; the keys are the catalog's.
 LATENCY_KEYS = ("ttft", "ttfot", "itl", "tpot", "e2e", "e2e_scheduled", "chunk_gap", "connect", "queue")

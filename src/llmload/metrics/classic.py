@@ -32,8 +32,8 @@ from itertools import accumulate
 from operator import mul
 from typing import Any
 
+from llmload.core.record import OK, RequestRecord
 from llmload.metrics import derive
-from llmload.record import OK, RequestRecord
 
 # Bump when any bound list changes: merging counts of two layouts would be silently wrong.
 LAYOUT = 1

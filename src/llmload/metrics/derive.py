@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from operator import sub
 
-from llmload.record import RequestRecord
+from llmload.core.record import RequestRecord
 
 
 def gap(start: int | None, end: int | None) -> int | None:

@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from llmload.core.record import RequestRecord
 from llmload.metrics import derive
 from llmload.metrics.histogram import LogHistogram
-from llmload.record import RequestRecord
 
 HISTOGRAMS = ("reasoning_tokens", "answer_tokens", "think", "tpot_reasoning", "tpot_answer")
 

@@ -5,7 +5,7 @@ A rule names either a statistic of a stage's latency object (``<metric>_<stat>_m
 (``output_tok_per_s``, ``error_rate``, ...), an operator (``<=``, ``<``, ``>=``, ``>``) and a
 threshold. Two readings of the same rules:
 
-- per stage (:func:`evaluate`): the stage's statistic against the threshold, for pass/fail and
+- per stage (``llmload.results.slo.evaluate``): the stage's statistic against the threshold, for pass/fail and
   the exit code. Percentiles the summary does not store (``p75``) are read from the stage's
   histograms when given.
 - per request (:func:`request_meets`), for goodput: only the request-level metrics (TTFT, TTFOT,
@@ -25,8 +25,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from llmload.errors import ConfigError
-from llmload.metrics.histogram import LogHistogram
-from llmload.summary import Stage
 
 OPTION = "--slo"
 LATENCY_METRICS = ("ttft", "ttfot", "itl", "tpot", "e2e", "e2e_scheduled", "chunk_gap", "connect", "queue")
@@ -52,8 +50,8 @@ _OPS: Mapping[str, Callable[[float, float], bool]] = {
 # Two-character operators first, so "<=" is never read as "<" followed by "=200".
 _CLAUSE = re.compile(r"^\s*([a-z][a-z0-9_]*)\s*(<=|>=|<|>)\s*([^\s<>=]+)\s*$")
 _LATENCY = re.compile(r"^(?P<metric>[a-z0-9_]+?)_(?P<stat>p\d{2,4}|mean|min|max)_ms$")
-_STORED_STATS = ("p50", "p90", "p95", "p99", "p999", "mean", "min", "max")
-_NS_PER_MS = 1e6
+STORED_STATS = ("p50", "p90", "p95", "p99", "p999", "mean", "min", "max")
+NS_PER_MS = 1e6
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,36 +150,6 @@ def parse_max_error_rate(value: str | float | None) -> float | None:
     if not 0.0 <= rate <= 1.0:
         raise ConfigError("--max-error-rate", value, "must be between 0 and 1 (or 0% and 100%)")
     return rate
-
-
-def observe(
-    rule: SloRule, stage: Stage, histograms: Mapping[str, LogHistogram] | None = None
-) -> float | None:
-    """The stage's value of the rule's statistic, or None when the stage did not measure it."""
-    if rule.metric is None:
-        value = getattr(stage, rule.key, None)
-        return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-    assert rule.stat is not None  # a latency rule always has one (set by the parser)
-    summary = stage.latency(rule.metric)
-    if summary is not None and rule.stat in _STORED_STATS:
-        return float(summary.quantile(rule.stat))
-    hist = histograms.get(rule.metric) if histograms is not None else None
-    q = quantile_of(rule.stat)
-    if hist is None or hist.count == 0 or q is None:
-        return None
-    value_ns = hist.quantile(q)
-    return None if value_ns is None else value_ns / _NS_PER_MS
-
-
-def evaluate(
-    rules: Sequence[SloRule], stage: Stage, histograms: Mapping[str, LogHistogram] | None = None
-) -> list[SloResult]:
-    """Every rule against one stage of the summary (``histograms``: that stage's, in ns)."""
-    results = []
-    for rule in rules:
-        observed = observe(rule, stage, histograms)
-        results.append(SloResult(rule, observed, observed is not None and rule.holds(observed)))
-    return results
 
 
 def request_meets(

@@ -12,9 +12,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from llmload.core.record import OK, UNFINISHED, RequestRecord
 from llmload.metrics import derive
 from llmload.metrics.histogram import LogHistogram
-from llmload.record import OK, UNFINISHED, RequestRecord
 
 _NS = 1_000_000_000
 

@@ -16,15 +16,15 @@ from typing import Any
 
 import gevent
 
-from llmload.phases import Phase
-from llmload.saturation import detect, saturation_text
-from llmload.stages import (
+from llmload.core.phases import Phase
+from llmload.core.stages import (
     Announcement,
     Progress,
     StageController,
     StagePlan,
 )
-from llmload.summary import Level, Saturation
+from llmload.results.saturation import detect, saturation_text
+from llmload.results.summary import Level, Saturation
 
 
 class Conductor:

@@ -6,14 +6,14 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from llmload.config import RunConfig
-from llmload.exitcodes import ExitCode
+from llmload.config.settings import RunConfig
 from llmload.export import console
 from llmload.export.prometheus import ExporterHandle, ExportSource, start_exporter
 from llmload.export.report import write_report
 from llmload.export.results import ResultsDir
-from llmload.summary import Summary, to_json
-from llmload.verdict import judge
+from llmload.results.exitcodes import ExitCode
+from llmload.results.summary import Summary, to_json
+from llmload.results.verdict import judge
 
 
 def write_results(

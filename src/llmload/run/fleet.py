@@ -13,13 +13,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from llmload.core.phases import Phase
+from llmload.core.stages import Announcement, Progress
 from llmload.metrics.aggregate import StageStats
 from llmload.metrics.classic import ClassicStats
 from llmload.metrics.timeseries import TimeSeries
-from llmload.phases import Phase
+from llmload.results.build import StageView
 from llmload.run.delta import Delta
-from llmload.run.summarize import StageView
-from llmload.stages import Announcement, Progress
 
 
 @dataclass(slots=True)

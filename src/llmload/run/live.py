@@ -18,14 +18,14 @@ from typing import Protocol
 
 import gevent
 
-from llmload.config import RunConfig
+from llmload.config.settings import RunConfig
+from llmload.core.health import HealthLimits
+from llmload.core.stages import StageController
 from llmload.export.prometheus import ExportSource
 from llmload.export.webtab import TIMELINE_S, Live
-from llmload.health import HealthLimits
 from llmload.metrics.timeseries import TimeSeries
-from llmload.run.summarize import StageView, summarize_stage
-from llmload.stages import StageController
-from llmload.summary import Stage
+from llmload.results.build import StageView, summarize_stage
+from llmload.results.summary import Stage
 
 
 class RunState(Protocol):

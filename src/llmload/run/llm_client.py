@@ -15,13 +15,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from llmload.answer import Answer, ToolCall, read_answer
-from llmload.client import Call, ChatClient
-from llmload.config import Endpoint
+from llmload.config.settings import Endpoint
+from llmload.core.answer import Answer, ToolCall, read_answer
+from llmload.core.phases import Window
+from llmload.core.record import OK, RequestRecord
 from llmload.errors import ErrorKind
 from llmload.metrics import derive
-from llmload.phases import Window
-from llmload.record import OK, RequestRecord
+from llmload.run.client import Call, ChatClient
 from llmload.run.request import send_request
 from llmload.run.session import Session
 from llmload.transport.base import Transport

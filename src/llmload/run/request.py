@@ -12,9 +12,9 @@ from typing import Any
 
 import gevent
 
-from llmload.client import Call
-from llmload.phases import Window
-from llmload.record import OK, RequestRecord
+from llmload.core.phases import Window
+from llmload.core.record import OK, RequestRecord
+from llmload.run.client import Call
 from llmload.run.session import Session
 from llmload.transport.base import Transport
 

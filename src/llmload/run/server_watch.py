@@ -14,12 +14,12 @@ from typing import Any
 
 import gevent
 
-from llmload.config import RunConfig
-from llmload.phases import Phase
-from llmload.redact import redact_url
-from llmload.run.summarize import cache_warning
-from llmload.stages import Announcement
-from llmload.summary import Stage, Summary
+from llmload.config.settings import RunConfig
+from llmload.core.phases import Phase
+from llmload.core.redact import redact_url
+from llmload.core.stages import Announcement
+from llmload.results.build import cache_warning
+from llmload.results.summary import Stage, Summary
 from llmload.target import gpu
 from llmload.target.fingerprint import fingerprint, warnings
 from llmload.target.scrape import Scraper, Snapshot, summarize

@@ -16,21 +16,21 @@ from typing import Any
 
 import gevent
 
-from llmload.client import ChatClient
-from llmload.config import RunConfig
+from llmload.config.settings import RunConfig
+from llmload.core.failfast import FailFast
+from llmload.core.phases import Phase, Window
+from llmload.core.record import OK, UNFINISHED, RequestRecord
+from llmload.core.stages import Announcement, Progress
 from llmload.export.results import ResultsDir, new_run_id
-from llmload.failfast import FailFast
-from llmload.health import HealthMonitor
 from llmload.metrics import derive
 from llmload.metrics.aggregate import StageStats
 from llmload.metrics.classic import ClassicStats
 from llmload.metrics.slo import request_meets
 from llmload.metrics.timeseries import TimeSeries
-from llmload.phases import Phase, Window
-from llmload.record import OK, UNFINISHED, RequestRecord
+from llmload.results.build import StageView
+from llmload.run.client import ChatClient
+from llmload.run.monitor import HealthMonitor
 from llmload.run.sources import SyntheticTexts, calibrated_source, prompt_source
-from llmload.run.summarize import StageView
-from llmload.stages import Announcement, Progress
 from llmload.target.models import check_model, first_model
 from llmload.transport.factory import TransportFactory
 from llmload.workload.prompts import PromptSource

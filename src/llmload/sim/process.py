@@ -162,7 +162,7 @@ def start_sim(args: Sequence[str] = (), *, timeout_s: float = 15) -> SimProcess:
     stderr = tempfile.TemporaryFile()  # noqa: SIM115 (owned by the SimProcess, closed by stop)
     command = [sys.executable, "-m", "llmload.sim", "--port", "0", *args]
     # A session of its own: a Ctrl+C at the terminal must not reach the simulator, which is
-    # stopped only after the client that measures it (llmload.child).
+    # stopped only after the client that measures it (llmload.cli.child).
     popen = subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=stderr, stdin=subprocess.DEVNULL, start_new_session=True
     )

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import httpx
 
+from llmload.core.redact import redact_url
 from llmload.errors import TargetError
-from llmload.redact import redact_url
 
 KEY_HINT = (
     "export OPENAI_API_KEY=... (or name another variable with --api-key-env); "

@@ -15,8 +15,8 @@ from typing import Any
 
 import httpx
 
+from llmload.core.redact import redact_url
 from llmload.errors import ConfigError, TargetError
-from llmload.redact import redact_url
 from llmload.workload.scale import TokenScale, calibrate
 
 Count = Callable[[str], int]

@@ -20,9 +20,9 @@ from typing import TextIO
 
 import httpx
 
+from llmload.core.redact import redact_text
 from llmload.errors import ConfigError
-from llmload.exitcodes import ExitCode
-from llmload.redact import redact_text
+from llmload.results.exitcodes import ExitCode
 from llmload.target.fingerprint import auth_headers, base_url
 from llmload.target.models import refused
 
@@ -34,7 +34,7 @@ UNAUTHORIZED = "unauthorized"  # the one state that ends the wait at once: a key
 
 
 class WaitCode(IntEnum):
-    """Exit codes of ``llmload wait``: rows of the one table in ``llmload.exitcodes``."""
+    """Exit codes of ``llmload wait``: rows of the one table in ``llmload.results.exitcodes``."""
 
     READY = ExitCode.OK
     USAGE_ERROR = ExitCode.COULD_NOT_START

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from llmload.config import TransportConfig
+from llmload.config.settings import TransportConfig
 from llmload.protocol.origin import Origin, parse_origin
 from llmload.transport.base import Transport
 

@@ -16,13 +16,13 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from llmload.client import ChatClient
-from llmload.config import RequestConfig
+from llmload.config.settings import RequestConfig
+from llmload.core.phases import Window
+from llmload.core.record import OK, RequestRecord
+from llmload.core.recorder import Timeouts
 from llmload.errors import ErrorKind
-from llmload.phases import Window
 from llmload.protocol.sse import DONE, SSEDecoder, SSEError
-from llmload.record import OK, RequestRecord
-from llmload.recorder import Timeouts
+from llmload.run.client import ChatClient
 from llmload.transport.factory import TransportConfig, TransportFactory
 from llmload.workload.prompts import Prompt
 from tests.support.rawserver import Close, RawServer, Reset, Send, SendBytewise, Sleep, chunk, chunked_head

@@ -12,13 +12,13 @@ from typing import Any
 import orjson
 import pytest
 
-from llmload.config import PhaseConfig, RequestConfig, RunConfig, TransportConfig, WorkloadConfig
-from llmload.phases import Phase
-from llmload.recorder import Timeouts
+from llmload.config.settings import PhaseConfig, RequestConfig, RunConfig, TransportConfig, WorkloadConfig
+from llmload.core.phases import Phase
+from llmload.core.recorder import Timeouts
+from llmload.core.stages import Announcement
 from llmload.run.llm_client import LLMClient, Reply
 from llmload.run.session import Session
 from llmload.sim.process import SimProcess, start_sim
-from llmload.stages import Announcement
 from llmload.workload.messages import tool_result, user_message
 
 pytestmark = pytest.mark.integration

@@ -6,7 +6,7 @@ from typing import Any
 
 import orjson
 
-from llmload.answer import Answer, ToolCall, read_answer
+from llmload.core.answer import Answer, ToolCall, read_answer
 
 
 def event(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> bytes:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from llmload.failfast import FailFast
-from llmload.phases import Phase
-from llmload.record import OK, UNFINISHED, RequestRecord
+from llmload.core.failfast import FailFast
+from llmload.core.phases import Phase
+from llmload.core.record import OK, UNFINISHED, RequestRecord
 
 
 def record(outcome: str, status: int | None = None, detail: str = "") -> RequestRecord:

@@ -9,7 +9,8 @@ import time
 
 import gevent
 
-from llmload.health import HealthLimits, HealthMonitor, is_client_bound
+from llmload.core.health import HealthLimits, is_client_bound
+from llmload.run.monitor import HealthMonitor
 
 MS = 1_000_000
 

@@ -8,12 +8,12 @@ from typing import Any
 import orjson
 import pytest
 
+from llmload.core.phases import Phase, Window
+from llmload.core.record import RequestRecord, TokenSource
+from llmload.core.recorder import ResponseRecorder, Timeouts
 from llmload.errors import ErrorKind
 from llmload.metrics import derive
 from llmload.metrics.aggregate import StageStats
-from llmload.phases import Phase, Window
-from llmload.record import RequestRecord, TokenSource
-from llmload.recorder import ResponseRecorder, Timeouts
 
 MS = 1_000_000
 

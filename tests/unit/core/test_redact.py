@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from llmload.redact import redact_argv, redact_headers, redact_text, redact_url
+from llmload.core.redact import redact_argv, redact_headers, redact_text, redact_url
 
 KEY = "sk-canary-0123456789abcdef"
 

@@ -6,9 +6,9 @@ import math
 
 import pytest
 
+from llmload.core.phases import Phase
+from llmload.core.stages import Announcement, Progress, StageController, StagePlan, sweep_plans
 from llmload.errors import ConfigError
-from llmload.phases import Phase
-from llmload.stages import Announcement, Progress, StageController, StagePlan, sweep_plans
 
 
 def test_sweep_walks_warmup_window_drain_per_level() -> None:

@@ -15,7 +15,8 @@ from prometheus_client import REGISTRY
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 
-from llmload.config import ExporterConfig
+from llmload.config.settings import ExporterConfig
+from llmload.core.record import RequestRecord
 from llmload.export.prometheus import (
     GAUGES,
     HEALTH,
@@ -29,7 +30,6 @@ from llmload.export.prometheus import (
 )
 from llmload.metrics.catalog import CATALOG
 from llmload.metrics.classic import BY_KEY, ClassicStats
-from llmload.record import RequestRecord
 from tests.support.prometheus import PROMTOOL, recount, synthetic_records
 
 ALLOWED_LABELS = {"target", "model", "scenario", "stage", "outcome", "worker", "le", "run_id", "version"}
@@ -219,7 +219,7 @@ GEVENT_SCRIPT = """
 from gevent import monkey
 monkey.patch_all()
 import gevent, urllib.request
-from llmload.config import ExporterConfig
+from llmload.config.settings import ExporterConfig
 from llmload.export.prometheus import start_exporter
 from tests.unit.export.test_prometheus import FakeSource
 handle = start_exporter(ExporterConfig(port=0), FakeSource())

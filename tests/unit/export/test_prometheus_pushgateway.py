@@ -13,7 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from llmload.config import ExporterConfig
+from llmload.config.settings import ExporterConfig
 from llmload.export.prometheus import exposition, make_registry, start_exporter
 from llmload.export.pushgateway import JOB, delete_group, finish, push_final
 from tests.support.prometheus import free_port

@@ -16,7 +16,7 @@ import pytest
 from llmload.errors import ResultsError
 from llmload.export.rundata import read_summary
 from llmload.metrics.confidence import Interval
-from llmload.summary import (
+from llmload.results.summary import (
     SCHEMA_VERSION,
     Cheapest,
     Exit,

@@ -10,6 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from llmload.core.phases import Phase
+from llmload.core.record import RequestRecord
 from llmload.metrics.classic import (
     BY_KEY,
     FINE_NS,
@@ -21,8 +23,6 @@ from llmload.metrics.classic import (
     ClassicStats,
     one_two_five,
 )
-from llmload.phases import Phase
-from llmload.record import RequestRecord
 from tests.support.prometheus import MS, recount, synthetic_records
 
 

@@ -9,10 +9,10 @@ from itertools import groupby, pairwise
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from llmload.core.phases import Phase
+from llmload.core.record import RequestRecord
 from llmload.metrics import derive
 from llmload.metrics.timeseries import TimeSeries
-from llmload.phases import Phase
-from llmload.record import RequestRecord
 
 NS = 1_000_000_000
 

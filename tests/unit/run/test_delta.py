@@ -6,9 +6,9 @@ import random
 
 import msgpack  # type: ignore[import-untyped]
 
+from llmload.core.phases import Window
 from llmload.metrics.aggregate import StageStats
 from llmload.metrics.timeseries import TimeSeries
-from llmload.phases import Window
 from llmload.run.delta import Delta
 from tests.support.prometheus import synthetic_records
 

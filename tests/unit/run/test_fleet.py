@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from llmload.core.phases import Phase
+from llmload.core.stages import Announcement
 from llmload.metrics.aggregate import StageStats
-from llmload.phases import Phase
 from llmload.run.fleet import Fleet
-from llmload.stages import Announcement
 
 
 def delta(

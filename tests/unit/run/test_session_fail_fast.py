@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from llmload.config import ChecksConfig
-from llmload.failfast import REQUESTS
-from llmload.phases import Phase
-from llmload.record import RequestRecord
+from llmload.config.settings import ChecksConfig
+from llmload.core.failfast import REQUESTS
+from llmload.core.phases import Phase
+from llmload.core.record import RequestRecord
 from llmload.run.session import Session
 from tests.support.session import config
 

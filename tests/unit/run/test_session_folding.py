@@ -15,11 +15,11 @@ from pathlib import Path
 import gevent
 import pytest
 
+from llmload.core.phases import Phase
+from llmload.core.stages import Announcement
 from llmload.export.results import read_records
-from llmload.phases import Phase
 from llmload.run import session as session_module
 from llmload.run.session import Session
-from llmload.stages import Announcement
 from tests.support.prometheus import synthetic_records
 from tests.support.session import config, measuring
 

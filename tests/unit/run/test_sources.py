@@ -9,10 +9,10 @@ from typing import Any
 import orjson
 import pytest
 
-from llmload.config import WorkloadConfig
+from llmload.config.args import to_config
+from llmload.config.options import defaults
+from llmload.config.settings import WorkloadConfig
 from llmload.errors import ConfigError
-from llmload.locust.options import to_config
-from llmload.options import defaults
 from llmload.run.sources import prompt_source
 from llmload.workload.conversations import ConversationSpec
 from llmload.workload.lengths import LogNormal, Normal, Uniform
@@ -108,9 +108,9 @@ def test_synthetic_sources_draw_from_the_configured_distributions() -> None:
 def test_length_warnings_name_what_to_do() -> None:
     import dataclasses
 
-    from llmload.export.summary import stage_summary
     from llmload.metrics.aggregate import StageStats
-    from llmload.run.summarize import length_warnings
+    from llmload.results.build import length_warnings
+    from llmload.results.from_stats import stage_summary
 
     stage = stage_summary(
         StageStats(),

@@ -1,0 +1,129 @@
+"""`llmload sweep`: the concurrency sweep an engineer runs to compare engines.
+
+It waits for the server (a model can take minutes to load; that time is never warm-up), then
+runs the ``sweep`` scenario (``llmload/scenarios/sweep.py``) headless: one stage per level,
+each with warm-up, measured window and drain, and writes the results directory and report.
+``--sim PROFILE`` starts an embedded simulator instead of a ``--host``. Anything after ``--``
+goes to Locust unchanged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+from collections.abc import Iterator, Sequence
+
+from llmload.cli.child import run_child
+from llmload.config.options import add_arguments, sweep_options, to_argv
+from llmload.core.redact import redact_argv, redact_url
+from llmload.results.exitcodes import ExitCode
+from llmload.scenarios import locate
+
+_DEFAULT_LOCUSTFILE = "sweep"  # the installed scenario: runs from any directory
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="llmload sweep", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    target = p.add_mutually_exclusive_group(required=True)
+    target.add_argument("--host", help="the server's base URL, e.g. http://gpu-box:8000")
+    target.add_argument("--sim", metavar="PROFILE", help="start `llmload sim --profile PROFILE`")
+    p.add_argument("--sim-arg", action="append", default=[], help="extra simulator argument")
+    p.add_argument(
+        "--processes",
+        type=int,
+        default=0,
+        help="worker processes on this machine (Locust --processes); 0: one process",
+    )
+    p.add_argument("--no-wait", action="store_true", help="do not wait for the server first")
+    p.add_argument(
+        "--wait-timeout",
+        type=float,
+        default=900.0,
+        help="seconds to wait for the server to generate before giving up",
+    )
+    p.add_argument("--log", help="the server's log file, watched while waiting")
+    p.add_argument("--log-stall", type=float, help="give up when --log stops moving this long")
+    add_arguments(
+        p.add_argument_group("passed on to Locust (see `llmload options`)"),
+        sweep_options(),
+        env=False,
+        sweep=True,
+    )
+    p.add_argument(
+        "--locustfile",
+        default=_DEFAULT_LOCUSTFILE,
+        help="a scenario's name or a locustfile (default: llmload's sweep scenario)",
+    )
+    p.add_argument("locust_args", nargs="*", help="after --: passed to Locust as they are")
+    return p
+
+
+@contextlib.contextmanager
+def _target(args: argparse.Namespace) -> Iterator[str]:
+    if args.host:
+        yield args.host
+        return
+    from llmload.sim.process import start_sim
+
+    with start_sim(["--profile", args.sim, *args.sim_arg]) as sim:
+        print(f"llmload sweep: simulator ({args.sim}) at {sim.url}", flush=True)
+        yield sim.url
+
+
+def locust_command(args: argparse.Namespace, host: str) -> list[str]:
+    command = [
+        sys.executable,
+        "-m",
+        "locust",
+        "-f",
+        str(locate(args.locustfile)),
+        "--headless",
+        "--host",
+        host,
+        *to_argv(args, sweep_options()),
+        "--only-summary",
+        "--loglevel",
+        "WARNING",
+    ]
+    if args.processes:
+        command += ["--processes", str(args.processes)]
+    return command + list(args.locust_args)
+
+
+def wait_for(args: argparse.Namespace, host: str) -> ExitCode:
+    """Wait until the server generates (unless --no-wait): OK, or the wait's exit code."""
+    if args.no_wait:
+        return ExitCode.OK
+    from llmload.target.wait import WaitCode, wait_ready
+
+    waited = wait_ready(
+        host,
+        timeout_s=args.wait_timeout,
+        log_file=args.log,
+        log_stall_s=args.log_stall,
+        api_key=os.environ.get("OPENAI_API_KEY"),
+    )
+    if waited.code is not WaitCode.READY:
+        print(f"llmload: the server at {redact_url(host)} is not ready: {waited.message}", file=sys.stderr)
+    return ExitCode(int(waited.code))
+
+
+def echo(prog: str, command: Sequence[str]) -> None:
+    """Show the Locust command line as a user could type it, secrets masked."""
+    print(f"{prog}: " + " ".join(redact_argv(command[2:])), flush=True)
+
+
+def main(argv: Sequence[str]) -> int:
+    args = _parser().parse_args(list(argv))
+    locate(args.locustfile)  # a wrong name or path is said before any server is started
+    with _target(args) as host:  # the simulator outlives the child: stopped after it exits
+        waited = wait_for(args, host)
+        if waited is not ExitCode.OK:
+            return int(waited)
+        command = locust_command(args, host)
+        echo("llmload sweep", command)
+        return run_child(command).returncode

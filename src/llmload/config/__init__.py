@@ -1,0 +1,1 @@
+"""The options (declared once), the run's typed frozen config, and parsed options → config."""

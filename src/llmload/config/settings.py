@@ -1,0 +1,342 @@
+"""Typed, frozen settings for one run, validated once at the edge that builds them.
+
+Only ``llmload.config.args`` reads Locust's parsed options; everything else receives a
+``RunConfig``. Secrets (the API key) never appear in ``public_dict``, so they cannot reach
+``summary.json``, logs or reports.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from importlib.util import find_spec
+from types import MappingProxyType
+from typing import Any, Literal
+
+from llmload.core.recorder import Timeouts
+from llmload.core.redact import redact_url
+from llmload.errors import ConfigError
+from llmload.metrics.slo import SloRule
+from llmload.protocol.origin import parse_origin
+from llmload.workload.arrivals import Arrivals
+from llmload.workload.conversations import ConversationSpec
+from llmload.workload.images import ImageSpec
+from llmload.workload.lengths import Length, require_output_jitter
+from llmload.workload.prefixes import PrefixSpec
+from llmload.workload.ramps import Ramp
+from llmload.workload.replay import ReplaySpec
+from llmload.workload.traces import FORMATS
+
+Endpoint = Literal["chat", "completions", "embeddings"]
+PATHS: Mapping[Endpoint, str] = MappingProxyType(
+    {"chat": "/v1/chat/completions", "completions": "/v1/completions", "embeddings": "/v1/embeddings"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class RequestConfig:
+    endpoint: Endpoint = "chat"
+    model: str | None = None  # None: the first model the target lists at /v1/models
+    stream: bool = True
+    ignore_eos: bool = False
+    extra_body: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    extra_headers: tuple[tuple[str, str], ...] = ()
+    api_key: str | None = field(default=None, repr=False)
+    api_key_env: str = "OPENAI_API_KEY"  # where the key came from: named in hints, never its value
+
+    @property
+    def path(self) -> str:
+        return PATHS[self.endpoint]
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadConfig:
+    """What the requests ask (docs/workloads.md): lengths, prompts, prefixes, conversations."""
+
+    prompt_tokens: int = 128  # fixed length; with prompt_lengths, the largest a prompt asks
+    max_tokens: int | None = 128  # the same for outputs (lost-worker bounds use the largest)
+    output_jitter: float = 0.0
+    dataset: str | None = None
+    seed: int = 0
+    # Mixed into every prompt's unique salt: a new one per run (unless given), so a second run
+    # never sends the prompts of the first and a server's prefix cache cannot answer it.
+    salt: str = ""
+    prefix_cache: bool = False
+    # --prompt-tokens / --max-tokens given as a distribution; None: the fixed length above
+    prompt_lengths: Length | None = None
+    output_lengths: Length | None = None
+    max_length: int = 32768  # the cap of normal and lognormal draws without their own
+    prefix: PrefixSpec = field(default_factory=PrefixSpec)
+    conversation: ConversationSpec = field(default_factory=ConversationSpec)
+    embedding_batch: int = 1  # inputs per /v1/embeddings request of the embeddings scenario
+    # What --prompt-tokens counts: "off" (words), "server" (its /tokenize) or a tokenizer.json
+    tokenize: str = "off"
+    images: ImageSpec = field(default_factory=ImageSpec)  # --images: image_url parts per chat request
+
+    def __post_init__(self) -> None:
+        require_output_jitter(self.output_jitter, self.output_lengths is not None)
+        if self.tokenize != "off" and (self.dataset is not None or self.prefix.groups):
+            problem = "builds synthetic prompts to length: not with --dataset or --prefix-groups"
+            raise ConfigError("--tokenize", self.tokenize, problem)
+        if self.embedding_batch < 1:
+            raise ConfigError("--embedding-batch", self.embedding_batch, "must be 1 or more")
+        if self.dataset is not None and self.prompt_lengths is not None:
+            problem = "the dataset gives the prompts: a prompt length distribution has no effect"
+            raise ConfigError("--prompt-tokens", self.prompt_lengths, problem)
+        if self.prefix_cache and self.prefix.groups:
+            problem = "--prefix-cache shares whole prompts, --prefix-groups system prompts: pick one"
+            raise ConfigError("--prefix-groups", self.prefix.groups, problem)
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseConfig:
+    """Warm-up is excluded from every number; the drain lets in-window requests finish."""
+
+    warmup_requests: int | None = None  # None: as many as the concurrency
+    warmup_s: float = 0.0
+    drain_s: float = 120.0
+
+    def __post_init__(self) -> None:
+        if self.warmup_requests is not None and self.warmup_requests < 0:
+            raise ConfigError("--warmup-requests", self.warmup_requests, "must be 0 or more")
+        if self.warmup_s < 0:
+            raise ConfigError("--warmup-s", self.warmup_s, "must be 0 or more")
+        if self.drain_s < 0:
+            raise ConfigError("--drain-s", self.drain_s, "must be 0 or more")
+
+
+@dataclass(frozen=True, slots=True)
+class OpenLoopConfig:
+    """Open-loop arrivals (``OpenLoopUser``): a request rate instead of a user count."""
+
+    rate: float | None = None  # requests per second over the whole fleet
+    arrival: str = "poisson"  # constant | poisson | gamma
+    burstiness: float = 1.0
+    max_in_flight: int = 1024  # arrivals beyond it wait in the client (queue time grows)
+
+    def __post_init__(self) -> None:
+        # the schedule's own checks, at once rather than when the first open-loop user starts
+        Arrivals(
+            1.0 if self.rate is None else self.rate,
+            self.arrival,  # type: ignore[arg-type]
+            self.burstiness,
+        )
+        if self.max_in_flight < 1:
+            raise ConfigError("--max-in-flight", self.max_in_flight, "must be >= 1")
+
+
+@dataclass(frozen=True, slots=True)
+class TraceConfig:
+    """Trace replay (the ``trace`` scenario): which file, read how, replayed how."""
+
+    path: str | None = None  # None: no trace
+    format: str = "auto"  # mooncake | azure | jsonl | auto
+    replay: ReplaySpec = field(default_factory=ReplaySpec)
+
+    def __post_init__(self) -> None:
+        if self.format not in FORMATS:
+            raise ConfigError("--trace-format", self.format, f"must be one of {', '.join(FORMATS)}")
+
+
+@dataclass(frozen=True, slots=True)
+class SweepConfig:
+    """Used when the locustfile has a SweepShape: one stage per level (times ``repeat``)."""
+
+    levels: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64, 128)
+    window_s: float = 30.0
+    repeat: int = 1
+    rates: tuple[float, ...] = ()  # open-loop request-rate levels instead of concurrency levels
+    ramp: Ramp | None = None  # instead of levels and rates: steps without warm-up
+    until_saturated: bool = False  # end after the level that shows saturation
+
+    def __post_init__(self) -> None:
+        if self.ramp is not None and self.rates:
+            raise ConfigError("--ramp", self.ramp.text, "a ramp replaces --rates: give one or the other")
+        if self.ramp is not None and self.repeat != 1:
+            raise ConfigError("--repeat", self.repeat, "a ramp's steps are not repeated: drop --repeat")
+
+    @property
+    def max_users(self) -> int:
+        """The most users a stage runs: the top level, or the ramp's top step."""
+        if self.ramp is not None and self.ramp.kind == "users":
+            return max(self.ramp.users())
+        return max(self.levels)
+
+
+@dataclass(frozen=True, slots=True)
+class ExporterConfig:
+    """The live Prometheus endpoint of the master (or the only process); port 0 turns it off."""
+
+    port: int = 0
+    host: str = "127.0.0.1"
+    linger_s: float = 0.0  # keep serving after the run so the last scrape sees the final numbers
+    pushgateway_url: str | None = None
+    pushgateway_delete: bool = False
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.port <= 65535:
+            raise ConfigError("--prometheus-port", self.port, "must be a TCP port (0: off)")
+        if self.linger_s < 0:
+            raise ConfigError("--prometheus-linger-s", self.linger_s, "must be 0 or more")
+
+
+@dataclass(frozen=True, slots=True)
+class FleetConfig:
+    """Distributed runs: how often workers report, how long the master waits for finals."""
+
+    report_interval_s: float = 1.0
+    final_wait_s: float = 30.0
+
+    def __post_init__(self) -> None:
+        if not 0 < self.report_interval_s <= 3:
+            raise ConfigError("--report-interval-s", self.report_interval_s, "must be in (0, 3]")
+        if self.final_wait_s < 0:
+            raise ConfigError("--final-wait-s", self.final_wait_s, "must be 0 or more")
+
+
+@dataclass(frozen=True, slots=True)
+class ChecksConfig:
+    """What makes a finished run fail (exit codes in llmload.results.exitcodes)."""
+
+    slo: tuple[SloRule, ...] = ()
+    max_error_rate: float | None = None
+    fail_on_client_bound: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class CostConfig:
+    """What the deployment under test costs per hour: per GPU (times ``gpus``) or as a whole."""
+
+    gpu_hour_usd: float | None = None
+    gpus: int = 1
+    deployment_hour_usd: float | None = None
+
+    def __post_init__(self) -> None:
+        for flag, value in (
+            ("--gpu-hour-cost", self.gpu_hour_usd),
+            ("--deployment-hour-cost", self.deployment_hour_usd),
+        ):
+            if value is not None and not (math.isfinite(value) and value > 0):
+                raise ConfigError(flag, value, "must be a positive number of US dollars per hour")
+        if isinstance(self.gpus, bool) or not isinstance(self.gpus, int) or self.gpus < 1:
+            raise ConfigError("--gpus", self.gpus, "must be a whole number of GPUs, 1 or more")
+        if self.gpu_hour_usd is not None and self.deployment_hour_usd is not None:
+            raise ConfigError(
+                "--deployment-hour-cost",
+                self.deployment_hour_usd,
+                "give it or --gpu-hour-cost (with --gpus), not both",
+            )
+
+    @property
+    def per_hour_usd(self) -> float | None:
+        if self.deployment_hour_usd is not None:
+            return self.deployment_hour_usd
+        return None if self.gpu_hour_usd is None else self.gpu_hour_usd * self.gpus
+
+
+_PROXY_SCHEMES = ("http://", "https://", "socks5://", "socks5h://")
+
+
+@dataclass(frozen=True)
+class TransportConfig:
+    """How to reach the target. ``base_url`` may carry a path prefix (``http://h:8000/proxy``)."""
+
+    base_url: str
+    kind: Literal["lean", "httpx"] = "lean"
+    connect_timeout_s: float = 10.0
+    verify: bool = True
+    ca_file: str | None = None
+    http2: bool = False
+    proxy: str | None = None
+    pool_size: int = 128  # httpx only: connections in the shared pool, one per user
+
+    def __post_init__(self) -> None:
+        try:
+            parse_origin(self.base_url)
+        except ValueError as exc:
+            raise ConfigError("base_url", redact_url(self.base_url), str(exc)) from None
+        if self.kind not in ("lean", "httpx"):
+            raise ConfigError("kind", self.kind, "must be 'lean' or 'httpx'")
+        timeout = self.connect_timeout_s
+        if not (isinstance(timeout, int | float) and math.isfinite(timeout) and timeout > 0):
+            raise ConfigError("connect_timeout_s", timeout, "must be a positive number")
+        if isinstance(self.pool_size, bool) or not isinstance(self.pool_size, int):
+            raise ConfigError("pool_size", self.pool_size, "must be an integer")
+        if self.pool_size < 1:
+            raise ConfigError("pool_size", self.pool_size, "must be at least 1")
+        if self.ca_file is not None and not os.path.isfile(self.ca_file):
+            raise ConfigError("ca_file", self.ca_file, "no such file")
+        if self.http2 and self.kind != "httpx":
+            raise ConfigError("http2", self.http2, "HTTP/2 needs the httpx transport")
+        if self.proxy is not None:
+            self._check_proxy(self.proxy)
+
+    def _check_proxy(self, proxy: str) -> None:
+        if self.kind != "httpx":
+            raise ConfigError("proxy", proxy, "proxies need the httpx transport")
+        if not proxy.startswith(_PROXY_SCHEMES):
+            raise ConfigError("proxy", proxy, "must be an http, https or socks5 URL")
+        if proxy.startswith("socks") and find_spec("socksio") is None:
+            raise ConfigError("proxy", proxy, "a SOCKS proxy needs httpx[socks] installed")
+
+
+@dataclass(frozen=True, slots=True)
+class RunConfig:
+    host: str
+    request: RequestConfig
+    workload: WorkloadConfig
+    phases: PhaseConfig
+    timeouts: Timeouts
+    transport: TransportConfig
+    sweep: SweepConfig = field(default_factory=SweepConfig)
+    exporter: ExporterConfig = field(default_factory=ExporterConfig)
+    open_loop: OpenLoopConfig = field(default_factory=OpenLoopConfig)
+    trace: TraceConfig = field(default_factory=TraceConfig)
+    fleet: FleetConfig = field(default_factory=FleetConfig)
+    checks: ChecksConfig = field(default_factory=ChecksConfig)
+    cost: CostConfig = field(default_factory=CostConfig)
+    gpu_metrics: str | None = None  # a DCGM exporter's /metrics URL, scraped per stage
+    results_dir: str = "results"
+    run_id: str | None = None
+    scenario: str = "chat"
+
+    def public_dict(self) -> dict[str, Any]:
+        """Every setting except secrets, JSON-safe, for summary.json."""
+        transport = asdict(self.transport)
+        for key in ("base_url", "proxy"):
+            if transport.get(key):
+                transport[key] = redact_url(transport[key])
+        out: dict[str, Any] = {
+            "host": redact_url(self.host),
+            "scenario": self.scenario,
+            "results_dir": self.results_dir,
+            "request": {
+                "endpoint": self.request.endpoint,
+                "model": self.request.model,
+                "stream": self.request.stream,
+                "ignore_eos": self.request.ignore_eos,
+                "extra_body": dict(self.request.extra_body),
+                "extra_headers": sorted(name for name, _ in self.request.extra_headers),
+                "api_key_set": self.request.api_key is not None,
+                "api_key_env": self.request.api_key_env,
+            },
+            "workload": asdict(self.workload),
+            "phases": asdict(self.phases),
+            "sweep": asdict(self.sweep),
+            "exporter": asdict(self.exporter),
+            "open_loop": asdict(self.open_loop),
+            "trace": asdict(self.trace),
+            "fleet": asdict(self.fleet),
+            "checks": {
+                "slo": [rule.text for rule in self.checks.slo],
+                "max_error_rate": self.checks.max_error_rate,
+                "fail_on_client_bound": self.checks.fail_on_client_bound,
+            },
+            "cost": {**asdict(self.cost), "per_hour_usd": self.cost.per_hour_usd},
+            "gpu_metrics": None if self.gpu_metrics is None else redact_url(self.gpu_metrics),
+            "timeouts": asdict(self.timeouts),
+            "transport": transport,
+        }
+        return out

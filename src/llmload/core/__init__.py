@@ -1,0 +1,1 @@
+"""The pure per-request core: a request's record and its parsing, phases, stages, fail-fast, redaction."""

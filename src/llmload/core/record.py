@@ -1,0 +1,170 @@
+"""One request, start to finish: every timestamp docs/metrics.md names, in ``perf_counter_ns``.
+
+A record is filled in by the recorder while its response streams, then frozen in meaning (not in
+Python) once ``outcome`` is set. Per token-bearing event it keeps two compact arrays rather than
+lists of objects, because thousands of records can be in flight at once:
+
+- ``event_ns[i]``: the stamp of the socket read that completed token-bearing event ``i``; events
+  completed by the same read share a stamp, which is how reads are told apart later.
+- ``event_tokens[i]``: the tokens event ``i`` carried (see ``token_source`` for how they were
+  known).
+"""
+
+from __future__ import annotations
+
+from array import array
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from llmload.core.phases import Phase
+from llmload.core.redact import redact_text
+
+
+class TokenSource(StrEnum):
+    """How a record's output token count and per-event tokens were known."""
+
+    CONTINUOUS = "continuous_usage"  # usage on every event: exact per event
+    USAGE = "usage"  # final usage.completion_tokens, spread evenly over the events
+    ESTIMATED = "estimated"  # no usage: one token per token-bearing event
+
+
+OK = "ok"
+UNFINISHED = "unfinished"
+
+
+@dataclass(frozen=True, slots=True)
+class ServerTimings:
+    """What the server says it did for one request, in its own words and clock: llama.cpp's
+    ``timings`` (prompt evaluation, then generation; ms). Set beside the client's stamps, it
+    splits a request's latency into the server's part and everything else (network, queueing
+    outside the server's accounting, the client)."""
+
+    prompt_ms: float  # evaluating the prompt tokens that were not in the cache
+    predicted_ms: float  # generating the output tokens
+    prompt_n: int  # prompt tokens evaluated (not served from the cache)
+    predicted_n: int  # output tokens generated
+    cache_n: int | None  # prompt tokens served from the cache
+
+    @classmethod
+    def parse(cls, d: dict[str, Any]) -> ServerTimings | None:
+        """From a ``timings`` object; None when it lacks the fields or has the wrong types."""
+        try:
+            prompt_ms, predicted_ms = float(d["prompt_ms"]), float(d["predicted_ms"])
+            prompt_n, predicted_n = int(d["prompt_n"]), int(d["predicted_n"])
+        except (KeyError, TypeError, ValueError):
+            return None
+        cache = d.get("cache_n")
+        return cls(prompt_ms, predicted_ms, prompt_n, predicted_n, cache if isinstance(cache, int) else None)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "prompt_ms": self.prompt_ms,
+            "predicted_ms": self.predicted_ms,
+            "prompt_n": self.prompt_n,
+            "predicted_n": self.predicted_n,
+            "cache_n": self.cache_n,
+        }
+
+
+@dataclass(slots=True, eq=False)
+class RequestRecord:
+    request_id: str
+    user: str
+    stage: int
+    phase: Phase
+    endpoint: str
+    stream: bool
+    scheduled_ns: int
+    prompt_tokens_requested: int | None = None
+    max_tokens: int | None = None
+    connect_start_ns: int | None = None
+    connected_ns: int | None = None
+    sent_ns: int | None = None
+    headers_ns: int | None = None
+    first_token_ns: int | None = None
+    first_output_ns: int | None = None
+    last_token_ns: int | None = None
+    done_ns: int | None = None
+    status: int | None = None
+    outcome: str = OK  # OK, UNFINISHED or an ErrorKind value
+    error_detail: str | None = None
+    finish_reason: str | None = None
+    output_tokens: int = 0
+    prompt_tokens: int | None = None
+    cached_tokens: int | None = None  # of prompt_tokens, served by the server's prefix cache
+    token_source: TokenSource = TokenSource.ESTIMATED
+    reasoning_tokens: int = 0  # of output_tokens, a reasoning model's thinking (recorder.py)
+    images: int = 0  # image_url parts sent (--images), and their encoded files' bytes
+    image_bytes: int = 0
+    events: int = 0
+    reads: int = 0
+    labels: tuple[tuple[str, str], ...] = ()  # workload labels, e.g. (("group", "2"), ("turn", "3"))
+    name: str | None = None  # a scenario's label for this kind of request (Locust's ``name``)
+    server_timings: ServerTimings | None = None  # the server's own account, where it gives one
+    event_ns: array[int] = field(default_factory=lambda: array("q"))
+    event_tokens: array[int] = field(default_factory=lambda: array("l"))
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome == OK
+
+    @property
+    def answer_tokens(self) -> int:
+        """Output tokens that are the answer: all of them for a model that does not reason."""
+        return self.output_tokens - self.reasoning_tokens
+
+    @property
+    def token_events(self) -> int:
+        return len(self.event_ns)
+
+    def spread_tokens(self, total: int) -> None:
+        """Spread ``total`` tokens evenly over the events, in integers, cumulatively rounded."""
+        n = len(self.event_tokens)
+        before = 0
+        for i in range(n):
+            upto = (total * (i + 1) + n // 2) // n
+            self.event_tokens[i] = upto - before
+            before = upto
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``requests.jsonl`` line: raw stamps in ns plus the derived per-request numbers."""
+        return {
+            "id": self.request_id,
+            "user": self.user,
+            "stage": self.stage,
+            "phase": self.phase.value,
+            "endpoint": self.endpoint,
+            "stream": self.stream,
+            "outcome": self.outcome,
+            "status": self.status,
+            "error": None if self.error_detail is None else redact_text(self.error_detail),
+            "finish_reason": self.finish_reason,
+            "output_tokens": self.output_tokens,
+            "reasoning_tokens": self.reasoning_tokens,
+            "answer_tokens": self.answer_tokens,
+            "prompt_tokens": self.prompt_tokens,
+            "cached_tokens": self.cached_tokens,
+            "prompt_tokens_requested": self.prompt_tokens_requested,
+            "images": self.images,
+            "image_bytes": self.image_bytes,
+            "max_tokens": self.max_tokens,
+            "token_source": self.token_source.value,
+            "events": self.events,
+            "token_events": self.token_events,
+            "reads": self.reads,
+            "scheduled_ns": self.scheduled_ns,
+            "connect_start_ns": self.connect_start_ns,
+            "connected_ns": self.connected_ns,
+            "sent_ns": self.sent_ns,
+            "headers_ns": self.headers_ns,
+            "first_token_ns": self.first_token_ns,
+            "first_output_ns": self.first_output_ns,
+            "last_token_ns": self.last_token_ns,
+            "done_ns": self.done_ns,
+            "labels": dict(self.labels),
+            "name": self.name,
+            "server_timings": None if self.server_timings is None else self.server_timings.to_json(),
+            "event_ns": self.event_ns.tolist(),
+            "event_tokens": self.event_tokens.tolist(),
+        }

@@ -1,0 +1,316 @@
+"""Turns what a transport observed of one response into a ``RequestRecord``.
+
+This is the only place that knows what a response *means*: SSE events, token-bearing chunks,
+``[DONE]``, usage, errors and timeouts. Transports feed it bytes and stamps through the
+``ResponseSink`` protocol; it never touches a socket or a clock of its own, so it runs as well
+under Locust as in a unit test.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from llmload.core.record import OK, UNFINISHED, RequestRecord, ServerTimings, TokenSource
+from llmload.errors import ConfigError, ErrorKind
+from llmload.protocol.chunks import BadChunk, chunk_fields, parse_response
+from llmload.protocol.sse import DONE, SSEDecoder, SSEError
+
+_NS = 1_000_000_000
+_EVIDENCE_BYTES = 4096
+_MAX_BODY_BYTES = 64 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Timeouts:
+    """Per-request limits in seconds; None means no limit (the recorder enforces them)."""
+
+    first_token_s: float | None = 300.0
+    stall_s: float | None = 120.0
+    total_s: float | None = None
+
+    def __post_init__(self) -> None:
+        for flag, value in (
+            ("--first-token-timeout", self.first_token_s),
+            ("--stall-timeout", self.stall_s),
+            ("--request-timeout", self.total_s),
+        ):
+            if value is not None and value < 0:
+                raise ConfigError(flag, value, "must be 0 or more (0: no limit)")
+
+    @classmethod
+    def from_flags(cls, first_token_s: float, stall_s: float, total_s: float) -> Timeouts:
+        """From the flags' seconds, in which 0 means no limit."""
+        return cls(first_token_s or None, stall_s or None, total_s or None)
+
+
+class ResponseRecorder:
+    """A ``ResponseSink`` that fills one record. Call ``finish`` or ``fail`` exactly once."""
+
+    def __init__(self, record: RequestRecord, timeouts: Timeouts, keep: list[bytes] | None = None) -> None:
+        self.record = record
+        # The response's payloads (SSE data, or the whole body), for a caller that reads the
+        # answer itself (``answer.py``); None keeps nothing, as measuring alone needs nothing.
+        self._keep = keep
+        self.evidence: bytes | None = None  # the start of an error response's body
+        self._timeouts = timeouts
+        self._decoder = SSEDecoder()
+        self._body = bytearray()
+        self._saw_done = False
+        self._last_read_ns = 0
+        self._usage_tokens: int | None = None  # running usage.completion_tokens, when sent
+        self._continuous = True  # every token-bearing event carried usage so far
+        # Tokens of reasoning events (one each unless usage is continuous), and the server's own
+        # count of them (``completion_tokens_details.reasoning_tokens``) when it sends one.
+        self._thought = 0
+        self._thought_usage: int | None = None
+        self._failed = False
+
+    # -- ResponseSink --------------------------------------------------------------------------
+
+    def on_connect(self, start_ns: int, connected_ns: int) -> None:
+        self.record.connect_start_ns, self.record.connected_ns = start_ns, connected_ns
+
+    def on_sent(self, sent_ns: int) -> None:
+        self.record.sent_ns = sent_ns
+        self._last_read_ns = sent_ns
+
+    def on_headers(self, t_ns: int, status: int, headers: dict[str, str]) -> None:
+        self.record.headers_ns = t_ns
+        self.record.status = status
+        if status != 200:
+            retry_after = headers.get("retry-after")
+            self.evidence = f"retry-after: {retry_after}\n".encode() if retry_after else b""
+
+    def on_data(self, t_ns: int, data: bytes) -> bool:
+        rec = self.record
+        rec.reads += 1
+        self._last_read_ns = t_ns
+        if self.evidence is not None:
+            if len(self.evidence) < _EVIDENCE_BYTES:
+                self.evidence += data[: _EVIDENCE_BYTES - len(self.evidence)]
+            return False
+        if not rec.stream:
+            if len(self._body) + len(data) > _MAX_BODY_BYTES:
+                self._fail(t_ns, ErrorKind.BAD_PAYLOAD, "response body over 64 MiB")
+                return True
+            self._body += data
+            return False
+        try:
+            payloads = self._decoder.feed_data(data)
+        except SSEError as exc:
+            self._fail(t_ns, ErrorKind.BAD_PAYLOAD, f"malformed SSE: {exc}")
+            return True
+        if not payloads:
+            return False
+        if self._keep is not None:
+            self._keep.extend(payloads)
+        return self._on_events(t_ns, payloads)
+
+    def on_end(self, t_ns: int) -> None:
+        rec = self.record
+        if self._failed or self.evidence is not None:
+            return
+        if rec.stream and not self._saw_done:
+            try:
+                tail = self._decoder.close()
+            except SSEError as exc:
+                self._fail(t_ns, ErrorKind.BAD_PAYLOAD, f"malformed SSE: {exc}")
+                return
+            payloads = [e.data for e in tail]
+            if self._keep is not None:
+                self._keep.extend(payloads)
+            self._on_events(t_ns, payloads)
+        if rec.done_ns is None:
+            rec.done_ns = t_ns
+        if not rec.stream:
+            self._on_body(t_ns)
+
+    def read_deadline_ns(self) -> int | None:
+        rec = self.record
+        sent = rec.sent_ns if rec.sent_ns is not None else rec.scheduled_ns
+        t = self._timeouts
+        limits = []
+        if t.total_s is not None:
+            limits.append(sent + int(t.total_s * _NS))
+        if rec.first_token_ns is None and t.first_token_s is not None:
+            limits.append(sent + int(t.first_token_s * _NS))
+        elif rec.first_token_ns is not None and t.stall_s is not None:
+            limits.append(self._last_read_ns + int(t.stall_s * _NS))
+        return min(limits) if limits else None
+
+    # -- the hot path ----------------------------------------------------------------------------
+
+    def _on_events(self, t_ns: int, payloads: list[bytes]) -> bool:  # noqa: PLR0915 (one flat loop: see below)
+        """The events of one read: per event a parse and, if it bears tokens, two appends.
+
+        Locals stand in for attributes inside the loop, and what is the same for every event of
+        the read (its stamp, the counters) is written once after it: this loop is most of a
+        worker's CPU when the server is ahead of it.
+        """
+        rec = self.record
+        counts = rec.event_tokens
+        add_stamp, add_count = rec.event_ns.append, counts.append
+        usage, continuous, thought = self._usage_tokens, self._continuous, self._thought
+        finish_reason, prompt_tokens, cached_tokens = rec.finish_reason, rec.prompt_tokens, rec.cached_tokens
+        token_events, content, stop, seen = len(counts), False, False, 0
+        failure: tuple[ErrorKind, str] | None = None
+        for seen, data in enumerate(payloads, 1):  # noqa: B007 (read after the loop)
+            if data == DONE:
+                self._saw_done = stop = True
+                rec.done_ns = t_ns
+                break
+            try:
+                (bearing, has_content, finish, completion, prompt, error, cached, timings, thinking,
+                 thinking_usage) = chunk_fields(data)  # fmt: skip
+            except BadChunk as exc:
+                failure = (ErrorKind.BAD_PAYLOAD, f"malformed JSON event: {exc}")
+                break
+            if error is not None:
+                failure = (ErrorKind.ERROR_EVENT, error)
+                break
+            tokens = 1
+            if completion is not None:
+                tokens = completion - (usage or 0)
+                usage = completion
+            elif bearing:
+                continuous = False
+            if finish is not None:
+                finish_reason = finish
+            if prompt is not None:
+                prompt_tokens = prompt
+                if cached is not None:
+                    cached_tokens = cached
+                if thinking_usage is not None:  # with the final usage, beside prompt_tokens
+                    self._thought_usage = thinking_usage
+            if timings is not None:
+                rec.server_timings = ServerTimings.parse(timings) or rec.server_timings
+            if bearing:
+                if thinking:
+                    thought += tokens
+                content = content or has_content
+                add_stamp(t_ns)
+                add_count(tokens)
+            elif continuous and tokens > 0 and counts:
+                # Usage grew on an event without text (e.g. a token still being detokenized):
+                # those tokens arrived with the last token-bearing event at the latest.
+                counts[-1] += tokens
+        rec.events += seen
+        rec.finish_reason, rec.prompt_tokens, rec.cached_tokens = finish_reason, prompt_tokens, cached_tokens
+        self._usage_tokens, self._continuous, self._thought = usage, continuous, thought
+        if len(counts) > token_events:
+            rec.last_token_ns = t_ns
+            if rec.first_token_ns is None:
+                rec.first_token_ns = t_ns
+        if content and rec.first_output_ns is None:
+            rec.first_output_ns = t_ns
+        if failure is not None:
+            self._fail(t_ns, *failure)
+            return True
+        return stop
+
+    # -- the end ---------------------------------------------------------------------------------
+
+    def _on_body(self, t_ns: int) -> None:
+        if self._keep is not None:
+            self._keep.append(bytes(self._body))
+        try:
+            info = parse_response(bytes(self._body))
+        except BadChunk as exc:
+            self._fail(t_ns, ErrorKind.BAD_PAYLOAD, f"malformed JSON body: {exc}")
+            return
+        if info.error is not None:
+            self._fail(t_ns, ErrorKind.ERROR_EVENT, info.error)
+            return
+        rec = self.record
+        rec.finish_reason = info.finish_reason
+        rec.prompt_tokens = info.prompt_tokens
+        rec.cached_tokens = info.cached_tokens
+        if info.timings is not None:
+            rec.server_timings = ServerTimings.parse(info.timings)
+        self._thought_usage = info.reasoning_tokens
+        # An embedding has no output tokens by definition: zero is exact, not unknown.
+        self._usage_tokens = 0 if rec.endpoint == "embeddings" else info.completion_tokens
+
+    def fail(self, t_ns: int, kind: ErrorKind, detail: str) -> None:
+        """The transport gave up; timeouts are re-classified by the deadline that bound."""
+        if kind in (ErrorKind.STALL_TIMEOUT, ErrorKind.TOTAL_TIMEOUT, ErrorKind.FIRST_TOKEN_TIMEOUT):
+            kind = self._timeout_kind(t_ns)
+        self._fail(t_ns, kind, detail)
+
+    def _timeout_kind(self, t_ns: int) -> ErrorKind:
+        rec = self.record
+        sent = rec.sent_ns if rec.sent_ns is not None else rec.scheduled_ns
+        total = self._timeouts.total_s
+        if total is not None and t_ns - sent >= int(total * _NS) - 1_000_000:
+            return ErrorKind.TOTAL_TIMEOUT
+        if rec.first_token_ns is None:
+            return ErrorKind.FIRST_TOKEN_TIMEOUT
+        return ErrorKind.STALL_TIMEOUT
+
+    def _fail(self, t_ns: int, kind: ErrorKind, detail: str) -> None:
+        if self._failed:
+            return
+        self._failed = True
+        self.record.outcome = kind.value
+        self.record.error_detail = detail[:500]
+        if self.record.done_ns is None:
+            self.record.done_ns = t_ns
+
+    def unfinished(self, t_ns: int) -> RequestRecord:
+        """The run ended while this request was in flight: keep its tokens, invent no latency."""
+        if not self._failed:
+            self._failed = True
+            self.record.outcome = UNFINISHED
+        return self._settle(t_ns)
+
+    def finish(self, t_ns: int) -> RequestRecord:
+        """Classify the finished exchange and settle its token counts."""
+        rec = self.record
+        if not self._failed and self.evidence is not None:
+            evidence = self.evidence.decode("utf-8", "replace")
+            self._fail(t_ns, _status_kind(rec.status or 0), evidence)
+        elif not self._failed and rec.stream and not self._saw_done and rec.finish_reason is None:
+            self._fail(t_ns, ErrorKind.STREAM_BROKEN, "body ended without [DONE] or finish_reason")
+        return self._settle(t_ns)
+
+    def _settle(self, t_ns: int) -> RequestRecord:
+        rec = self.record
+        if rec.done_ns is None:
+            rec.done_ns = t_ns
+        usage = self._usage_tokens
+        if rec.stream and usage is not None and self._continuous and rec.event_tokens:
+            rec.token_source = TokenSource.CONTINUOUS
+            rec.output_tokens = usage
+        elif usage is not None and rec.outcome == OK:
+            rec.token_source = TokenSource.USAGE
+            rec.output_tokens = usage
+            rec.spread_tokens(usage)
+        else:
+            rec.token_source = TokenSource.ESTIMATED
+            rec.output_tokens = len(rec.event_ns) if rec.stream else (usage or 0)
+            for i in range(len(rec.event_tokens)):
+                rec.event_tokens[i] = 1
+        rec.reasoning_tokens = self._reasoning_tokens()
+        return rec
+
+    def _reasoning_tokens(self) -> int:
+        """The server's count of the thinking when it sent one; else the tokens of the reasoning
+        events: exact under continuous usage, one each when estimated, and a final usage spread
+        over the events gives the reasoning events their share of it."""
+        rec = self.record
+        if self._thought_usage is not None:
+            return max(0, min(self._thought_usage, rec.output_tokens))
+        thought = self._thought
+        if rec.token_source is TokenSource.USAGE and rec.event_tokens:
+            return round(rec.output_tokens * thought / len(rec.event_tokens))
+        return thought
+
+
+def _status_kind(status: int) -> ErrorKind:
+    if status == 429:
+        return ErrorKind.HTTP_429
+    if 400 <= status < 500:
+        return ErrorKind.HTTP_4XX
+    if status >= 500:
+        return ErrorKind.HTTP_5XX
+    return ErrorKind.BAD_PAYLOAD  # 1xx/3xx/2xx-but-not-200: not an answer we can measure

@@ -1,0 +1,187 @@
+"""Assemble ``summary.json`` from stage views (its types are in llmload/results/summary.py).
+
+A ``StageView`` is one stage as the summarising process knows it: the single process's own
+stage, or the master's merge of every worker's deltas. Both summarise the same way.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from llmload.config.settings import ChecksConfig, RunConfig, WorkloadConfig
+from llmload.core.health import HealthLimits, is_client_bound
+from llmload.core.phases import Window
+from llmload.core.redact import redact_text, redact_url
+from llmload.metrics.aggregate import StageStats
+from llmload.results.cost import stage_cost
+from llmload.results.from_stats import reproducibility, run_summary, stage_summary
+from llmload.results.slo import evaluate
+from llmload.results.summary import RunInfo, Saturation, SloOutcome, Stage, Summary
+
+
+@dataclass(slots=True)
+class StageView:
+    index: int
+    concurrency: int
+    stats: StageStats
+    window_s: float
+    measured: bool  # did the window ever open?
+    health: dict[str, Mapping[str, Any]] = field(default_factory=dict)  # per process
+    lateness_s: dict[str, Mapping[str, float]] = field(default_factory=dict)  # per process, phase
+    window: Window | None = None  # the local window, when there is one process
+    rate: float | None = None  # open-loop stages: requests per second
+
+
+# Above this share of prompt tokens served from the server's cache, prompts meant to be unique
+# are not: a chat template's shared head is a few percent of a prompt, never half.
+CACHE_HIT_LIMIT = 0.5
+
+
+def cache_warning(hit_rate: float | None, workload: WorkloadConfig, source: str) -> str | None:
+    """Prompts meant to be unique that a prefix cache answers: TTFT measures cache hits."""
+    intends_unique = not workload.prefix_cache and not workload.prefix.groups and workload.dataset is None
+    if hit_rate is None or hit_rate <= CACHE_HIT_LIMIT or not intends_unique:
+        return None
+    return (
+        f"{source}: the prefix cache served {hit_rate:.0%} of the prompt tokens of prompts "
+        "meant to be unique, so TTFT measures cache hits (a --salt reused from an earlier run?)"
+    )
+
+
+# Requested against counted lengths: beyond this relative difference the stage says so.
+LENGTH_TOLERANCE = 0.02
+
+
+def length_warnings(stage: Stage, ignore_eos: bool, tokenize: str) -> list[str]:
+    """Prompts the server counted at another length than asked, and outputs cut short of
+    max_tokens although ``ignore_eos`` was asked: the workload was not the one requested."""
+    out = []
+    ratio = stage.prompt_tokens_counted_vs_requested
+    if ratio is not None and abs(ratio - 1) > LENGTH_TOLERANCE:
+        fix = (
+            "the --tokenize calibration missed: is the tokenizer the server's?"
+            if tokenize != "off"
+            else "--tokenize server (or the model's tokenizer.json) builds prompts to the server's count"
+        )
+        out.append(
+            f"the server counted {ratio:.1%} of the prompt tokens asked (mean "
+            f"{stage.prompt_tokens_requested_mean or 0:,.1f} asked): {fix}"
+        )
+    served = stage.output_tokens_vs_max_tokens
+    if ignore_eos and served is not None and served < 1 - LENGTH_TOLERANCE:
+        out.append(
+            f"ignore_eos was asked but outputs came back at {served:.1%} of max_tokens: the server "
+            "(or a gateway before it) does not honour ignore_eos, so outputs are shorter than asked"
+        )
+    return out
+
+
+def summarize_stage(
+    view: StageView,
+    limits: HealthLimits,
+    checks: ChecksConfig,
+    *,
+    partial: bool = False,
+    workload: WorkloadConfig | None = None,
+    usd_per_hour: float | None = None,
+    ignore_eos: bool = False,
+) -> Stage:
+    warnings: list[str] = []
+    if partial:
+        warnings.append("the run was interrupted during this stage: its window is shorter than planned")
+    if not view.measured:
+        warnings.append(
+            "the warm-up never completed, so nothing was measured: run longer or lower --warmup-requests"
+        )
+    bound_by = sorted(p for p, snap in view.health.items() if is_client_bound(snap, limits))
+    if bound_by:
+        warnings.append(
+            f"client-bound ({', '.join(bound_by)}): the load generator, not the "
+            "server, limited these numbers; add workers or lower the load"
+        )
+    stage = stage_summary(
+        view.stats,
+        index=view.index,
+        concurrency=view.concurrency,
+        duration_s=view.window_s,
+        client_health=view.health,
+        client_bound_by=bound_by,
+        warnings=warnings,
+        window=view.window,
+        goodput=bool(checks.slo),
+        rate=view.rate,
+        lateness_s=view.lateness_s,
+        partial=partial,
+    )
+    if checks.slo:
+        results = evaluate(checks.slo, stage, view.stats.hist)
+        slo = tuple(SloOutcome(rule=r.rule.text, observed=r.observed, met=r.passed) for r in results)
+        stage = replace(stage, slo=slo)
+    if usd_per_hour is not None:
+        stage = replace(stage, cost=stage_cost(stage, usd_per_hour))
+    if workload is not None:
+        warning = cache_warning(stage.prompt_cache_hit_rate, workload, "usage")
+        lengths = length_warnings(stage, ignore_eos, workload.tokenize)
+        stage = replace(stage, warnings=(*stage.warnings, *([warning] if warning else []), *lengths))
+    return stage
+
+
+def build_summary(
+    config: RunConfig,
+    *,
+    run_id: str,
+    started_at: float,
+    model: str | None,
+    views: list[StageView],
+    records: list[dict[str, Any]],
+    complete: bool,
+    workers: int = 1,
+    lost_workers: Sequence[Mapping[str, Any]] = (),
+    warnings: Sequence[str] = (),
+    stopped: Mapping[str, Any] | None = None,
+    saturation: Saturation | None = None,
+) -> Summary:
+    """``stopped``: why the run ended early (``verdict.py``), None when it ran as planned; an
+    interrupt names the stage it cut short (``stage``). ``saturation``: where
+    ``--until-saturated`` ended the sweep (a sweep that ends so ran as planned)."""
+    limits = HealthLimits()
+    cut = stopped.get("stage") if stopped and stopped.get("by") == "interrupt" else None
+    stages = [
+        summarize_stage(
+            view,
+            limits,
+            config.checks,
+            partial=view.index == cut,
+            workload=config.workload,
+            usd_per_hour=config.cost.per_hour_usd,
+            ignore_eos=config.request.ignore_eos,
+        )
+        for view in views
+    ]
+    if stopped is not None and "message" in stopped:
+        stopped = {**stopped, "message": redact_text(stopped["message"])}
+    run = RunInfo(
+        id=run_id,
+        started_at=time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(started_at)),
+        target=redact_url(config.host),
+        model=model,
+        scenario=config.scenario,
+        options=config.public_dict(),
+        records=tuple(records),
+        reproducibility={
+            **reproducibility(config.workload.seed, workers=workers),
+            "salt": config.workload.salt,
+        },
+        stopped=stopped,
+        lost_workers=tuple(lost_workers),
+    )
+    return run_summary(
+        run=run,
+        stages=stages,
+        complete=complete and stopped is None,
+        warnings=warnings,
+        stopped_at=saturation,
+    )

@@ -1,0 +1,285 @@
+"""Building ``summary.json``'s objects (``llmload/results/summary.py``) from a stage's statistics.
+
+Latencies are in milliseconds, or None when no request defined that metric (TTFT of a
+non-streaming run is absent, not zero).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from llmload.core.phases import Window
+from llmload.core.record import OK, UNFINISHED
+from llmload.core.redact import redact_text
+from llmload.metrics.aggregate import ServerSide, StageStats
+from llmload.metrics.histogram import LogHistogram, SignedHistogram
+from llmload.metrics.reasoning import ReasoningSide
+from llmload.results.headline import headline
+from llmload.results.summary import (
+    SCHEMA_VERSION,
+    Attempts,
+    ErrorExample,
+    Latency,
+    MeanMax,
+    NamedStage,
+    ReasoningSummary,
+    Requests,
+    RunInfo,
+    Saturation,
+    ServerTimingsSummary,
+    SloOutcome,
+    Stage,
+    Summary,
+)
+
+QUANTILES = (("p50", 0.5), ("p90", 0.9), ("p95", 0.95), ("p99", 0.99), ("p999", 0.999))
+LATENCIES = ("ttft", "ttfot", "itl", "tpot", "e2e", "e2e_scheduled", "chunk_gap", "connect", "queue")
+_MS = 1e6
+
+
+def latency_ms(h: LogHistogram | SignedHistogram) -> Latency | None:
+    if h.count == 0 or h.min is None or h.max is None:
+        return None
+    values = h.quantiles([q for _name, q in QUANTILES])
+    quantiles = {name: round((v or 0) / _MS, 4) for (name, _q), v in zip(QUANTILES, values, strict=True)}
+    return Latency(
+        count=h.count,
+        mean=round((h.mean or 0) / _MS, 4),
+        min=round(h.min / _MS, 4),
+        max=round(h.max / _MS, 4),
+        **quantiles,
+    )
+
+
+def _mean_max(h: LogHistogram) -> MeanMax | None:
+    if h.count == 0 or h.max is None or h.mean is None:
+        return None
+    return MeanMax(mean=round(h.mean, 4), max=float(h.max))
+
+
+def _token_source(stats: StageStats) -> str | None:
+    sources = stats.token_sources
+    if not sources:
+        return None
+    if len(sources) > 1:
+        return "mixed"
+    (source,) = sources
+    # continuous usage is usage too; the per-event precision shows in tokens_per_event
+    return "usage" if source in ("usage", "continuous_usage") else source
+
+
+def stage_summary(
+    stats: StageStats,
+    *,
+    index: int,
+    concurrency: int | None,
+    duration_s: float,
+    client_health: Mapping[str, Mapping[str, Any]],
+    client_bound_by: Sequence[str],
+    warnings: Sequence[str],
+    window: Window | None = None,
+    goodput: bool = False,
+    rate: float | None = None,
+    slo: Sequence[SloOutcome] | None = None,
+    lateness_s: Mapping[str, Mapping[str, float]] | None = None,
+    partial: bool = False,
+) -> Stage:
+    c, o, h = stats.counts, stats.outcomes, stats.hist
+    failed = {kind: n for kind, n in sorted(o.items()) if kind not in (OK, UNFINISHED)}
+    seconds = duration_s if duration_s > 0 else float("nan")
+    output_rate = c.window_output_tokens / seconds
+    input_rate = c.window_prompt_tokens / seconds
+    return Stage(
+        index=index,
+        concurrency=concurrency,
+        rate_req_per_s=rate,
+        duration_s=round(duration_s, 3),
+        window_ns=None if window is None else (window.t0_ns, window.t1_ns),
+        requests=_requests(stats, failed),
+        errors=failed,
+        error_rate=_ratio(sum(failed.values()), sum(o.values())),
+        attempts=_attempts(stats),
+        error_samples={
+            kind: ErrorExample(status=status, message=redact_text(message))
+            for kind, (status, message) in sorted(stats.error_samples.items())
+        },
+        partial=partial,
+        finish_reasons=dict(sorted(stats.finish_reasons.items())),
+        output_tokens=c.output_tokens,
+        window_output_tokens=c.window_output_tokens,
+        output_tok_per_s=_round(output_rate),
+        input_tok_per_s=_round(input_rate),
+        total_tok_per_s=_round(output_rate + input_rate),
+        request_per_s=_round(c.window_completed / seconds),
+        goodput_req_per_s=_round(c.slo_met / seconds) if goodput else None,
+        prompt_tokens_requested_mean=_ratio(c.prompt_tokens_requested, sum(o.values())),
+        cached_prompt_tokens=c.cached_prompt_tokens,
+        prompt_cache_hit_rate=_ratio(c.cached_prompt_tokens, c.prompt_tokens_cache_reported),
+        token_source=_token_source(stats),
+        client_bound=bool(client_bound_by),
+        client_bound_by=tuple(client_bound_by),
+        client_health=client_health,
+        tokens_per_event=_mean_max(h["tokens_per_event"]),
+        events_per_read=_mean_max(h["events_per_read"]),
+        output_tokens_per_request=_mean_max(h["output_tokens"]),
+        prompt_tokens_per_request=_mean_max(h["prompt_tokens"]),
+        images_per_request=_mean_max(h["images"]),
+        image_bytes_per_request=_mean_max(h["image_bytes"]),
+        warnings=tuple(warnings),
+        ttft_ms=latency_ms(h["ttft"]),
+        ttfot_ms=latency_ms(h["ttfot"]),
+        itl_ms=latency_ms(h["itl"]),
+        tpot_ms=latency_ms(h["tpot"]),
+        e2e_ms=latency_ms(h["e2e"]),
+        e2e_scheduled_ms=latency_ms(h["e2e_scheduled"]),
+        chunk_gap_ms=latency_ms(h["chunk_gap"]),
+        connect_ms=latency_ms(h["connect"]),
+        queue_ms=latency_ms(h["queue"]),
+        ttft_ms_by_label={label: latency_ms(hist) for label, hist in sorted(stats.ttft_by_label.items())},
+        slo=None if slo is None else tuple(slo),
+        announcement_lateness_s=lateness_s or {},
+        by_name={name: _named(n, seconds) for name, n in sorted((stats.by_name or {}).items())},
+        server_timings=_server_timings(stats.server_side),
+        reasoning=_reasoning(stats.reasoning, c.output_tokens),
+        prompt_tokens_counted_vs_requested=_ratio(c.prompt_compared_server, c.prompt_compared_requested),
+        output_tokens_vs_max_tokens=_ratio(c.output_tokens_asked, c.max_tokens_asked),
+    )
+
+
+def _reasoning(side: ReasoningSide, output_tokens: int) -> ReasoningSummary | None:
+    if not side.requests:
+        return None
+    h = side.hist
+    return ReasoningSummary(
+        requests=side.requests,
+        reasoning_tokens=side.tokens,
+        answer_tokens=output_tokens - side.tokens,
+        reasoning_share=_ratio(side.tokens, output_tokens),
+        reasoning_tokens_per_request=_mean_max(h["reasoning_tokens"]),
+        answer_tokens_per_request=_mean_max(h["answer_tokens"]),
+        think_ms=latency_ms(h["think"]),
+        tpot_reasoning_ms=latency_ms(h["tpot_reasoning"]),
+        tpot_answer_ms=latency_ms(h["tpot_answer"]),
+    )
+
+
+def _server_timings(side: ServerSide) -> ServerTimingsSummary | None:
+    if not side.requests:
+        return None
+    return ServerTimingsSummary(
+        requests=side.requests,
+        cached_prompt_tokens=side.cache_n,
+        prefill_ms=latency_ms(side.prefill),
+        decode_per_token_ms=latency_ms(side.decode_per_token),
+        ttft_minus_prefill_ms=latency_ms(side.ttft_minus_prefill),
+        decode_minus_predicted_ms=latency_ms(side.decode_minus_predicted),
+        tpot_minus_server_ms=latency_ms(side.tpot_minus_server),
+    )
+
+
+def _named(stats: StageStats, seconds: float) -> NamedStage:
+    c, o, h = stats.counts, stats.outcomes, stats.hist
+    failed = {kind: n for kind, n in sorted(o.items()) if kind not in (OK, UNFINISHED)}
+    return NamedStage(
+        requests=_requests(stats, failed),
+        errors=failed,
+        output_tokens=c.output_tokens,
+        output_tok_per_s=_round(c.window_output_tokens / seconds),
+        input_tok_per_s=_round(c.window_prompt_tokens / seconds),
+        request_per_s=_round(c.window_completed / seconds),
+        ttft_ms=latency_ms(h["ttft"]),
+        ttfot_ms=latency_ms(h["ttfot"]),
+        itl_ms=latency_ms(h["itl"]),
+        tpot_ms=latency_ms(h["tpot"]),
+        e2e_ms=latency_ms(h["e2e"]),
+    )
+
+
+def _requests(stats: StageStats, failed: Mapping[str, int]) -> Requests:
+    o, c = stats.outcomes, stats.counts
+    return Requests(
+        ok=o[OK],
+        failed=sum(failed.values()),
+        unfinished=o[UNFINISHED],
+        warmup=c.records_warmup,
+        drain=c.records_drain,
+    )
+
+
+def _attempts(stats: StageStats) -> Attempts:
+    a = stats.attempts
+    errors = {kind: n for kind, n in sorted(a.items()) if kind not in (OK, UNFINISHED)}
+    return Attempts(
+        finished=sum(a.values()) - a[UNFINISHED],
+        failed=sum(errors.values()),
+        unfinished=a[UNFINISHED],
+        errors=errors,
+    )
+
+
+def _round(x: float) -> float | None:
+    return None if math.isnan(x) else round(x, 3)  # NaN: an empty window
+
+
+def _ratio(num: float, den: float) -> float | None:
+    return round(num / den, 6) if den else None
+
+
+def reproducibility(seed: int, workers: int) -> dict[str, Any]:
+    """What it takes to rerun this exactly: versions, revision, machine, seed."""
+    import os
+    import platform
+    import subprocess
+    from importlib.metadata import PackageNotFoundError, version
+
+    def _version(name: str) -> str | None:
+        try:
+            return version(name)
+        except PackageNotFoundError:
+            return None
+
+    try:
+        rev: str | None = (
+            subprocess.run(
+                ["git", "rev-parse", "--short", "HEAD"],
+                capture_output=True,
+                text=True,
+                timeout=5,
+                check=False,
+            ).stdout.strip()
+            or None
+        )
+    except OSError:
+        rev = None
+    return {
+        "llmload": _version("llmload"),
+        "git_revision": rev,
+        "python": platform.python_version(),
+        "locust": _version("locust"),
+        "gevent": _version("gevent"),
+        "cores": os.cpu_count(),
+        "workers": workers,
+        "seed": seed,
+    }
+
+
+def run_summary(
+    *,
+    run: RunInfo,
+    stages: Sequence[Stage],
+    server: Mapping[str, Any] | None = None,
+    complete: bool,
+    warnings: Sequence[str] = (),
+    stopped_at: Saturation | None = None,
+) -> Summary:
+    return Summary(
+        schema_version=SCHEMA_VERSION,
+        complete=complete,
+        headline=headline(stages, stopped_at),
+        run=run,
+        server=server or {},
+        stages=tuple(stages),
+        warnings=tuple(warnings),
+    )

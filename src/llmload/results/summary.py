@@ -1,0 +1,393 @@
+"""``summary.json`` as types: the run, its stages, the headline and the verdict.
+
+Every writer builds these objects and every reader gets them back, through one pair of
+functions: ``to_json`` (plain JSON values, in field order) and ``from_json`` (a decoded
+``summary.json`` of the current version; ``export/rundata.py`` upgrades older ones first).
+Fields are documented in docs/summary.md; docs/summary.schema.json is the same shape as a JSON
+Schema, and the tests validate what ``to_json`` writes against it.
+
+Where a part's keys are the server's or the user's, not ours (the server's ``/metrics``
+digest, the options as given, a process's health snapshot), it stays a mapping: typing it
+would be a second copy of a shape owned elsewhere.
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, is_dataclass, replace
+from typing import Any, TypeVar, Union, get_args, get_origin, get_type_hints
+
+from llmload.metrics.confidence import Interval
+
+SCHEMA_VERSION = 2  # 2: verdicts (exit, run.stopped, attempts, ...); export/rundata.py reads 1
+
+T = TypeVar("T")
+Json = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Latency:
+    """One latency metric of a stage, in milliseconds."""
+
+    count: int
+    mean: float
+    min: float
+    p50: float
+    p90: float
+    p95: float
+    p99: float
+    p999: float
+    max: float
+
+    def quantile(self, name: str) -> float:
+        """``"p50"`` ... ``"p999"``, ``"mean"``, ``"max"`` by name (tables pick columns by name)."""
+        value: float = getattr(self, name)
+        return value
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MeanMax:
+    mean: float
+    max: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Requests:
+    """The measured window's requests by outcome, and those the warm-up and drain excluded."""
+
+    ok: int
+    failed: int
+    unfinished: int
+    warmup: int
+    drain: int
+
+    @property
+    def total(self) -> int:
+        return self.ok + self.failed + self.unfinished
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Attempts:
+    """Every request of the stage, warm-up and drain included: the verdict's evidence."""
+
+    finished: int
+    failed: int
+    unfinished: int
+    errors: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ErrorExample:
+    """One answer the server gave for a kind of failure (redacted)."""
+
+    status: int | None
+    message: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SloOutcome:
+    rule: str
+    observed: float | None
+    met: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServerTimingsSummary:
+    """The server's own per-request timings (llama.cpp's ``timings``) over the stage's window,
+    and per request what the client saw minus what the server did (ms, signed)."""
+
+    requests: int  # requests of the window whose answer carried timings
+    cached_prompt_tokens: int  # their timings' cache_n
+    prefill_ms: Latency | None  # the server's prompt evaluation (prompt_ms)
+    decode_per_token_ms: Latency | None  # the server's predicted_ms / predicted_n
+    ttft_minus_prefill_ms: Latency | None  # client TTFT - prompt_ms: network, queueing, client
+    decode_minus_predicted_ms: Latency | None  # client first-to-last token - predicted_ms
+    tpot_minus_server_ms: Latency | None  # client TPOT - predicted_ms / (predicted_n - 1)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StageCost:
+    """What the stage's tokens cost at the deployment's price per hour (``--gpu-hour-cost``).
+
+    Each figure charges the whole deployment's hour to one kind of token, as a price sheet
+    does: they are not shares of one bill, and do not add up."""
+
+    usd_per_hour: float
+    usd_per_m_output_tokens: float | None
+    usd_per_m_input_tokens: float | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GpuStage:
+    """The GPUs over the stage's window, from a DCGM exporter (``--gpu-metrics``); fields are
+    None where the exporter had no such metric."""
+
+    gpus: int  # GPUs the exporter reported
+    util_pct: MeanMax | None  # mean over GPUs of DCGM_FI_DEV_GPU_UTIL
+    memory_used_mib: MeanMax | None  # sum over GPUs of DCGM_FI_DEV_FB_USED
+    power_w: MeanMax | None  # sum over GPUs of DCGM_FI_DEV_POWER_USAGE
+    energy_j: float | None  # the energy counter's increase, else mean power x the window
+    joules_per_output_token: float | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReasoningSummary:
+    """A reasoning model's thinking and answer over the stage's window (ok requests)."""
+
+    requests: int  # requests that reasoned
+    reasoning_tokens: int  # their thinking tokens
+    answer_tokens: int  # output tokens of the window's ok requests that were not thinking
+    reasoning_share: float | None  # reasoning_tokens / output tokens
+    reasoning_tokens_per_request: MeanMax | None  # of the requests that reasoned
+    answer_tokens_per_request: MeanMax | None
+    think_ms: Latency | None  # TTFOT - TTFT per request: the thinking phase
+    tpot_reasoning_ms: Latency | None  # (first_output - first_token) / reasoning tokens
+    tpot_answer_ms: Latency | None  # (last_token - first_output) / (answer tokens - 1)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NamedStage:
+    """A stage's requests of one name (a scenario's ``name=``): counted and timed as the
+    stage's are, over the same measured window."""
+
+    requests: Requests
+    errors: Mapping[str, int]
+    output_tokens: int
+    output_tok_per_s: float | None
+    input_tok_per_s: float | None
+    request_per_s: float | None
+    ttft_ms: Latency | None
+    ttfot_ms: Latency | None
+    itl_ms: Latency | None
+    tpot_ms: Latency | None
+    e2e_ms: Latency | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Stage:
+    index: int
+    concurrency: int | None
+    rate_req_per_s: float | None  # open-loop stages: the offered request rate
+    duration_s: float
+    # perf_counter_ns of the measuring process: comparable with a simulator on the same host
+    window_ns: tuple[int | None, int | None] | None
+    requests: Requests
+    errors: Mapping[str, int]
+    error_rate: float | None
+    attempts: Attempts
+    error_samples: Mapping[str, ErrorExample]
+    partial: bool
+    finish_reasons: Mapping[str, int]
+    output_tokens: int
+    window_output_tokens: int
+    output_tok_per_s: float | None
+    input_tok_per_s: float | None
+    total_tok_per_s: float | None
+    request_per_s: float | None
+    goodput_req_per_s: float | None  # requests that met every request-level SLO, per second
+    prompt_tokens_requested_mean: float | None
+    cached_prompt_tokens: int | None  # None: the server's usage reports no cache
+    prompt_cache_hit_rate: float | None
+    token_source: str | None
+    client_bound: bool
+    client_health: Mapping[str, Mapping[str, Any]]  # per process: health.py's snapshot
+    tokens_per_event: MeanMax | None
+    events_per_read: MeanMax | None
+    output_tokens_per_request: MeanMax | None
+    prompt_tokens_per_request: MeanMax | None
+    warnings: tuple[str, ...]
+    ttft_ms: Latency | None
+    ttfot_ms: Latency | None
+    itl_ms: Latency | None
+    tpot_ms: Latency | None
+    e2e_ms: Latency | None
+    e2e_scheduled_ms: Latency | None
+    chunk_gap_ms: Latency | None
+    connect_ms: Latency | None
+    queue_ms: Latency | None
+    ttft_ms_by_label: Mapping[str, Latency | None]
+    client_bound_by: tuple[str, ...] = ()
+    slo: tuple[SloOutcome, ...] | None = None  # None: no --slo
+    announcement_lateness_s: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    server: Mapping[str, Any] | None = None  # the server's /metrics over the window, if scraped
+    by_name: Mapping[str, NamedStage] = field(default_factory=dict)  # named requests only
+    server_timings: ServerTimingsSummary | None = None  # None: the server gave no timings
+    cost: StageCost | None = None  # None: no --gpu-hour-cost or --deployment-hour-cost
+    gpu: GpuStage | None = None  # None: no --gpu-metrics, or it answered nothing
+    reasoning: ReasoningSummary | None = None  # None: no request reasoned
+    # the server's count of the prompts over the length llmload built them to (1.0: exact)
+    prompt_tokens_counted_vs_requested: float | None = None
+    # output tokens over the max_tokens asked, of requests that asked (1.0: every one ran to it)
+    output_tokens_vs_max_tokens: float | None = None
+    images_per_request: MeanMax | None = None  # of the requests that sent images (--images)
+    image_bytes_per_request: MeanMax | None = None  # their encoded files' bytes
+
+    def latency(self, metric: str) -> Latency | None:
+        """``"ttft"``, ``"itl"``, ... by name."""
+        value: Latency | None = getattr(self, f"{metric}_ms")
+        return value
+
+    @property
+    def name(self) -> str:
+        return f"stage {self.index}" + ("" if self.concurrency is None else f" (C={self.concurrency})")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Level:
+    """One load level of the headline: repeated stages at it averaged."""
+
+    concurrency: int | None
+    rate_req_per_s: float | None
+    output_tok_per_s: float
+    spread: tuple[float, float]  # min and max across repeats
+    decode_tok_per_s: float | None
+    repeats: int = 1
+    # with repeats: 95% intervals by stages.csv column (output_tok_per_s, ttft_p99_ms, ...)
+    intervals: Mapping[str, Interval] = field(default_factory=dict)
+    noisy: tuple[str, ...] = ()  # the columns whose interval is wider than ±5% of the mean
+    ttft_p50_ms: float | None = None  # repeats averaged, as output_tok_per_s
+    tpot_p50_ms: float | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Saturation:
+    """The lowest level past which more load bought no throughput, only latency
+    (``llmload/results/saturation.py``)."""
+
+    concurrency: int | None
+    rate_req_per_s: float | None
+    output_tok_per_s: float
+    reason: str
+    # --until-saturated: the sweep ended after the level that showed it; these were not run
+    stopped_sweep: bool = False
+    levels_not_run: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Cheapest:
+    """The stage whose output tokens cost least, among those that met every SLO."""
+
+    stage: int
+    concurrency: int | None
+    rate_req_per_s: float | None
+    usd_per_m_output_tokens: float
+    under_slo: bool  # False: the run had no --slo, so every stage counted
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Headline:
+    single_stream_tok_per_s: float | None
+    peak_tok_per_s: float | None
+    peak_concurrency: int | None
+    peak_rate_req_per_s: float | None
+    half_speed_concurrency: int | None
+    levels: tuple[Level, ...]
+    cheapest: Cheapest | None = None  # None: no cost given, or no stage met the SLOs
+    saturation: Saturation | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ErrorCount:
+    """One kind of failure over the run, with one answer the server gave for it."""
+
+    kind: str
+    count: int
+    status: int | None
+    message: str  # the server's own words, shortened; "" when it said nothing
+
+    def describe(self) -> str:
+        said = f"HTTP {self.status}" if self.status and self.status != 200 else self.kind
+        return f'{said} "{self.message}"' if self.message else said
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Exit:
+    """The verdict as recorded: exit code and name, the one line, every reason that held."""
+
+    code: int
+    name: str
+    line: str
+    reasons: tuple[str, ...]
+    errors: tuple[ErrorCount, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunInfo:
+    id: str
+    started_at: str | None
+    target: str
+    model: str | None
+    scenario: str | None
+    options: Mapping[str, Any]  # RunConfig.public_dict(): the options as the run used them
+    records: tuple[Mapping[str, Any], ...]  # the requests*.jsonl files, one per process
+    reproducibility: Mapping[str, Any]
+    # how the run ended early, if it did (verdict.py): {"by": "interrupt"|"fail_fast", ...}
+    stopped: Mapping[str, Any] | None
+    lost_workers: tuple[Mapping[str, Any], ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Summary:
+    schema_version: int
+    complete: bool
+    headline: Headline | None
+    run: RunInfo
+    server: Mapping[str, Any]  # what the server said about itself (target/fingerprint.py)
+    stages: tuple[Stage, ...]
+    warnings: tuple[str, ...]
+    exit: Exit | None = None  # None until the run is judged (run/finish.py)
+
+    def with_exit(self, verdict: Exit) -> Summary:
+        return replace(self, exit=verdict)
+
+
+def to_json(value: Any) -> Any:
+    """Dataclasses as objects in field order, tuples as arrays; everything else as it is."""
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_json(getattr(value, f.name)) for f in fields(value)}
+    if isinstance(value, Mapping):
+        return {k: to_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [to_json(v) for v in value]
+    return value
+
+
+def from_json(cls: type[T], data: Mapping[str, Any]) -> T:
+    """``cls`` from its JSON object. Keys it does not declare are ignored (they belong to
+    another part of the schema or a writer's extra); a declared key that is missing takes the
+    field's default, and one without a default is an error naming it."""
+    hints = get_type_hints(cls)
+    kwargs = {}
+    for f in fields(cls):  # type: ignore[arg-type]
+        if f.name in data:
+            kwargs[f.name] = _decode(hints[f.name], data[f.name])
+    try:
+        return cls(**kwargs)
+    except TypeError as exc:
+        raise ValueError(f"{cls.__name__}: {exc}") from None
+
+
+def _decode(tp: Any, value: Any) -> Any:
+    if value is None:
+        return None
+    origin = get_origin(tp)
+    if origin is Union or origin is types.UnionType:
+        (inner,) = [a for a in get_args(tp) if a is not type(None)]
+        return _decode(inner, value)
+    if is_dataclass(tp):
+        return from_json(tp, value)  # type: ignore[arg-type]
+    if origin is tuple:
+        args = get_args(tp)
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(_decode(args[0], v) for v in value)
+        return tuple(_decode(a, v) for a, v in zip(args, value, strict=True))
+    if origin is Mapping or origin is dict:
+        _key, item = get_args(tp)
+        return {k: _decode(item, v) for k, v in value.items()}
+    return value
+
+
+def read(data: Mapping[str, Any]) -> Summary:
+    """A summary of the current version from its decoded JSON."""
+    return from_json(Summary, data)

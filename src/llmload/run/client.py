@@ -1,0 +1,219 @@
+"""One request, end to end: a ``Call`` → transport → recorder → record.
+
+The edge between the sans-I/O core and a transport. It knows gevent only to recognise that its
+greenlet is being killed at the end of a run, so the in-flight stream is recorded as unfinished
+(with its tokens) instead of vanishing: dropping it would bias results against long requests.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from greenlet import GreenletExit
+
+from llmload.config.settings import PATHS, Endpoint, RequestConfig
+from llmload.core.phases import Window
+from llmload.core.record import RequestRecord
+from llmload.core.recorder import ResponseRecorder, Timeouts
+from llmload.protocol.payloads import chat_body, completions_body, embeddings_body
+from llmload.transport.base import HttpRequest, Transport, TransportFailure
+from llmload.workload.prompts import Prompt
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Call:
+    """One request to send: where, the body, and what its record says about what was asked."""
+
+    endpoint: Endpoint
+    body: bytes
+    stream: bool
+    max_tokens: int | None = None
+    prompt_tokens_requested: int | None = None
+    labels: tuple[tuple[str, str], ...] = ()
+    name: str | None = None  # the scenario's label; None: the built-in users' unnamed requests
+    headers: tuple[tuple[str, str], ...] = ()  # added to the run's own for this request
+    images: int = 0  # image_url parts the body carries, and their files' bytes
+    image_bytes: int = 0
+
+
+class ChatClient:
+    """Builds and runs requests for one process; shared by all its users (it holds no state
+    that changes per request)."""
+
+    def __init__(
+        self,
+        request: RequestConfig,
+        model: str,
+        timeouts: Timeouts,
+        clock: Callable[[], int] = time.perf_counter_ns,
+    ) -> None:
+        self.request = request
+        self.model = model
+        self._timeouts = timeouts
+        self._clock = clock
+        common = [("Content-Type", "application/json")]
+        if request.api_key:
+            common.append(("Authorization", f"Bearer {request.api_key}"))
+        common.extend(request.extra_headers)
+        self._headers = {
+            True: (*common, ("Accept", "text/event-stream")),
+            False: (*common, ("Accept", "application/json")),
+        }
+
+    def call(self, prompt: Prompt, endpoint: Endpoint) -> Call:
+        """The built-in users' request for a prompt, as the run's options shape it."""
+        r, shape = self.request, self._shape(prompt.max_tokens, None)
+        if endpoint == "chat":
+            body = chat_body(self.model, prompt.messages, stream=r.stream, **shape)
+        else:
+            body = completions_body(self.model, prompt.text, stream=r.stream, **shape)
+        return Call(
+            endpoint,
+            _exact(body),
+            r.stream,
+            prompt.max_tokens,
+            prompt.prompt_tokens_requested,
+            prompt.labels,
+            images=prompt.images,
+            image_bytes=prompt.image_bytes,
+        )
+
+    def chat(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        max_tokens: int | None,
+        stream: bool | None = None,
+        fields: Mapping[str, Any] | None = None,
+        name: str | None = None,
+        headers: tuple[tuple[str, str], ...] = (),
+    ) -> Call:
+        """A chat completion: the run's ``--extra-body`` and ``--ignore-eos`` apply, and the
+        call's own ``fields`` (tools, temperature, response_format, ...) win over both."""
+        stream = self.request.stream if stream is None else stream
+        body = chat_body(self.model, messages, stream=stream, **self._shape(max_tokens, fields))
+        return Call("chat", _exact(body), stream, _limit(max_tokens, fields), name=name, headers=headers)
+
+    def completions(
+        self,
+        prompt: str,
+        *,
+        max_tokens: int | None,
+        stream: bool | None = None,
+        fields: Mapping[str, Any] | None = None,
+        name: str | None = None,
+        headers: tuple[tuple[str, str], ...] = (),
+    ) -> Call:
+        stream = self.request.stream if stream is None else stream
+        body = completions_body(self.model, prompt, stream=stream, **self._shape(max_tokens, fields))
+        return Call(
+            "completions", _exact(body), stream, _limit(max_tokens, fields), name=name, headers=headers
+        )
+
+    def embeddings(
+        self,
+        inputs: str | Sequence[str],
+        *,
+        fields: Mapping[str, Any] | None = None,
+        name: str | None = None,
+        headers: tuple[tuple[str, str], ...] = (),
+    ) -> Call:
+        body = embeddings_body(self.model, inputs, extra={**self.request.extra_body, **(fields or {})})
+        return Call("embeddings", _exact(body), False, name=name, headers=headers)
+
+    def _shape(self, max_tokens: int | None, fields: Mapping[str, Any] | None) -> dict[str, Any]:
+        r = self.request
+        extra = {**r.extra_body, **fields} if fields else r.extra_body
+        return {"max_tokens": max_tokens, "ignore_eos": r.ignore_eos, "extra": extra}
+
+    def run(
+        self,
+        transport: Transport,
+        call: Call,
+        *,
+        request_id: str,
+        user: str,
+        stage: int,
+        window: Window,
+        scheduled_ns: int | None = None,
+        on_unfinished: Callable[[RequestRecord], None] | None = None,
+        active: set[RequestRecord] | None = None,
+        keep: list[bytes] | None = None,
+    ) -> RequestRecord:
+        """Send one request and return its record; failures are data on the record.
+
+        If the greenlet is killed mid-request, the record is completed as unfinished and
+        handed to ``on_unfinished`` before the kill proceeds. While in flight, the record is in
+        ``active`` (if given), so live progress can count tokens before the request ends.
+        ``keep`` receives the response's payloads, for a caller that reads the answer.
+        """
+        now = self._clock()
+        record = RequestRecord(
+            request_id=request_id,
+            user=user,
+            stage=stage,
+            phase=window.phase_at(now),
+            endpoint=call.endpoint,
+            stream=call.stream,
+            scheduled_ns=now if scheduled_ns is None else scheduled_ns,
+            prompt_tokens_requested=call.prompt_tokens_requested,
+            max_tokens=call.max_tokens,
+            labels=call.labels,
+            name=call.name,
+            images=call.images,
+            image_bytes=call.image_bytes,
+        )
+        recorder = ResponseRecorder(record, self._timeouts, keep)
+        if active is not None:
+            active.add(record)
+        headers = (*self._headers[call.stream], *call.headers, ("X-Request-Id", request_id))
+        http = HttpRequest("POST", self.request_path(call.endpoint), headers, call.body)
+        try:
+            return self._exchange(transport, http, recorder, window, on_unfinished)
+        finally:
+            if active is not None:
+                active.discard(record)
+
+    @staticmethod
+    def request_path(endpoint: Endpoint) -> str:
+        return PATHS[endpoint]
+
+    def _exchange(
+        self,
+        transport: Transport,
+        http: HttpRequest,
+        recorder: ResponseRecorder,
+        window: Window,
+        on_unfinished: Callable[[RequestRecord], None] | None,
+    ) -> RequestRecord:
+        try:
+            transport.exchange(http, recorder)
+        except TransportFailure as failure:
+            recorder.fail(self._clock(), failure.kind, failure.detail)
+        except GreenletExit:
+            transport.close()
+            done = recorder.unfinished(self._clock())
+            done.phase = window.phase_at(done.sent_ns or done.scheduled_ns)
+            if on_unfinished is not None:
+                on_unfinished(done)
+            raise
+        done = recorder.finish(self._clock())
+        # Latency belongs to the window the request was *sent* in (docs/metrics.md).
+        done.phase = window.phase_at(done.sent_ns or done.scheduled_ns)
+        return done
+
+
+def _limit(max_tokens: int | None, fields: Mapping[str, Any] | None) -> int | None:
+    """The output limit the record keeps: ``max_tokens``, or its newer name
+    ``max_completion_tokens`` where only that was given."""
+    newer = (fields or {}).get("max_completion_tokens")
+    return max_tokens if max_tokens is not None or not isinstance(newer, int) else newer
+
+
+def _exact(body: bytes) -> bytes:
+    # orjson returns its 8 KiB growth buffer whatever the length, and a body lives as long as
+    # its request: an exact copy saves ~7 KB per in-flight stream (bench/memory.py).
+    return memoryview(body).tobytes()

@@ -1,0 +1,115 @@
+"""Window attribution and merging of per-stage stats."""
+
+from __future__ import annotations
+
+from array import array
+
+import pytest
+
+from llmload.core.phases import Phase, Window
+from llmload.core.record import RequestRecord, ServerTimings, TokenSource
+from llmload.metrics.aggregate import StageStats
+
+MS = 1_000_000
+
+
+def record(sent: int, stamps: list[int], phase: Phase = Phase.MEASURE) -> RequestRecord:
+    r = RequestRecord("r", "u", 0, phase, "chat", True, scheduled_ns=sent, sent_ns=sent)
+    r.event_ns = array("q", stamps)
+    r.event_tokens = array("l", [1] * len(stamps))
+    r.first_token_ns, r.last_token_ns, r.done_ns = stamps[0], stamps[-1], stamps[-1]
+    r.output_tokens, r.token_source = len(stamps), TokenSource.USAGE
+    return r
+
+
+def test_straddling_requests_contribute_only_tokens_inside_the_window() -> None:
+    w = Window(t0_ns=100 * MS, t1_ns=200 * MS)
+    stats = StageStats()
+    stats.add(record(0, [50 * MS, 90 * MS, 110 * MS], Phase.WARMUP), w)  # 1 token inside
+    stats.add(record(150 * MS, [190 * MS, 200 * MS, 210 * MS]), w)  # 1 inside (end excluded)
+    assert stats.counts.window_output_tokens == 2
+    # Only the request sent in the window enters latency histograms.
+    assert stats.hist["ttft"].count == 1 and stats.counts.records_warmup == 1
+    # Completed inside the window: the warm-up request (done at 110 ms), not the other (210 ms).
+    assert stats.counts.window_completed == 1
+
+
+def test_open_window_counts_everything_after_t0() -> None:
+    w = Window(t0_ns=100 * MS)
+    stats = StageStats()
+    stats.add(record(120 * MS, [130 * MS, 140 * MS]), w)
+    assert stats.counts.window_output_tokens == 2
+
+
+def test_merge_equals_adding_everything_to_one() -> None:
+    w = Window(t0_ns=0)
+    recs = [record(i * MS, [(i + 50) * MS, (i + 70) * MS, (i + 91) * MS]) for i in range(20)]
+    one, a, b = StageStats(), StageStats(), StageStats()
+    for i, r in enumerate(recs):
+        one.add(r, w)
+        (a if i % 2 else b).add(r, w)
+    a.merge(b)
+    assert a.to_dict() == one.to_dict()
+    assert StageStats.from_dict(one.to_dict()).to_dict() == one.to_dict()
+
+
+def named(name: str | None, sent: int, phase: Phase = Phase.MEASURE) -> RequestRecord:
+    r = record(sent, [sent + 10 * MS, sent + 30 * MS], phase)
+    r.name = name
+    return r
+
+
+def test_named_requests_are_also_counted_per_name() -> None:
+    w = Window(t0_ns=100 * MS, t1_ns=1000 * MS)
+    stats = StageStats()
+    for r in (
+        named("rag", 0, Phase.WARMUP),
+        named("rag", 200 * MS),
+        named("chat", 300 * MS),
+        named(None, 400 * MS),
+    ):
+        stats.add(r, w)
+    stats.add_late(named("chat", 500 * MS), w)
+    stats.add_slo_met(named("rag", 200 * MS))
+    assert stats.by_name is not None and set(stats.by_name) == {"rag", "chat"}
+    rag, chat = stats.by_name["rag"], stats.by_name["chat"]
+    assert (rag.counts.records_warmup, rag.counts.records_measure, rag.hist["ttft"].count) == (1, 1, 1)
+    assert rag.counts.slo_met == 1 and rag.by_name is None  # one level deep
+    assert dict(chat.outcomes) == {"ok": 1, "unfinished": 1}
+    # The stage's own totals count every request, named or not.
+    assert stats.counts.records == 5 and stats.hist["ttft"].count == 3
+
+
+def test_per_name_stats_merge_and_travel_exactly() -> None:
+    w = Window(t0_ns=0)
+    recs = [named(("a", "b", None)[i % 3], i * MS) for i in range(30)]
+    one, a, b = StageStats(), StageStats(), StageStats()
+    for i, r in enumerate(recs):
+        one.add(r, w)
+        (a if i % 2 else b).add(r, w)
+    a.merge(b)
+    assert a.to_dict() == one.to_dict()
+    back = StageStats.from_dict(one.to_dict())
+    assert back.to_dict() == one.to_dict() and back.by_name is not None
+    assert back.by_name["a"].by_name is None
+
+
+def test_unnamed_requests_cost_no_breakdown() -> None:
+    stats = StageStats()
+    stats.add(named(None, 0), Window(t0_ns=0))
+    assert stats.by_name == {} and stats.to_dict()["by_name"] == {}
+
+
+def test_server_timings_join_the_client_per_request() -> None:
+    r = record(0, [50 * MS, 60 * MS, 70 * MS, 80 * MS])  # TTFT 50 ms, 30 ms from first to last
+    r.server_timings = ServerTimings(prompt_ms=40.0, predicted_ms=31.0, prompt_n=10, predicted_n=4, cache_n=3)
+    stats = StageStats()
+    stats.add(r, Window(t0_ns=0))
+    side = stats.server_side
+    assert (side.requests, side.cache_n) == (1, 3)
+    assert side.ttft_minus_prefill.quantiles([0.5]) == [pytest.approx(10 * MS, rel=0.01)]
+    assert side.decode_minus_predicted.quantiles([0.5]) == [pytest.approx(-1 * MS, rel=0.01)]
+    assert side.tpot_minus_server.quantiles([0.5]) == [pytest.approx(-MS / 3, rel=0.01)]  # 10 vs 31/3
+    back = StageStats.from_dict(stats.to_dict())
+    assert back.server_side.to_dict() == side.to_dict()
+    assert StageStats().to_dict()["server_side"] == {}  # nothing where the server gave no timings
