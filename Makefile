@@ -41,7 +41,7 @@ check: test
 
 docs: $(VENV)/.runtime
 	$(BIN)/python -m llmload.metrics.catalog > docs/metrics.md
-	$(BIN)/python -m llmload.config.options --update docs/options.md
+	$(BIN)/python -m llmload.cli.list_options --update docs/options.md
 
 clean:
 	rm -rf $(VENV) results

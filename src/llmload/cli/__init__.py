@@ -18,7 +18,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "sweep": ("llmload.cli.sweep", "run a concurrency sweep against a server (or --sim PROFILE)"),
     "search": ("llmload.cli.search", "find the highest concurrency or rate that meets the SLOs"),
     "scenarios": ("llmload.scenarios", "list the installed scenarios and their paths (locust -f PATH)"),
-    "options": ("llmload.config.options", "list llmload's Locust options and their LLMLOAD_* variables"),
+    "options": ("llmload.cli.list_options", "list llmload's Locust options and their LLMLOAD_* variables"),
     "demo": ("llmload.cli.demo", "run the main job against an embedded simulator and print the result"),
     "wait": ("llmload.target.wait", "wait until a server can generate (or says it never will)"),
     "report": ("llmload.export.report", "rebuild a run's stages.csv, plots and report.html from its results"),
@@ -52,4 +52,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"llmload {name}: interrupted", file=sys.stderr)
         return int(ExitCode.INTERRUPTED)
     return code
-

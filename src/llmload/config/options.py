@@ -1,10 +1,13 @@
-"""Every llmload option, declared once: its flag, ``LLMLOAD_*`` variable, type, default and help.
+"""Every llmload option, declared once: its flag, ``LLMLOAD_*`` variable, type, default, help,
+group, and the ``RunConfig`` field it sets (with the parser of values that need one).
 
-From this one table come Locust's parser (``llmload.config.args``), ``llmload options``, the
-options ``llmload sweep`` and ``llmload search`` pass on to Locust, docs/options.md and the keys
-a Kubernetes ConfigMap may set (a test holds the last two to it). Checks live with the typed
-config that uses a value (``llmload.config.settings`` and the workload specs), each naming its flag, so
-they run once, wherever the value came from: command line, environment or ConfigMap.
+From this one table come Locust's parser and the step from parsed options to the RunConfig
+(``llmload.config.args``), ``llmload options``, the options ``llmload sweep`` and ``llmload
+search`` pass on to Locust, docs/options.md, the keys a Kubernetes ConfigMap may set, and the
+choices of a text option (the Literal of the field it sets). A test holds every RunConfig field
+to exactly one option or a stated reason. Checks live with the typed config that uses a value
+(``llmload.config.settings`` and the workload specs), each naming its flag, so they run once,
+wherever the value came from: command line, environment or ConfigMap.
 
 The API key has no option at all, so it can never land in shell history, ``ps`` output or a
 report: it is read from the environment variable named by ``--api-key-env``.
@@ -12,12 +15,32 @@ report: it is read from the environment variable named by ``--api-key-env``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args, get_origin, get_type_hints
+
+from llmload.config import values
+from llmload.config.settings import RunConfig
+from llmload.config.values import Parse
 
 _NOT_PASSED = object()
+
+
+def field_type(path: str) -> Any:
+    """The annotated type of a RunConfig field, by dotted path through nested dataclasses."""
+    owner: Any = RunConfig
+    hint: Any = None
+    for name in path.split("."):
+        hint = get_type_hints(owner)[name]
+        owner = hint
+    return hint
+
+
+def choices_of(path: str) -> tuple[str, ...] | None:
+    hint = field_type(path)
+    if get_origin(hint) is Literal:
+        return tuple(str(a) for a in get_args(hint))
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +52,20 @@ class Option:
     group: str = "workload"
     # llmload sweep|search take the option too, with this default, and pass it on to Locust
     sweep_default: Any = _NOT_PASSED
+    # The RunConfig field it sets, as a dotted path ("workload.prefix.groups"); a parser that
+    # returns a tuple sets a tuple of fields.
+    to: str | tuple[str, ...] = ""
+    # How its value becomes the field's, when a type alone does not say (config/values.py).
+    parse: Parse | None = None
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        return (self.to,) if isinstance(self.to, str) else self.to
+
+    @property
+    def choices(self) -> tuple[str, ...] | None:
+        """The values the field's Literal admits: the parser offers exactly those."""
+        return choices_of(self.fields[0]) if self.parse is None and self.kind is str else None
 
     @property
     def on_start_form(self) -> bool:
@@ -60,19 +97,48 @@ _PER_RUN_GROUPS = frozenset({"request", "workload", "checks"})
 
 OPTIONS: tuple[Option, ...] = (
     # what each request asks
-    Option("--model", "model name to request (default: the first of /v1/models)", group="request"),
-    Option("--no-stream", "request non-streaming responses", bool, group="request"),
+    Option(
+        "--model",
+        "model name to request (default: the first of /v1/models)",
+        group="request",
+        to="request.model",
+    ),
+    Option(
+        "--no-stream",
+        "request non-streaming responses",
+        bool,
+        group="request",
+        to="request.stream",
+        parse=values.negate,
+    ),
     Option(
         "--ignore-eos",
         "ask the server to ignore EOS so every request produces max-tokens",
         bool,
         group="request",
         sweep_default=True,
+        to="request.ignore_eos",
     ),
-    Option("--extra-body", "JSON object merged into every request body", group="request"),
-    Option("--extra-header", "extra request headers, 'Name: value' separated by ';'", group="request"),
     Option(
-        "--api-key-env", "environment variable holding the API key", default="OPENAI_API_KEY", group="request"
+        "--extra-body",
+        "JSON object merged into every request body",
+        group="request",
+        to="request.extra_body",
+        parse=values.extra_body,
+    ),
+    Option(
+        "--extra-header",
+        "extra request headers, 'Name: value' separated by ';'",
+        group="request",
+        to="request.extra_headers",
+        parse=values.extra_headers,
+    ),
+    Option(
+        "--api-key-env",
+        "environment variable holding the API key",
+        default="OPENAI_API_KEY",
+        group="request",
+        to="request.api_key_env",
     ),
     # the prompts and lengths
     Option(
@@ -80,56 +146,148 @@ OPTIONS: tuple[Option, ...] = (
         "output tokens per request: 128, uniform:64:256, normal:128:32, lognormal:128:0.5",
         default="128",
         sweep_default="256",
+        to="workload.output_lengths",
+        parse=values.output_lengths,
     ),
     Option(
         "--prompt-tokens",
         "synthetic prompt length in words (~tokens), fixed or a distribution like --max-tokens",
         default="128",
         sweep_default="128",
+        to="workload.prompt_lengths",
+        parse=values.prompt_lengths,
     ),
-    Option("--output-jitter", "spread max-tokens by +-this fraction (seeded)", float, 0.0, sweep_default=0.1),
+    Option(
+        "--output-jitter",
+        "spread max-tokens by +-this fraction (seeded)",
+        float,
+        0.0,
+        sweep_default=0.1,
+        to="workload.output_jitter",
+    ),
     Option(
         "--tokenize",
         "what --prompt-tokens counts: off (words), server (the server's /tokenize) or a tokenizer.json file",
         default="off",
+        to="workload.tokenize",
+        parse=values.tokenize,
     ),
-    Option("--max-length", "cap of normal and lognormal length draws without their own :MAX", int, 32768),
-    Option("--dataset", "JSONL of chat messages or ShareGPT JSON instead of synthetic prompts"),
     Option(
-        "--seed", "seed for prompt lengths, offsets, dataset order and arrival times", int, 0, sweep_default=0
+        "--max-length",
+        "cap of normal and lognormal length draws without their own :MAX",
+        int,
+        32768,
+        to="workload.max_length",
+    ),
+    Option(
+        "--dataset",
+        "JSONL of chat messages or ShareGPT JSON instead of synthetic prompts",
+        to="workload.dataset",
+        parse=values.existing_file,
+    ),
+    Option(
+        "--seed",
+        "seed for prompt lengths, offsets, dataset order and arrival times",
+        int,
+        0,
+        sweep_default=0,
+        to="workload.seed",
     ),
     Option(
         "--salt",
         "text mixed into every prompt's unique first word (default: new per run, so "
         "no run hits the prefix cache the previous one filled; the summary records it: give it "
         "back to resend a run's prompts exactly)",
+        to="workload.salt",
+        parse=values.text_or_empty,
     ),
-    Option("--prefix-cache", "let prompts share a prefix (no unique salt): measures cache hits", bool),
-    Option("--prefix-groups", "shared system prompts: groups of users sharing one (0: off)", int, 0),
-    Option("--prefix-tokens", "length of each shared system prompt, in words (~tokens)", int, 512),
-    Option("--prefix-share", "fraction of requests starting with their group's prompt", float, 1.0),
-    Option("--turns", "conversation scenario: turns per conversation", int, 4),
-    Option("--think-time-s", "conversation scenario: mean pause between turns (+-50 percent)", float, 0.0),
-    Option("--images", "multimodal: image_url parts per chat request (0: none)", int, 0),
+    Option(
+        "--prefix-cache",
+        "let prompts share a prefix (no unique salt): measures cache hits",
+        bool,
+        to="workload.prefix_cache",
+    ),
+    Option(
+        "--prefix-groups",
+        "shared system prompts: groups of users sharing one (0: off)",
+        int,
+        0,
+        to="workload.prefix.groups",
+    ),
+    Option(
+        "--prefix-tokens",
+        "length of each shared system prompt, in words (~tokens)",
+        int,
+        512,
+        to="workload.prefix.tokens",
+    ),
+    Option(
+        "--prefix-share",
+        "fraction of requests starting with their group's prompt",
+        float,
+        1.0,
+        to="workload.prefix.share",
+    ),
+    Option(
+        "--turns", "conversation scenario: turns per conversation", int, 4, to="workload.conversation.turns"
+    ),
+    Option(
+        "--think-time-s",
+        "conversation scenario: mean pause between turns (+-50 percent)",
+        float,
+        0.0,
+        to="workload.conversation.think_time_s",
+    ),
+    Option(
+        "--images",
+        "multimodal: image_url parts per chat request (0: none)",
+        int,
+        0,
+        to="workload.images.count",
+    ),
     Option(
         "--image-sizes",
         "multimodal: synthetic image sizes to draw from, e.g. 512x512,1024x768",
         default="512x512",
+        to="workload.images.sizes",
+        parse=values.image_sizes,
     ),
-    Option("--image-format", "multimodal: png or jpeg (synthetic images)", default="jpeg"),
-    Option("--image-dir", "multimodal: send the images in this directory instead of synthetic ones"),
-    Option("--embedding-batch", "embeddings scenario: inputs per request, each of --prompt-tokens", int, 1),
+    Option(
+        "--image-format",
+        "multimodal: png or jpeg (synthetic images)",
+        default="jpeg",
+        to="workload.images.format",
+    ),
+    Option(
+        "--image-dir",
+        "multimodal: send the images in this directory instead of synthetic ones",
+        to="workload.images.directory",
+    ),
+    Option(
+        "--embedding-batch",
+        "embeddings scenario: inputs per request, each of --prompt-tokens",
+        int,
+        1,
+        to="workload.embedding_batch",
+    ),
     # stages
     Option(
-        "--warmup-requests", "requests excluded as warm-up (default: the user count)", int, group="stages"
+        "--warmup-requests",
+        "requests excluded as warm-up (default: the user count)",
+        int,
+        group="stages",
+        to="phases.warmup_requests",
     ),
-    Option("--warmup-s", "minimum warm-up duration in seconds", float, 0.0, group="stages"),
+    Option(
+        "--warmup-s", "minimum warm-up duration in seconds", float, 0.0, group="stages", to="phases.warmup_s"
+    ),
     Option(
         "--drain-s",
         "at the end, how long in-flight requests may take to finish",
         float,
         120.0,
         group="stages",
+        to="phases.drain_s",
     ),
     Option(
         "--levels",
@@ -137,6 +295,8 @@ OPTIONS: tuple[Option, ...] = (
         default=_LEVELS,
         group="stages",
         sweep_default=_LEVELS,
+        to="sweep.levels",
+        parse=values.levels,
     ),
     Option(
         "--stage-s",
@@ -145,6 +305,7 @@ OPTIONS: tuple[Option, ...] = (
         30.0,
         group="stages",
         sweep_default=30.0,
+        to="sweep.window_s",
     ),
     Option(
         "--repeat",
@@ -153,12 +314,15 @@ OPTIONS: tuple[Option, ...] = (
         1,
         group="stages",
         sweep_default=1,
+        to="sweep.repeat",
     ),
     Option(
         "--rates",
         "sweep: open-loop request rates (req/s), comma-separated, not levels",
         group="stages",
         sweep_default=None,
+        to="sweep.rates",
+        parse=values.rates,
     ),
     Option(
         "--ramp",
@@ -166,6 +330,8 @@ OPTIONS: tuple[Option, ...] = (
         "FROM:TO[:STEP] users or rate:FROM:TO[:STEP] req/s, e.g. 1:64:8",
         group="stages",
         sweep_default=None,
+        to="sweep.ramp",
+        parse=values.ramp,
     ),
     Option(
         "--until-saturated",
@@ -173,6 +339,7 @@ OPTIONS: tuple[Option, ...] = (
         bool,
         group="stages",
         sweep_default=False,
+        to="sweep.until_saturated",
     ),
     # open loop
     Option(
@@ -180,31 +347,76 @@ OPTIONS: tuple[Option, ...] = (
         "open loop (OpenLoopUser): requests per second over the whole fleet",
         float,
         group="open loop",
+        to="open_loop.rate",
     ),
     Option(
         "--arrival",
         "open loop: constant, poisson or gamma inter-arrival times",
         default="poisson",
         group="open loop",
+        to="open_loop.arrival",
     ),
     Option(
-        "--burstiness", "open loop: gamma shape (1: Poisson, <1: burstier)", float, 1.0, group="open loop"
+        "--burstiness",
+        "open loop: gamma shape (1: Poisson, <1: burstier)",
+        float,
+        1.0,
+        group="open loop",
+        to="open_loop.burstiness",
     ),
     Option(
-        "--max-in-flight", "open loop: arrivals beyond this wait in the client", int, 1024, group="open loop"
+        "--max-in-flight",
+        "open loop: arrivals beyond this wait in the client",
+        int,
+        1024,
+        group="open loop",
+        to="open_loop.max_in_flight",
     ),
     # trace replay (the trace scenario)
-    Option("--trace", "trace: the file to replay (Mooncake JSONL, Azure CSV or JSONL)", group="trace"),
-    Option("--trace-format", "trace: mooncake, azure, jsonl or auto", str, "auto", group="trace"),
-    Option("--trace-speed", "trace: replay speed (2: twice as fast)", float, 1.0, group="trace"),
-    Option("--trace-window", "trace: replay START:END seconds of it, e.g. 60:120 or 60:", group="trace"),
-    Option("--trace-loop", "trace: repeat it (its window) until the run time ends", bool, group="trace"),
+    Option(
+        "--trace",
+        "trace: the file to replay (Mooncake JSONL, Azure CSV or JSONL)",
+        group="trace",
+        to="trace.path",
+    ),
+    Option(
+        "--trace-format",
+        "trace: mooncake, azure, jsonl or auto",
+        str,
+        "auto",
+        group="trace",
+        to="trace.format",
+    ),
+    Option(
+        "--trace-speed",
+        "trace: replay speed (2: twice as fast)",
+        float,
+        1.0,
+        group="trace",
+        to="trace.replay.speed",
+    ),
+    Option(
+        "--trace-window",
+        "trace: replay START:END seconds of it, e.g. 60:120 or 60:",
+        group="trace",
+        to=("trace.replay.start_s", "trace.replay.end_s"),
+        parse=values.trace_window,
+    ),
+    Option(
+        "--trace-loop",
+        "trace: repeat it (its window) until the run time ends",
+        bool,
+        group="trace",
+        to="trace.replay.loop",
+    ),
     # what fails a run
     Option(
         "--slo",
         "objectives every stage must meet, e.g. 'ttft_p99_ms<=200,tpot_p50_ms<=50'",
         group="checks",
         sweep_default=None,
+        to="checks.slo",
+        parse=values.slo,
     ),
     Option(
         "--max-error-rate",
@@ -213,8 +425,16 @@ OPTIONS: tuple[Option, ...] = (
         default="1%",
         group="checks",
         sweep_default=None,
+        to="checks.max_error_rate",
+        parse=values.max_error_rate,
     ),
-    Option("--fail-on-client-bound", "exit 4 when a stage was client-bound", bool, group="checks"),
+    Option(
+        "--fail-on-client-bound",
+        "exit 4 when a stage was client-bound",
+        bool,
+        group="checks",
+        to="checks.fail_on_client_bound",
+    ),
     # what the tokens cost, and what the GPUs did
     Option(
         "--gpu-hour-cost",
@@ -222,6 +442,7 @@ OPTIONS: tuple[Option, ...] = (
         float,
         group="cost",
         sweep_default=None,
+        to="cost.gpu_hour_usd",
     ),
     Option(
         "--gpus",
@@ -230,6 +451,7 @@ OPTIONS: tuple[Option, ...] = (
         1,
         group="cost",
         sweep_default=1,
+        to="cost.gpus",
     ),
     Option(
         "--deployment-hour-cost",
@@ -237,6 +459,7 @@ OPTIONS: tuple[Option, ...] = (
         float,
         group="cost",
         sweep_default=None,
+        to="cost.deployment_hour_usd",
     ),
     Option(
         "--gpu-metrics",
@@ -244,6 +467,8 @@ OPTIONS: tuple[Option, ...] = (
         "GPU utilisation, memory and power per stage",
         group="cost",
         sweep_default=None,
+        to="gpu_metrics",
+        parse=values.text_or_none,
     ),
     # results and live metrics
     Option(
@@ -252,21 +477,29 @@ OPTIONS: tuple[Option, ...] = (
         default="results",
         group="results",
         sweep_default="results",
+        to="results_dir",
     ),
     Option(
         "--run-id",
         "name of this run's results subdirectory (default: time-based)",
         group="results",
         sweep_default=None,
+        to="run_id",
     ),
     Option(
-        "--prometheus-port", "serve live Prometheus metrics on this port (0: off)", int, 0, group="results"
+        "--prometheus-port",
+        "serve live Prometheus metrics on this port (0: off)",
+        int,
+        0,
+        group="results",
+        to="exporter.port",
     ),
     Option(
         "--prometheus-host",
         "address the metrics endpoint binds (0.0.0.0 in pods)",
         default="127.0.0.1",
         group="results",
+        to="exporter.host",
     ),
     Option(
         "--prometheus-linger-s",
@@ -274,12 +507,29 @@ OPTIONS: tuple[Option, ...] = (
         float,
         0.0,
         group="results",
+        to="exporter.linger_s",
     ),
-    Option("--pushgateway-url", "push the final metrics snapshot to this Pushgateway", group="results"),
-    Option("--pushgateway-delete", "delete the pushed group after the linger time", bool, group="results"),
+    Option(
+        "--pushgateway-url",
+        "push the final metrics snapshot to this Pushgateway",
+        group="results",
+        to="exporter.pushgateway_url",
+    ),
+    Option(
+        "--pushgateway-delete",
+        "delete the pushed group after the linger time",
+        bool,
+        group="results",
+        to="exporter.pushgateway_delete",
+    ),
     # distributed runs
     Option(
-        "--report-interval-s", "distributed: seconds between a worker's reports", float, 1.0, group="fleet"
+        "--report-interval-s",
+        "distributed: seconds between a worker's reports",
+        float,
+        1.0,
+        group="fleet",
+        to="fleet.report_interval_s",
     ),
     Option(
         "--final-wait-s",
@@ -287,6 +537,7 @@ OPTIONS: tuple[Option, ...] = (
         float,
         30.0,
         group="fleet",
+        to="fleet.final_wait_s",
     ),
     # the connection
     Option(
@@ -294,14 +545,24 @@ OPTIONS: tuple[Option, ...] = (
         "lean (HTTP/1.1 on gevent sockets) or httpx (HTTP/2, proxies)",
         default="lean",
         group="transport",
+        to="transport.kind",
     ),
-    Option("--connect-timeout", "seconds to open a connection", float, 10.0, group="transport"),
+    Option(
+        "--connect-timeout",
+        "seconds to open a connection",
+        float,
+        10.0,
+        group="transport",
+        to="transport.connect_timeout_s",
+    ),
     Option(
         "--first-token-timeout",
         "seconds from sending to the first token (0: no limit)",
         float,
         300.0,
         group="transport",
+        to="timeouts.first_token_s",
+        parse=values.no_limit_if_zero,
     ),
     Option(
         "--stall-timeout",
@@ -309,12 +570,34 @@ OPTIONS: tuple[Option, ...] = (
         float,
         120.0,
         group="transport",
+        to="timeouts.stall_s",
+        parse=values.no_limit_if_zero,
     ),
-    Option("--request-timeout", "seconds for a whole request (0: no limit)", float, 0.0, group="transport"),
-    Option("--ca-file", "CA bundle to verify the target's TLS certificate with", group="transport"),
-    Option("--insecure", "do not verify the target's TLS certificate", bool, group="transport"),
-    Option("--http2", "use HTTP/2 (httpx transport only)", bool, group="transport"),
-    Option("--proxy", "HTTP proxy URL (httpx transport only)", group="transport"),
+    Option(
+        "--request-timeout",
+        "seconds for a whole request (0: no limit)",
+        float,
+        0.0,
+        group="transport",
+        to="timeouts.total_s",
+        parse=values.no_limit_if_zero,
+    ),
+    Option(
+        "--ca-file",
+        "CA bundle to verify the target's TLS certificate with",
+        group="transport",
+        to="transport.ca_file",
+    ),
+    Option(
+        "--insecure",
+        "do not verify the target's TLS certificate",
+        bool,
+        group="transport",
+        to="transport.verify",
+        parse=values.negate,
+    ),
+    Option("--http2", "use HTTP/2 (httpx transport only)", bool, group="transport", to="transport.http2"),
+    Option("--proxy", "HTTP proxy URL (httpx transport only)", group="transport", to="transport.proxy"),
 )
 
 BY_FLAG: Mapping[str, Option] = {o.flag: o for o in OPTIONS}
@@ -344,7 +627,10 @@ def add_arguments(
                 action = argparse.BooleanOptionalAction
             added = group.add_argument(option.flag, action=action, default=bool(default), help=text, **extra)
         else:
-            added = group.add_argument(option.flag, type=option.kind, default=default, help=text, **extra)
+            kwargs: dict[str, Any] = {"choices": option.choices} if option.choices else {}
+            added = group.add_argument(
+                option.flag, type=option.kind, default=default, help=text, **extra, **kwargs
+            )
         # Locust's web UI lists the actions that carry this mark (its own parser sets it on
         # arguments added to the parser itself, not to a group)
         added.include_in_web_ui = env and option.on_start_form
@@ -367,22 +653,22 @@ def defaults() -> dict[str, Any]:
     return {o.dest: bool(o.default) if o.kind is bool else o.default for o in OPTIONS}
 
 
-def from_form(values: Any) -> None:
+def from_form(given: Any) -> None:
     """Give ``values`` (parsed options) their declared types again after Locust's web UI start
     form set them: it sends every field as text, and leaves text where the default was None
     (an empty field for ``--model``, ``"8"`` for ``--warmup-requests``)."""
     from llmload.errors import ConfigError
 
     for o in OPTIONS:
-        value = getattr(values, o.dest, None)
+        value = getattr(given, o.dest, None)
         if not isinstance(value, str):
             continue
         text = value.strip()
         if not text and o.default is None:
-            setattr(values, o.dest, None)
+            setattr(given, o.dest, None)
         elif o.kind in (int, float):
             try:
-                setattr(values, o.dest, o.kind(text))
+                setattr(given, o.dest, o.kind(text))
             except ValueError:
                 raise ConfigError(o.flag, value, f"expected a number ({o.kind.__name__})") from None
 
@@ -396,67 +682,3 @@ def groups() -> Iterator[tuple[str, list[Option]]]:
     for option in OPTIONS:
         seen.setdefault(option.group, []).append(option)
     yield from seen.items()
-
-
-def markdown() -> str:
-    """docs/options.md's tables, one per group; ``sweep``: the default of ``llmload sweep``
-    for the options it passes on."""
-    out = []
-    for name, options in groups():
-        out += [
-            f"### {name}",
-            "",
-            "| option | variable | default | sweep | what it does |",
-            "|---|---|---|---|---|",
-        ]
-        for o in options:
-            default = o.shown_default()
-            swept = o.shown_default(o.sweep_default) if o.in_sweep else ""
-            cells = [
-                f"`{o.flag}`",
-                f"`{o.env}`",
-                f"`{default}`" if default else "",
-                f"`{swept}`" if swept else ("" if not o.in_sweep else "yes"),
-                o.help.replace("|", "\\|"),
-            ]
-            out.append("| " + " | ".join(cells) + " |")
-        out.append("")
-    return "\n".join(out)
-
-
-_GENERATED = "<!-- generated by `make docs` from src/llmload/config/options.py: edit that, not this -->"
-
-
-def update_doc(path: Path) -> None:
-    """Rewrite what follows the generated-marker line of ``path`` with ``markdown()``."""
-    text = path.read_text(encoding="utf-8")
-    head, marker, _ = text.partition(_GENERATED)
-    if not marker:
-        raise ValueError(f"{path}: no line {_GENERATED!r} to write the tables after")
-    path.write_text(f"{head}{marker}\n\n{markdown()}".rstrip() + "\n", encoding="utf-8")
-
-
-def main(argv: Sequence[str]) -> int:
-    """`llmload options`: every llmload option of the locustfiles, with its environment variable.
-
-    Locust prints its ``--help`` before it imports a locustfile, so our options never show there.
-    """
-    if list(argv[:1]) == ["--update"]:  # `make docs`: the tables of docs/options.md
-        update_doc(Path(argv[1]))
-        return 0
-    width = max(len(o.flag) for o in OPTIONS)
-    env_width = max(len(o.env) for o in OPTIONS)
-    print("llmload options (for locust -f locustfiles/*.py; each also an environment variable):")
-    for name, options in groups():
-        print(f"\n{name}:")
-        for o in options:
-            default = o.shown_default()
-            shown = f" (default {default})" if default and default != "off" else ""
-            print(f"  {o.flag:<{width}}  {o.env:<{env_width}}  {o.help}{shown}")
-    return 0
-
-
-if __name__ == "__main__":
-    import sys
-
-    sys.exit(main(sys.argv[1:]))

@@ -20,14 +20,14 @@ from llmload.core.redact import redact_url
 from llmload.errors import ConfigError
 from llmload.metrics.slo import SloRule
 from llmload.protocol.origin import parse_origin
-from llmload.workload.arrivals import Arrivals
+from llmload.workload.arrivals import ArrivalKind, Arrivals
 from llmload.workload.conversations import ConversationSpec
 from llmload.workload.images import ImageSpec
 from llmload.workload.lengths import Length, require_output_jitter
 from llmload.workload.prefixes import PrefixSpec
 from llmload.workload.ramps import Ramp
 from llmload.workload.replay import ReplaySpec
-from llmload.workload.traces import FORMATS
+from llmload.workload.traces import FORMATS, FormatChoice
 
 Endpoint = Literal["chat", "completions", "embeddings"]
 PATHS: Mapping[Endpoint, str] = MappingProxyType(
@@ -112,7 +112,7 @@ class OpenLoopConfig:
     """Open-loop arrivals (``OpenLoopUser``): a request rate instead of a user count."""
 
     rate: float | None = None  # requests per second over the whole fleet
-    arrival: str = "poisson"  # constant | poisson | gamma
+    arrival: ArrivalKind = "poisson"
     burstiness: float = 1.0
     max_in_flight: int = 1024  # arrivals beyond it wait in the client (queue time grows)
 
@@ -120,7 +120,7 @@ class OpenLoopConfig:
         # the schedule's own checks, at once rather than when the first open-loop user starts
         Arrivals(
             1.0 if self.rate is None else self.rate,
-            self.arrival,  # type: ignore[arg-type]
+            self.arrival,
             self.burstiness,
         )
         if self.max_in_flight < 1:
@@ -132,7 +132,7 @@ class TraceConfig:
     """Trace replay (the ``trace`` scenario): which file, read how, replayed how."""
 
     path: str | None = None  # None: no trace
-    format: str = "auto"  # mooncake | azure | jsonl | auto
+    format: FormatChoice = "auto"
     replay: ReplaySpec = field(default_factory=ReplaySpec)
 
     def __post_init__(self) -> None:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from llmload.export import html as h
 from llmload.export.compare import NOISE, CompareRow, Comparison
-from llmload.export.plots import render
+from llmload.export.plots import NO_PLOTS, can_draw, render
 from llmload.export.report_tradeoffs import pareto_table
 from llmload.export.rundata import verdict_of
 from llmload.export.series import FigureSpec, level_series, pareto_figures, pareto_points, throughput_figure
@@ -183,8 +183,12 @@ def html_page(c: Comparison) -> str:
             pareto_points({run.label: rows for run, rows in zip(c.runs, c.rows, strict=True)}), with_run=True
         ),
         h.heading("Plots"),
-        '<div class="plots">'
-        + "".join(h.png_figure(f.name, render(f), f.title) for f in figures(c))
-        + "</div>",
+        (
+            '<div class="plots">'
+            + "".join(h.png_figure(f.name, render(f), f.title) for f in figures(c))
+            + "</div>"
+            if can_draw()
+            else h.paragraph(NO_PLOTS, "note")
+        ),
     ]
     return h.page("llmload compare", body)

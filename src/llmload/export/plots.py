@@ -1,8 +1,11 @@
 """Drawing a ``FigureSpec`` as a PNG with matplotlib's Agg canvas.
 
-matplotlib is imported inside the functions: importing llmload (and a Locust worker with it)
-must not pay for it. We build ``Figure`` objects with their own Agg canvas instead of pyplot, so
-no global backend or figure registry is touched and concurrent reports cannot interfere.
+matplotlib is the ``report`` extra (``pip install 'llmload[report]'``): nothing that measures
+needs it, and a worker image need not carry it. Without it a report has every table and no
+plots, and says how to get them. It is imported inside the functions: importing llmload (and a
+Locust worker with it) must not pay for it. We build ``Figure`` objects with their own Agg
+canvas instead of pyplot, so no global backend or figure registry is touched and concurrent
+reports cannot interfere.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 import io
 import math
 from collections.abc import Sequence
+from importlib.util import find_spec
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,6 +22,7 @@ from llmload.export.series import FigureSpec, Series
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
+NO_PLOTS = "No plots: they need matplotlib, the report extra (pip install 'llmload[report]')."
 _SIZE_IN = (8.0, 4.5)
 _DPI = 110
 
@@ -114,6 +119,10 @@ def render(spec: FigureSpec) -> bytes:
     # No "Software" metadata: the default one carries matplotlib's web address into every file.
     fig.savefig(buf, format="png", metadata={"Software": None})
     return buf.getvalue()
+
+
+def can_draw() -> bool:
+    return find_spec("matplotlib") is not None
 
 
 def write_pngs(specs: Sequence[FigureSpec], directory: Path) -> dict[str, bytes]:

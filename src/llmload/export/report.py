@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from llmload.errors import ResultsError
-from llmload.export.plots import write_pngs
+from llmload.export.plots import can_draw, write_pngs
 from llmload.export.report_page import render_report
 from llmload.export.rundata import load_run
 from llmload.export.series import report_figures
@@ -36,10 +36,11 @@ def write_report(run_dir: Path, out_dir: Path | None = None) -> Path:
         write_stages_csv(out / STAGES_CSV, rows)
         measured = any((r.get("requests_ok") or 0) > 0 for r in rows)
         # Nothing measured: no plots of nothing (the verdict says why).
-        pngs = write_pngs(report_figures(rows, run.timeseries), out) if measured else {}
+        drawn = measured and can_draw()
+        pngs = write_pngs(report_figures(rows, run.timeseries), out) if drawn else {}
         target = out / REPORT_HTML
         tmp = target.with_suffix(".html.tmp")
-        tmp.write_text(render_report(run, rows, pngs), encoding="utf-8")
+        tmp.write_text(render_report(run, rows, pngs, plots_missing=measured and not drawn), encoding="utf-8")
         os.replace(tmp, target)  # a browser left open on the old report never sees half a file
     except OSError as exc:
         raise ResultsError(f"cannot write the report into {out}: {exc}") from None

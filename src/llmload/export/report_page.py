@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from llmload.export import html as h
+from llmload.export.plots import NO_PLOTS
 from llmload.export.report_tradeoffs import cost_section, pareto_section
 from llmload.export.rundata import RunData, all_warnings, flatten, verdict_of
 from llmload.export.tables import Row
@@ -329,7 +330,9 @@ def _errors(summary: Summary) -> list[str]:
     ]
 
 
-def render_report(run: RunData, rows: Sequence[Row], pngs: Mapping[str, bytes]) -> str:
+def render_report(
+    run: RunData, rows: Sequence[Row], pngs: Mapping[str, bytes], *, plots_missing: bool = False
+) -> str:
     info = to_json(run.summary.run)
     warnings = all_warnings(run.summary)
     body = [
@@ -346,6 +349,7 @@ def render_report(run: RunData, rows: Sequence[Row], pngs: Mapping[str, bytes]) 
         *_errors(run.summary),
         *_spec_decode(rows),
         *(_plots(pngs) if pngs else []),
+        *([h.heading("Plots"), h.paragraph(NO_PLOTS, "note")] if plots_missing else []),
         *_key_values("Server fingerprint", run.server, skip=("warnings",)),
         *_key_values("Run", {k: v for k, v in info.items() if k not in ("reproducibility", "records")}),
         *_key_values("Reproducibility", info.get("reproducibility") or {}),

@@ -76,7 +76,7 @@ class OpenLoopUser(SessionUser):
         """This process's share of the stage's schedule: (seconds from the start, its prompt)."""
         cfg = self._session.config
         assert state.rate is not None
-        kind: ArrivalKind = cfg.open_loop.arrival  # type: ignore[assignment]
+        kind: ArrivalKind = cfg.open_loop.arrival
         arrivals = Arrivals(
             state.rate, kind, cfg.open_loop.burstiness, seed=cfg.workload.seed * 1_000_003 + stage
         )

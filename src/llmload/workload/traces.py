@@ -31,7 +31,9 @@ import orjson
 from llmload.errors import ConfigError
 
 TraceFormat = Literal["mooncake", "azure", "jsonl"]
-FORMATS: tuple[str, ...] = ("mooncake", "azure", "jsonl", "auto")
+# What --trace-format takes: a format, or "auto" to tell it from the file.
+FormatChoice = Literal["mooncake", "azure", "jsonl", "auto"]
+FORMATS: tuple[FormatChoice, ...] = ("mooncake", "azure", "jsonl", "auto")
 _OPTION = "--trace"
 _CHAT_ROLES = frozenset({"system", "developer", "user", "assistant"})
 _AZURE_COLUMNS = ("TIMESTAMP", "ContextTokens", "GeneratedTokens")
@@ -61,14 +63,14 @@ class Trace:
         return self.entries[-1].t_s
 
 
-def load_trace(path: str, fmt: str = "auto") -> Trace:
+def load_trace(path: str, fmt: FormatChoice = "auto") -> Trace:
     """Read and check a trace file; ``ConfigError`` names the line and what to fix."""
     if fmt not in FORMATS:
         raise ConfigError("--trace-format", fmt, f"must be one of {', '.join(FORMATS)}")
     text = _read_text(path)
     if not text.strip():
         raise ConfigError(_OPTION, path, "the file is empty: give a Mooncake JSONL, Azure CSV or JSONL trace")
-    kind: TraceFormat = detect(path, text) if fmt == "auto" else fmt  # type: ignore[assignment]
+    kind: TraceFormat = detect(path, text) if fmt == "auto" else fmt
     reader = _READERS[kind]
     raw = list(reader(text, path))
     if not raw:

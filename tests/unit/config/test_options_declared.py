@@ -1,4 +1,5 @@
-"""Options are declared once (``llmload.config.options``); everything that lists or sets them agrees.
+"""Options are declared once (``llmload.config.options``); everything that lists or sets them agrees,
+and every field of the typed config is set by one option or says where its value comes from.
 
 The Locust parser, ``llmload sweep|search``, docs/options.md and the Kubernetes manifests are
 all held to the one declaration here, so none of them can drift from the code.
@@ -8,14 +9,18 @@ from __future__ import annotations
 
 import argparse
 import re
+from dataclasses import is_dataclass
 from pathlib import Path
+from typing import get_type_hints
 
 import configargparse  # type: ignore[import-untyped]
 import pytest
 
 from llmload.cli import search, sweep
-from llmload.config.args import add_options
-from llmload.config.options import ENTRYPOINT_ENV, ENV_NAMES, OPTIONS, defaults, markdown, sweep_options
+from llmload.cli.list_options import markdown
+from llmload.config.args import DERIVED, add_options
+from llmload.config.options import ENTRYPOINT_ENV, ENV_NAMES, OPTIONS, defaults, sweep_options
+from llmload.config.settings import RunConfig
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -95,3 +100,34 @@ def test_every_llmload_variable_in_the_manifests_is_an_option() -> None:
     assert found, "the manifests set llmload's options through LLMLOAD_* variables"
     unknown = {name: where for name, where in found.items() if name not in ENV_NAMES | ENTRYPOINT_ENV}
     assert unknown == {}
+
+
+def _leaves(cls: type, prefix: str = "") -> set[str]:
+    """Every settable field of a config, by dotted path through its nested dataclasses."""
+    out: set[str] = set()
+    for name, hint in get_type_hints(cls).items():
+        if isinstance(hint, type) and is_dataclass(hint):
+            out |= _leaves(hint, f"{prefix}{name}.")
+        else:
+            out.add(f"{prefix}{name}")
+    return out
+
+
+def test_every_config_field_is_set_by_exactly_one_option_or_says_where_it_comes_from() -> None:
+    set_by = [path for o in OPTIONS for path in o.fields]
+    assert len(set_by) == len(set(set_by)), "two options set one field"
+    assert set(set_by).isdisjoint(DERIVED)
+    # an option without a field, or a field without an option, fails here
+    assert _leaves(RunConfig) == set(set_by) | set(DERIVED)
+
+
+def test_a_text_option_offers_the_choices_of_its_fields_literal() -> None:
+    parser = locust_like_parser()
+    add_options(parser)
+    by_flag = {a.option_strings[0]: a for a in parser._actions if a.option_strings}
+    assert by_flag["--arrival"].choices == ("constant", "poisson", "gamma")
+    assert by_flag["--trace-format"].choices == ("mooncake", "azure", "jsonl", "auto")
+    assert by_flag["--transport"].choices == ("lean", "httpx")
+    assert by_flag["--image-format"].choices == ("png", "jpeg")
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--arrival", "bursty"])
