@@ -15,6 +15,7 @@ import pytest
 
 from llmload.sim.process import SimProcess, start_sim
 from tests.support.fleet import LocustFleet, Proc
+from tests.support.noise import Noise
 from tests.support.truth import check_quantiles, recomputed, request_total, wait_sim_settled
 
 pytestmark = pytest.mark.e2e
@@ -74,7 +75,9 @@ def test_1024_streams_over_4_worker_processes(tmp_path: Path) -> None:
     # The simulator was not the bottleneck: it kept its 500 ms steps on time.
     assert sim_cpu < 0.6, sim_cpu
     assert lateness["p99_ns"] < 20e6, lateness
-    assert abs(stage["itl_ms"]["p50"] - 500) < 10, stage["itl_ms"]
+    # one 500 ms step per token: within a few ms plus what the simulator and the loops were late by
+    noise = Noise.of_stages([stage], server_late_ms=lateness["p99_ns"] / 1e6)
+    noise.close(stage["itl_ms"]["p50"], 500, 10, "ITL p50 against the simulator's 500 ms step")
     users = Counter(r["user"] for rs in records.values() for r in rs)
     assert len(users) == 1024, "each stream is one user with its own id, fleet-wide"
 

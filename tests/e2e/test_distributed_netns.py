@@ -20,6 +20,7 @@ import pytest
 from llmload.sim.process import ANNOUNCE_PREFIX
 from tests.support.fleet import REPO, LocustFleet, read_jsonl
 from tests.support.netns import Lab, can_use_netns
+from tests.support.noise import Noise
 from tests.support.truth import recomputed, request_total
 
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(can_use_netns() is not None, reason=str(can_use_netns()))]
@@ -115,6 +116,7 @@ def test_workers_on_their_own_hosts_and_a_delayed_link(tmp_path: Path) -> None:
         f"simulator TTFT p50 {sim_ttft}"
     )
     rise = timing[slow][0] - timing[fast][0]
-    assert abs(rise - DELAY_MS) < 2.0, rise
-    assert abs(timing[slow][1] - timing[fast][1]) < 1.0, (timing[slow], timing[fast])
-    assert abs(sim_ttft[SLOW] - sim_ttft[FAST]) < 1.0, "the server saw no difference"
+    noise = Noise.of_summary(fleet.summary)
+    noise.close(rise, DELAY_MS, 2, "the slow worker's TTFT rise against the link's delay")
+    noise.close(timing[slow][1], timing[fast][1], 1, "ITL p50 of the slow link's worker against the fast's")
+    noise.close(sim_ttft[SLOW], sim_ttft[FAST], 1, "the server's TTFT per worker (it saw no difference)")

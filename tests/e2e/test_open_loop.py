@@ -13,6 +13,7 @@ from scipy import stats as scistats  # type: ignore[import-untyped]
 from llmload.sim.process import start_sim
 from tests.e2e.conftest import RunLocust
 from tests.support.fleet import LocustFleet
+from tests.support.noise import Noise
 from tests.support.schema import read_checked
 
 pytestmark = pytest.mark.e2e
@@ -96,7 +97,8 @@ def test_poisson_rate_and_distribution_reach_the_server(run_locust: RunLocust) -
     assert len(run.records) == len(served)
     stage = run.summary["stages"][0]
     assert stage["rate_req_per_s"] == rate
-    assert stage["queue_ms"]["p50"] < 5  # the server keeps up: requests leave on time
+    # the server keeps up: requests leave on time, late by no more than the loop was
+    Noise.of_stages([stage]).at_most(stage["queue_ms"]["p50"], 5, "queue time p50")
 
 
 def test_saturation_shows_as_client_queue_and_e2e_from_scheduled(tmp_path: Path) -> None:
@@ -140,7 +142,7 @@ def test_saturation_shows_as_client_queue_and_e2e_from_scheduled(tmp_path: Path)
     stages = read_checked(tmp_path / "sat" / "summary.json")["stages"]
     easy, saturated = stages
     assert easy["rate_req_per_s"] == 2 and saturated["rate_req_per_s"] == 20
-    assert easy["queue_ms"]["p50"] < 5
+    Noise.of_stages([easy]).at_most(easy["queue_ms"]["p50"], 5, "queue time p50 at 2 req/s")
     assert saturated["queue_ms"]["p50"] > 200  # arrivals waited for a free slot
     # E2E from the scheduled time includes that wait; E2E from sending does not.
     assert saturated["e2e_scheduled_ms"]["p50"] > saturated["e2e_ms"]["p50"] + 200

@@ -13,6 +13,7 @@ from llmload.sim.model import stage_output_tok_per_s
 from llmload.sim.process import start_sim
 from llmload.sim.profiles import get_profile
 from tests.e2e.conftest import REPO, RunLocust
+from tests.support.noise import Noise
 from tests.support.schema import read_checked
 
 pytestmark = pytest.mark.e2e
@@ -143,9 +144,9 @@ def test_warmup_is_excluded_from_the_numbers(run_locust: RunLocust) -> None:
     ) as sim:
         run = run_locust(sim.url, "--max-tokens", "16", "--ignore-eos", users=8, run_time="8s")
     stage = run.summary["stages"][0]
-    # The window never saw the slow requests (1,050 ms each); the bound leaves room for a busy
-    # machine's scheduling delays (p99 read 115 ms once in CI against the 50 ms the server set).
-    assert stage["ttft_ms"]["p99"] < 500
+    # The window never saw the slow requests (1,050 ms each): its p99 is the server's 50 ms and
+    # what the machine delayed (115 ms once in CI), far below a stalled request.
+    Noise.of_stages([stage]).at_most(stage["ttft_ms"]["p99"], 500, "TTFT p99 of the window")
     slow = [r for r in run.records if (r["first_token_ns"] - r["sent_ns"]) > 500_000_000]
     assert len(slow) == 8
     assert all(r["phase"] == "warmup" for r in slow)

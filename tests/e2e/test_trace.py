@@ -18,6 +18,7 @@ from llmload.sim.tokens import TOKENS_PER_MESSAGE
 from llmload.workload.trace_prompts import BLOCK_TOKENS
 from tests.e2e.conftest import RunLocust
 from tests.support.fleet import free_port
+from tests.support.noise import Noise
 
 pytestmark = pytest.mark.e2e
 
@@ -93,11 +94,12 @@ def test_each_request_is_sent_once_at_its_time_and_shares_its_blocks(
         scheduled_s = (by_length[e["input_length"]]["scheduled_ns"] - start) / 1e9
         assert scheduled_s == pytest.approx(e["timestamp"] / 1000, abs=0.005)
     # ...and sent then (the median; the tail is this shared machine's), as the server saw too.
+    noise = Noise.of_summary(run.summary)
     late_ms = sorted((r["sent_ns"] - r["scheduled_ns"]) / 1e6 for r in records)
-    assert late_ms[len(late_ms) // 2] < 5, late_ms
+    noise.at_most(late_ms[len(late_ms) // 2], 5, "send lateness, median")
     arrival = {s["client_request_id"]: s["arrival_ns"] for s in served}
     arrival_late_ms = sorted((arrival[r["id"]] - r["scheduled_ns"]) / 1e6 for r in records)
-    assert arrival_late_ms[len(arrival_late_ms) // 2] < 10, arrival_late_ms
+    noise.at_most(arrival_late_ms[len(arrival_late_ms) // 2], 10, "arrival at the server, median")
 
     # What the server's prefix cache found: exactly the shared blocks (behind the chat
     # template's opening tokens, in whole blocks of the simulator's cache).
