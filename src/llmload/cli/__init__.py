@@ -52,4 +52,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"llmload {name}: interrupted", file=sys.stderr)
         return int(ExitCode.INTERRUPTED)
     return code
-
