@@ -1,60 +1,84 @@
-"""The Locust adapter: the only subpackage that imports locust.
+"""The scenario API: everything a scenario imports, ``from llmload.locust import ...``.
 
-Importing locust monkey-patches the whole process, so this package imports it only when a user
-class is asked for (``from llmload.locust import ChatUser``); ``llmload.config.args`` and the
-other pure helpers stay importable in a plain process (tests, the CLI).
+``_EXPORTS`` is the one list of it: each public name and the module that defines it.
+``__all__``, ``dir()`` and the lazy ``__getattr__`` read it, and a test holds the
+``TYPE_CHECKING`` imports (there for type checkers, which cannot follow ``__getattr__``) to it.
+
+This is also the Locust adapter, the only subpackage that imports locust. Importing locust
+monkey-patches the whole process, so a name is imported when it is first asked for: a user class
+or shape imports locust then, and ``import llmload.locust`` alone, the client's reply types and
+the message helpers do not (tests and the CLI run in a plain process).
 """
 
-from typing import TYPE_CHECKING, Any
+from importlib import import_module
+from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # the names __getattr__ serves, for type checkers
-    from llmload.locust.openloop import OpenLoopUser
-    from llmload.locust.plugin import install
-    from llmload.locust.shape import SweepShape, TraceShape
-    from llmload.locust.trace import TraceUser
-    from llmload.locust.user import ChatUser, CompletionsUser, EmbeddingsUser, LLMUser
-    from llmload.workload.messages import rag_messages, system_message, tool_result, user_message
+if TYPE_CHECKING:  # the names _EXPORTS serves, spelled out for type checkers
+    from llmload.core.answer import Answer as Answer
+    from llmload.core.answer import ToolCall as ToolCall
+    from llmload.locust.conversation import ConversationUser as ConversationUser
+    from llmload.locust.openloop import OpenLoopUser as OpenLoopUser
+    from llmload.locust.plugin import install as install
+    from llmload.locust.shape import SweepShape as SweepShape
+    from llmload.locust.shape import TraceShape as TraceShape
+    from llmload.locust.trace import TraceUser as TraceUser
+    from llmload.locust.user import ChatUser as ChatUser
+    from llmload.locust.user import CompletionsUser as CompletionsUser
+    from llmload.locust.user import EmbeddingsUser as EmbeddingsUser
+    from llmload.locust.user import LLMUser as LLMUser
+    from llmload.run.llm_client import Check as Check
+    from llmload.run.llm_client import LLMClient as LLMClient
+    from llmload.run.llm_client import Reply as Reply
+    from llmload.run.llm_client import Timings as Timings
+    from llmload.workload.messages import rag_messages as rag_messages
+    from llmload.workload.messages import system_message as system_message
+    from llmload.workload.messages import tool_result as tool_result
+    from llmload.workload.messages import user_message as user_message
+    from llmload.workload.prompts import Prompt as Prompt
 
-__all__ = [
-    "ChatUser",
-    "CompletionsUser",
-    "EmbeddingsUser",
-    "LLMUser",
-    "OpenLoopUser",
-    "SweepShape",
-    "TraceShape",
-    "TraceUser",
-    "install",
-    "rag_messages",
-    "system_message",
-    "tool_result",
-    "user_message",
-]
+_USERS = "llmload.locust.user"
+_CLIENT = "llmload.run.llm_client"
+_MESSAGES = "llmload.workload.messages"
+
+_EXPORTS: dict[str, str] = {
+    # the user classes to subclass or run, and the shapes (these import locust)
+    "LLMUser": _USERS,
+    "ChatUser": _USERS,
+    "CompletionsUser": _USERS,
+    "EmbeddingsUser": _USERS,
+    "ConversationUser": "llmload.locust.conversation",
+    "OpenLoopUser": "llmload.locust.openloop",
+    "TraceUser": "llmload.locust.trace",
+    "SweepShape": "llmload.locust.shape",
+    "TraceShape": "llmload.locust.shape",
+    "install": "llmload.locust.plugin",
+    # self.client and what its calls return
+    "LLMClient": _CLIENT,
+    "Reply": _CLIENT,
+    "Timings": _CLIENT,
+    "Check": _CLIENT,
+    "Answer": "llmload.core.answer",
+    "ToolCall": "llmload.core.answer",
+    # what self.prompt() returns, and the messages a request is built of
+    "Prompt": "llmload.workload.prompts",
+    "user_message": _MESSAGES,
+    "system_message": _MESSAGES,
+    "tool_result": _MESSAGES,
+    "rag_messages": _MESSAGES,
+}
+
+__all__ = list(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    if name in ("ChatUser", "CompletionsUser", "EmbeddingsUser", "LLMUser"):
-        from llmload.locust import user
+def __getattr__(name: str) -> object:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value  # later lookups find it without coming here
+    return value
 
-        return getattr(user, name)
-    if name in ("rag_messages", "system_message", "tool_result", "user_message"):
-        from llmload.workload import messages
 
-        return getattr(messages, name)
-    if name == "OpenLoopUser":
-        from llmload.locust.openloop import OpenLoopUser
-
-        return OpenLoopUser
-    if name in ("SweepShape", "TraceShape"):
-        from llmload.locust import shape
-
-        return getattr(shape, name)
-    if name == "TraceUser":
-        from llmload.locust.trace import TraceUser
-
-        return TraceUser
-    if name == "install":
-        from llmload.locust.plugin import install
-
-        return install
-    raise AttributeError(name)
+def __dir__() -> list[str]:
+    # The API, not the module's own helpers nor the submodules imports have set on it.
+    return sorted({*__all__, *(name for name in globals() if name.startswith("__"))})

@@ -10,8 +10,7 @@ assistant messages of the reply's output length. The summary reports TTFT per tu
 
 from locust import events
 
-from llmload.locust import install
-from llmload.locust.conversation import ConversationUser
+from llmload.locust import ConversationUser, install
 
 install(events)
 

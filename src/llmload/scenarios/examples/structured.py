@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 from locust import events, task
 
-from llmload.locust import LLMUser, install, user_message
+from llmload.locust import LLMUser, Reply, install, user_message
 
 install(events)
 
@@ -29,10 +29,10 @@ SCHEMA: dict[str, Any] = {
     },
     "required": ["summary", "sentiment", "confidence"],
 }
-_TYPES: dict[str, Any] = {"string": str, "number": (int, float)}
+_TYPES: dict[str, type | tuple[type, ...]] = {"string": str, "number": (int, float)}
 
 
-def obeys_schema(reply: Any) -> str | None:
+def obeys_schema(reply: Reply) -> str | None:
     """None when the answer is a JSON object with the schema's keys and types, else why not."""
     try:
         answer = orjson.loads(reply.text)
