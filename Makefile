@@ -2,42 +2,52 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+SOURCES := src tests bench locustfiles
 
-.PHONY: demo test test-unit check lint typecheck docs clean
+.PHONY: demo test test-unit lint typecheck check bench docs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q -U pip
 
+# The package with its report extra (the demo's report.html has plots).
 $(VENV)/.runtime: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e .
+	$(BIN)/pip install -q -e '.[report]'
 	touch $@
 
+# What developers add: every extra, and the test and lint dependency groups.
 $(VENV)/.test: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e '.[test]'
-	touch $@
+	$(BIN)/pip install -q -e '.[report,tokenize]' --group test --group lint
+	touch $@ $(VENV)/.runtime
 
 demo: $(VENV)/.runtime
 	$(BIN)/llmload demo
 
-# llama.cpp's llama-server for tests/e2e/test_llama_server.py is built once (~10 min on 2 cores)
-# into ~/.cache/llmload; where it cannot be built, those tests skip and say why.
+# Debian's prometheus, chromium, cmake and g++ (as root), and llama.cpp's llama-server, built
+# once (about 6 minutes on 2 cores) into ~/.cache/llmload; then lint, types and the tiers
+# (scripts/test.sh prints each tier's time). Where llama-server cannot be built its tests skip,
+# except under CI=true, where a skip fails the run.
 test: $(VENV)/.test
 	bash scripts/install-test-deps.sh
 	PIP="$(BIN)/python -m pip" bash scripts/llama-server.sh >/dev/null || echo "make test: llama-server was not built (above); its tests will skip"
-	$(BIN)/ruff format --check src tests bench locustfiles
-	$(BIN)/ruff check src tests bench locustfiles
-	$(BIN)/mypy src
-	$(BIN)/python -m pytest -q --durations=15
+	BIN=$(BIN) bash scripts/test.sh
 
-# The edit-test loop: lint, types and the unit tier (no sockets), in seconds.
-test-unit: $(VENV)/.test
-	$(BIN)/ruff format --check src tests bench locustfiles
-	$(BIN)/ruff check src tests bench locustfiles
+# The edit-test loop: lint, types and the unit tier (no sockets), in about a minute.
+test-unit: lint typecheck
+	$(BIN)/python -m pytest -q -n 2 tests/unit
+
+lint: $(VENV)/.test
+	$(BIN)/ruff format --check $(SOURCES)
+	$(BIN)/ruff check $(SOURCES)
+
+typecheck: $(VENV)/.test
 	$(BIN)/mypy src
-	$(BIN)/python -m pytest -q tests/unit
 
 check: test
+
+# The benchmarks of bench/, side by side in one run (bench/run_all.py; --smoke runs in make test).
+bench: $(VENV)/.test
+	$(BIN)/python bench/run_all.py
 
 docs: $(VENV)/.runtime
 	$(BIN)/python -m llmload.metrics.catalog > docs/metrics.md

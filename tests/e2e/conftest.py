@@ -11,6 +11,7 @@ from typing import Any
 import orjson
 import pytest
 
+from tests.support.fleet import own_master_port
 from tests.support.schema import read_checked
 
 REPO = Path(__file__).resolve().parents[2]
@@ -73,6 +74,7 @@ def run_locust(tmp_path: Path) -> RunLocust:
             "--loglevel",
             "WARNING",
             *args,
+            *own_master_port(args),
         ]
         proc = subprocess.run(
             command, cwd=REPO, capture_output=True, text=True, timeout=timeout_s, check=False, env=env

@@ -17,6 +17,7 @@ import pytest
 
 from llmload.sim.process import start_sim
 from tests.e2e.conftest import REPO
+from tests.support.fleet import own_master_port
 
 pytestmark = pytest.mark.e2e
 ENV_KEY = "sk-canary-env-7f3a9c2e1b"
@@ -77,6 +78,7 @@ def test_no_output_of_a_run_holds_a_secret(tmp_path: Path, processes: int) -> No
             "--processes",
             str(processes),
             "--",
+            *own_master_port(["--processes"] if processes else []),
             "--loglevel",
             "DEBUG",
             "--extra-header",

@@ -20,6 +20,7 @@ from llmload.results.exitcodes import ExitCode
 from llmload.sim.process import start_sim
 from tests.e2e.conftest import REPO, LocustRun, RunLocust
 from tests.support.chromium import CHROMIUM, chromium
+from tests.support.fleet import own_master_port
 from tests.support.rawserver import RawServer, Send, Sleep
 from tests.support.schema import read_checked
 
@@ -403,6 +404,7 @@ def test_ctrl_c_on_a_distributed_run_loses_no_worker(tmp_path: Path) -> None:
                 "--headless",
                 "--processes",
                 "2",
+                *own_master_port(["--processes"]),
                 "-u",
                 "4",
                 "-r",

@@ -36,6 +36,15 @@ def free_port(host: str = "127.0.0.1") -> int:
         return port
 
 
+def own_master_port(args: Sequence[str]) -> list[str]:
+    """Locust flags that give a ``--processes`` run's master a port of its own: tests run side
+    by side, and two masters on Locust's default port would take each other's workers."""
+    if "--processes" not in args or "--master-bind-port" in args:
+        return []
+    port = str(free_port())
+    return ["--master-bind-port", port, "--master-port", port]
+
+
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
     with path.open("rb") as f:
         return [orjson.loads(line) for line in f if line.strip()]

@@ -7,6 +7,7 @@ never imports gevent or Locust (the simulator must run on an unpatched asyncio l
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -48,6 +49,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except LlmloadError as exc:
         print(f"llmload {name}: {exc}", file=sys.stderr)
         return exc.exit_code
+    except BrokenPipeError:  # `llmload scenarios | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        return 0
     except KeyboardInterrupt:  # Ctrl+C outside a run (while waiting for the server, say)
         print(f"llmload {name}: interrupted", file=sys.stderr)
         return int(ExitCode.INTERRUPTED)

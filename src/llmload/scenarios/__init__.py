@@ -40,7 +40,8 @@ def summary(path: Path) -> str:
     """The first line of a scenario's docstring, read without importing it (that starts Locust)."""
     text = path.read_text(encoding="utf-8")
     start = text.find('"""')
-    return text[start + 3 :].split("\n", 1)[0].strip() if start >= 0 else ""
+    # a one-line docstring closes on its first line: its quotes are not part of the summary
+    return text[start + 3 :].split("\n", 1)[0].split('"""', 1)[0].strip() if start >= 0 else ""
 
 
 def main(argv: list[str]) -> int:

@@ -20,6 +20,7 @@ import pytest
 from sim_wire import chat_body, request_bytes
 
 from llmload.sim.priority import request_realtime
+from tests.support.noise import UNJUDGED
 
 _TOKEN = b'"content":" '  # a token-bearing chat event (output words start with a space)
 _SENT_NS = re.compile(rb'"sent_ns":(\d+)')
@@ -128,14 +129,15 @@ def tail_bound(holds: bool, realtime: bool, message: str) -> None:
     if holds:
         return
     if not realtime:
-        pytest.skip(f"no SCHED_FIFO (needs CAP_SYS_NICE) on a busy machine: {message}")
+        pytest.skip(f"{UNJUDGED}no SCHED_FIFO (needs CAP_SYS_NICE) on a busy machine: {message}")
     # SCHED_FIFO shields from this machine's other processes, not from a hypervisor that takes
     # the CPU away (a CI run saw step lateness p99 4.1 ms while a bare SCHED_FIFO timer woke up
     # to 5 ms late in the same hour): a bound finer than the machine's own wake-ups is not judged.
     machine = wake_lateness_p99_ms()
     if machine > 0.5:
         pytest.skip(
-            f"this machine's own SCHED_FIFO wake-ups are late by up to {machine:.2f} ms (p99): {message}"
+            f"{UNJUDGED}this machine's own SCHED_FIFO wake-ups are late by up to {machine:.2f} ms (p99): "
+            f"{message}"
         )
     raise AssertionError(f"{message} (this machine's own SCHED_FIFO wake-up lateness p99 {machine:.2f} ms)")
 
