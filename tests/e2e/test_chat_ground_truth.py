@@ -10,7 +10,7 @@ import pytest
 from llmload.sim.process import start_sim
 from tests.e2e.conftest import RunLocust
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.timing]
 
 
 def tokens_written_at(timeline: list[tuple[int, int]], t_ns: int) -> float:

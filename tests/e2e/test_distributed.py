@@ -18,7 +18,7 @@ from tests.support.fleet import LocustFleet, Proc
 from tests.support.noise import Noise
 from tests.support.truth import check_quantiles, recomputed, request_total, wait_sim_settled
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.timing]
 
 CHAT = ("--max-tokens", "32", "--ignore-eos")
 

@@ -19,6 +19,7 @@ from llmload.core.health import HealthLimits
 from tests.support.fleet import REPO
 
 pytestmark = [
+    pytest.mark.timing,
     pytest.mark.e2e,
     pytest.mark.skipif(
         os.geteuid() != 0,

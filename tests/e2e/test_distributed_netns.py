@@ -23,7 +23,11 @@ from tests.support.netns import Lab, can_use_netns
 from tests.support.noise import Noise
 from tests.support.truth import recomputed, request_total
 
-pytestmark = [pytest.mark.e2e, pytest.mark.skipif(can_use_netns() is not None, reason=str(can_use_netns()))]
+pytestmark = [
+    pytest.mark.timing,
+    pytest.mark.e2e,
+    pytest.mark.skipif(can_use_netns() is not None, reason=str(can_use_netns())),
+]
 
 DELAY_MS = 20.0
 SIM, MASTER, FAST, SLOW = "10.200.0.1", "10.200.0.2", "10.200.0.11", "10.200.0.12"

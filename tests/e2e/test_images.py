@@ -19,7 +19,7 @@ from llmload.sim.profiles import get_profile
 from llmload.sim.tokens import chat_prompt_tokens
 from tests.e2e.conftest import RunLocust
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.timing]
 
 WORDS = 32
 SMALL, LARGE = (256, 256), (1024, 768)

@@ -24,7 +24,7 @@ from tests.e2e.conftest import REPO, RunLocust
 from tests.support.llama import LlamaServer, llama_server
 from tests.support.schema import read_checked
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.timing]
 
 SHORT = ("--max-tokens", "16", "--ignore-eos", "--prompt-tokens", "24")
 

@@ -16,7 +16,7 @@ from tests.support.fleet import LocustFleet
 from tests.support.noise import Noise
 from tests.support.schema import read_checked
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.timing]
 
 FAST = ["--ttft-ms", "10", "--step-ms", "5"]
 

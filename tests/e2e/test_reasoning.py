@@ -12,7 +12,7 @@ from llmload.sim.process import start_sim
 from tests.e2e.conftest import RunLocust
 from tests.support.noise import Noise
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.timing]
 
 THINK, STEP_MS, MAX_TOKENS = 24, 20, 64
 

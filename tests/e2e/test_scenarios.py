@@ -15,7 +15,7 @@ import pytest
 from llmload.sim.process import start_sim
 from tests.e2e.conftest import RunLocust
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.timing]
 
 
 def all_records(results: Path) -> list[dict[str, Any]]:

@@ -14,7 +14,7 @@ from llmload.sim.model import per_stream_decode_tok_per_s
 from llmload.sim.profiles import get_profile
 from tests.e2e.conftest import REPO
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.timing]
 
 
 def test_bisection_is_exact_on_a_monotone_predicate() -> None:

@@ -20,7 +20,7 @@ from tests.e2e.conftest import RunLocust
 from tests.support.fleet import free_port
 from tests.support.noise import Noise
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.timing]
 
 B = BLOCK_TOKENS
 # Three requests of ids found nowhere else: the second shares two blocks with the first, the

@@ -360,6 +360,7 @@ def test_a_sweep_against_nothing_is_one_line(tmp_path: Path) -> None:
     assert "cannot list models at" in output and "is the server up?" in output
 
 
+@pytest.mark.timing  # TTFT of one run against another's: a busy machine moves one, not the other
 def test_two_identical_runs_do_not_turn_into_cache_hits(run_locust: RunLocust) -> None:
     # Long prompts, so that prefill dominates TTFT: a cache hit would show as a large drop.
     args = ("--prompt-tokens", "3000", "--max-tokens", "8", "--ignore-eos", "--seed", "7")

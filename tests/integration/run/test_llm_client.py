@@ -21,7 +21,7 @@ from llmload.run.session import Session
 from llmload.sim.process import SimProcess, start_sim
 from llmload.workload.messages import tool_result, user_message
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.timing]
 
 TOOLS = [
     {

@@ -24,6 +24,8 @@ from llmload.transport.base import HttpRequest, ResponseSink
 from llmload.workload.prompts import SyntheticPrompts
 from tests.support.session import measuring
 
+pytestmark = pytest.mark.timing  # measures: runs alone (make test)
+
 CHUNK = orjson.dumps(
     {
         "id": "r",

@@ -12,7 +12,7 @@ from sim_wire import chat_body, connect, exchange, read_response, request_bytes
 
 from llmload.sim.process import SimProcess, start_sim
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.timing]
 
 CHAT = "/v1/chat/completions"
 

@@ -21,7 +21,7 @@ from llmload.sim.profiles import get_profile
 from llmload.sim.tokens import TOKENS_PER_MESSAGE, chat_prompt_tokens
 from llmload.target.scrape import Scraper, summarize
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.timing]
 
 CHAT = "/v1/chat/completions"
 MS = 1_000_000

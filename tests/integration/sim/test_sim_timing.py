@@ -19,7 +19,7 @@ from sim_probe import percentile, probe, realtime_thread, tail_bound
 
 from llmload.sim.process import start_sim
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.timing]
 
 TTFT_MS, STEP_MS = 50, 20
 MS = 1_000_000

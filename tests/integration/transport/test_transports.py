@@ -37,7 +37,7 @@ from tests.support.rawserver import (
 )
 from tests.support.tls import LocalCA, local_ca
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.timing]
 
 REQUEST = HttpRequest(
     "POST", "/v1/chat/completions", (("Content-Type", "application/json"),), b'{"stream":true}'
