@@ -24,15 +24,14 @@ from collections.abc import Callable
 from llmload.config.settings import ChecksConfig
 from llmload.core.health import HealthLimits
 from llmload.metrics.aggregate import StageStats
+from llmload.metrics.catalog import LATENCY_KEYS
 from llmload.results.build import StageView, summarize_stage
 from llmload.results.from_stats import QUANTILES
-
-LATENCIES = ("ttft", "ttfot", "itl", "tpot", "e2e", "e2e_scheduled", "chunk_gap", "connect", "queue")
 
 
 def stage(samples: int) -> StageView:
     stats, rng = StageStats(), random.Random(0)
-    for key in LATENCIES:
+    for key in LATENCY_KEYS:
         for _ in range(samples):
             stats.hist[key].add(int(rng.lognormvariate(17, 1)))  # median ~24 ms, wide
     for key in ("tokens_per_event", "events_per_read", "output_tokens", "prompt_tokens"):

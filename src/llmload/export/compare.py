@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from llmload.errors import ConfigError
 from llmload.export.rundata import RunData, all_warnings, flatten
 from llmload.export.series import LevelStat, by_level
-from llmload.export.tables import Row, stage_rows
+from llmload.export.tables import Row, columns, stage_rows
+from llmload.metrics.catalog import PLOTTED_LATENCIES, Column, latency_column
 from llmload.metrics.confidence import Interval, differ
 
 NOISE = "≈"
@@ -38,18 +39,15 @@ _VOLATILE = frozenset(
         "reachable",
     }
 )
-_LATENCY_ROWS = (("TTFT", "ttft"), ("ITL", "itl"), ("TPOT", "tpot"))
+# Row labels carry the unit: a comparison's tables have no note saying that latencies are in ms.
 _STAGE_METRICS = (
-    ("output tok/s", "output_tok_per_s", 1),
-    ("decode tok/s per stream", "decode_tok_per_s", 1),
-    ("TTFT p50 ms", "ttft_p50_ms", 1),
-    ("TPOT p50 ms", "tpot_p50_ms", 2),
+    Column("output_tok_per_s", "output tok/s", 1),
+    Column("decode_tok_per_s", "decode tok/s per stream", 1),
+    latency_column("ttft", "p50", " ms"),
+    latency_column("tpot", "p50", " ms"),
 )
 # only where some run measured them
-_EFFICIENCY = (
-    ("$/M output tokens", "usd_per_m_output_tokens", 4),
-    ("J per output token", "joules_per_output_token", 3),
-)
+_EFFICIENCY = columns("usd_per_m_output_tokens", "joules_per_output_token")
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,26 +184,27 @@ def compare(runs: Sequence[RunData], stages: Sequence[int] | None = None) -> Com
                 tuple(Value.of(_at(rows, "output_tok_per_s", level)) for rows in all_rows),
             )
         )
-        for title, metric in _LATENCY_ROWS:
+        for metric in PLOTTED_LATENCIES:
             for q in ("p50", "p99"):
+                column = latency_column(metric, q, " ms")
                 latency.append(
                     CompareRow(
-                        f"{title} {q} ms at C={level}",
-                        tuple(Value.of(_at(rows, f"{metric}_{q}_ms", level)) for rows in all_rows),
+                        f"{column.header} at C={level}",
+                        tuple(Value.of(_at(rows, column.key, level)) for rows in all_rows),
                         2,
                     )
                 )
     present = [
-        m
-        for m in _STAGE_METRICS + _EFFICIENCY
-        if any(r.get(m[1]) is not None for rows in all_rows for r in rows)
+        c
+        for c in _STAGE_METRICS + _EFFICIENCY
+        if any(r.get(c.key) is not None for rows in all_rows for r in rows)
     ]
     per_stage = [
         CompareRow(
-            f"C={level} {title}", tuple(Value.of(_at(rows, column, level)) for rows in all_rows), digits
+            f"C={level} {c.header}", tuple(Value.of(_at(rows, c.key, level)) for rows in all_rows), c.digits
         )
         for level in _levels(all_rows)
-        for title, column, digits in present
+        for c in present
     ]
     warnings = tuple((run.label, w) for run in runs for w in all_warnings(run.summary))
     return Comparison(

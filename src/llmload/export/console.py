@@ -4,19 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from llmload.metrics.catalog import CONSOLE_LATENCIES, by_key, stat_header
 from llmload.results.saturation import saturation_text
 from llmload.results.summary import Latency, MeanMax, Stage, Summary
 
-_LATENCIES = (
-    ("TTFT", "ttft"),
-    ("TTFOT", "ttfot"),
-    ("ITL", "itl"),
-    ("TPOT", "tpot"),
-    ("E2E", "e2e"),
-    ("chunk gap", "chunk_gap"),
-    ("connect", "connect"),
-    ("client queue", "queue"),
-)
 _COLUMNS = ("p50", "p90", "p99", "max")
 
 
@@ -43,12 +34,12 @@ def render_stage(stage: Stage) -> str:
     if stage.client_bound:
         head += " · CLIENT-BOUND: numbers measure the load generator, not the server"
     lines = [head, f"  {'latency (ms)':<14}" + "".join(f"{c:>11}" for c in _COLUMNS) + f"{'count':>9}"]
-    for title, metric in _LATENCIES:
+    for metric in CONSOLE_LATENCIES:
         m = stage.latency(metric)
         if m is None:
             continue
         row = "".join(f"{_num(m.quantile(c)):>11}" for c in _COLUMNS)
-        lines.append(f"  {title:<14}{row}{m.count:>9,}")
+        lines.append(f"  {by_key(metric).short:<14}{row}{m.count:>9,}")
     tpe, epr = stage.tokens_per_event, stage.events_per_read
     lines += [
         f"  output {_num(stage.output_tok_per_s, 1)} tok/s · input "
@@ -77,12 +68,11 @@ def render_stage(stage: Stage) -> str:
     lines += _cost(stage)
     lines += _reasoning(stage)
     for name, part in stage.by_name.items():
-        ttft, tpot, e2e = part.ttft_ms, part.tpot_ms, part.e2e_ms
         lines.append(
             f"  {name}: ok {part.requests.ok}, failed {part.requests.failed}"
-            + (f" · TTFT p50 {_num(ttft.p50)}" if ttft else "")
-            + (f" · TPOT p50 {_num(tpot.p50)}" if tpot else "")
-            + (f" · E2E p50 {_num(e2e.p50)} ms" if e2e else "")
+            + _p50("ttft", part.ttft_ms)
+            + _p50("tpot", part.tpot_ms)
+            + _p50("e2e", part.e2e_ms, " ms")
             + f" · out {_num(part.output_tok_per_s, 1)} tok/s"
         )
     for process, health in stage.client_health.items():
@@ -92,6 +82,10 @@ def render_stage(stage: Stage) -> str:
         )
     lines += [f"  warning: {w}" for w in stage.warnings]
     return "\n".join(lines)
+
+
+def _p50(metric: str, m: Latency | None, unit: str = "") -> str:
+    return "" if m is None else f" · {stat_header(metric, 'p50')} {_num(m.p50)}{unit}"
 
 
 def _cost(stage: Stage) -> list[str]:
@@ -156,7 +150,7 @@ def _reasoning(stage: Stage) -> list[str]:
         f" answer tokens ({share} reasoning)"
         + (f" · thinking (TTFOT - TTFT) p50 {_num(think.p50)} ms" if think else "")
         + (
-            f" · TPOT reasoning {_num(tpot_r.p50)} / answer {_num(tpot_a.p50)} ms"
+            f" · {by_key('tpot_reasoning').short} {_num(tpot_r.p50)} / answer {_num(tpot_a.p50)} ms"
             if tpot_r and tpot_a
             else ""
         )

@@ -28,6 +28,7 @@ from prometheus_client.utils import floatToGoString as _untyped_go_float
 from llmload.config.settings import ExporterConfig
 from llmload.core.record import OK, UNFINISHED
 from llmload.errors import ErrorKind
+from llmload.metrics.catalog import prometheus_name
 from llmload.metrics.classic import BY_KEY, SPECS, ClassicStats
 
 COMMON_LABELS = ("target", "model", "scenario")
@@ -35,7 +36,8 @@ _NS = 1e9
 # prometheus_client's float formatting (``le="2560.0"``, ``1.5e+06``), so we render as it does.
 _go_float = cast(Callable[[float], str], _untyped_go_float)
 
-# Help text per sample stream; the names and bounds are llmload.metrics.classic's SPECS.
+# Help text per sample stream; the names (the catalog's) and bounds are llmload.metrics.classic's
+# SPECS.
 _HELP = {
     "ttft": "Time to the first token-bearing event.",
     "ttfot": "Time to the first content event.",
@@ -62,11 +64,11 @@ GAUGES: dict[str, tuple[str, str]] = {
     # alert on != 0 never fires on a run still in progress. Kept through the linger and push.
     "exit_code": ("llmload_run_exit_code", "Exit code of the finished run (0: every check passed)."),
 }
-# Health key -> (family name, help, factor to the exported unit).
+# Health key -> (family name, help, factor to the exported unit); the names are the catalog's.
 HEALTH: dict[str, tuple[str, str, float]] = {
-    "loop_lag_p99_ms": ("llmload_client_loop_lag_p99_seconds", "p99 event-loop lag.", 1e-3),
-    "cpu_percent": ("llmload_client_cpu_ratio", "CPU, as a fraction of one core.", 1e-2),
-    "events_per_read_mean": ("llmload_client_events_per_read", "Mean events per socket read.", 1.0),
+    "loop_lag_p99_ms": (prometheus_name("loop_lag"), "p99 event-loop lag.", 1e-3),
+    "cpu_percent": (prometheus_name("client_cpu"), "CPU, as a fraction of one core.", 1e-2),
+    "events_per_read_mean": (prometheus_name("events_per_read"), "Mean events per socket read.", 1.0),
 }
 OUTCOMES: tuple[str, ...] = (OK, *(kind.value for kind in ErrorKind), UNFINISHED)
 
@@ -164,11 +166,16 @@ def _histogram_text(stages: Mapping[int, ClassicStats], common: list[str]) -> st
     return "".join(out)
 
 
+def _counter(metric: str) -> str:
+    # The catalog names the exported series; prometheus_client adds "_total" to a counter's family.
+    return prometheus_name(metric).removesuffix("_total")
+
+
 def _counters(stages: Mapping[int, ClassicStats], common: list[str]) -> Iterator[Metric]:
     names = [*COMMON_LABELS, "stage"]
-    requests = CounterMetricFamily("llmload_requests", "Requests by outcome.", labels=[*names, "outcome"])
-    prompt = CounterMetricFamily("llmload_prompt_tokens", "Prompt tokens (server usage).", labels=names)
-    generation = CounterMetricFamily("llmload_generation_tokens", "Output tokens.", labels=names)
+    requests = CounterMetricFamily(_counter("outcome"), "Requests by outcome.", labels=[*names, "outcome"])
+    prompt = CounterMetricFamily(_counter("input_throughput"), "Prompt tokens (server usage).", labels=names)
+    generation = CounterMetricFamily(_counter("output_throughput"), "Output tokens.", labels=names)
     for stage, stats in sorted(stages.items()):
         values = [*common, str(stage)]
         extra = sorted(set(stats.outcomes) - set(OUTCOMES))

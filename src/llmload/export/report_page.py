@@ -9,9 +9,18 @@ from llmload.export import html as h
 from llmload.export.plots import NO_PLOTS
 from llmload.export.report_tradeoffs import cost_section, pareto_section
 from llmload.export.rundata import RunData, all_warnings, flatten, verdict_of
-from llmload.export.tables import Row
+from llmload.export.tables import Row, columns
+from llmload.metrics.catalog import TABLE_LATENCIES, by_key, latency_column, stat_header
 from llmload.results.saturation import saturation_text
-from llmload.results.summary import ErrorExample, Latency, Summary, to_json
+from llmload.results.summary import (
+    ErrorExample,
+    Latency,
+    NamedStage,
+    ReasoningSummary,
+    Stage,
+    Summary,
+    to_json,
+)
 
 _SAMPLE_CHARS = 300  # of a server's error answer in the errors table
 
@@ -25,33 +34,30 @@ CAPTIONS = {
     "pareto": "Per-user output tok/s against aggregate output tok/s; dashed: the Pareto frontier",
     "pareto_ttft": "TTFT p99 against aggregate output tok/s; dashed: the Pareto frontier",
 }
-# (header, stages.csv column, digits); columns that are empty in every stage are left out, and
-# input/total tok/s and p90s stay in stages.csv only, so the table fits the page.
+# stages.csv's columns; those empty in every stage are left out, and input/total tok/s and p90s
+# stay in stages.csv only, so the table fits the page.
 _STAGE_TABLE = (
-    ("stage", "index", 0),
-    ("C", "concurrency", 0),
-    ("window s", "window_s", 0),
-    ("ok", "requests_ok", 0),
-    ("failed", "requests_failed", 0),
-    ("unfinished", "requests_unfinished", 0),
-    ("out tok/s", "output_tok_per_s", 1),
-    ("req/s", "request_per_s", 2),
-    ("goodput req/s", "goodput_req_per_s", 2),
-    ("TTFT p50", "ttft_p50_ms", 1),
-    ("TTFT p99", "ttft_p99_ms", 1),
-    ("ITL p50", "itl_p50_ms", 2),
-    ("ITL p99", "itl_p99_ms", 2),
-    ("TPOT p50", "tpot_p50_ms", 2),
-    ("TPOT p99", "tpot_p99_ms", 2),
-    ("E2E p50", "e2e_p50_ms", 0),
-    ("E2E p99", "e2e_p99_ms", 0),
-    ("decode tok/s", "decode_tok_per_s", 1),
-    ("tokens/event", "tokens_per_event", 2),
-    ("images/req", "images_per_request", 1),
-    ("image bytes/req", "image_bytes_per_request", 0),
-    ("server accept len", "server_acceptance_length", 2),
-    ("server accept rate", "server_acceptance_rate", 2),
-    ("client-bound", "client_bound", 0),
+    *columns(
+        "index",
+        "concurrency",
+        "window_s",
+        "requests_ok",
+        "requests_failed",
+        "requests_unfinished",
+        "output_tok_per_s",
+        "request_per_s",
+        "goodput_req_per_s",
+    ),
+    *(latency_column(metric, q) for metric in TABLE_LATENCIES for q in ("p50", "p99")),
+    *columns(
+        "decode_tok_per_s",
+        "tokens_per_event",
+        "images_per_request",
+        "image_bytes_per_request",
+        "server_acceptance_length",
+        "server_acceptance_rate",
+        "client_bound",
+    ),
 )
 
 
@@ -118,10 +124,10 @@ def _spread(spread: tuple[float, float]) -> str:
 
 
 def _stages(rows: Sequence[Row]) -> list[str]:
-    columns = [
-        c for c in _STAGE_TABLE if c[1] == "client_bound" or any(r.get(c[1]) is not None for r in rows)
+    shown = [
+        c for c in _STAGE_TABLE if c.key == "client_bound" or any(r.get(c.key) is not None for r in rows)
     ]
-    body = [[h.fmt(r.get(col), digits) for _title, col, digits in columns] for r in rows]
+    body = [[h.fmt(r.get(c.key), c.digits) for c in shown] for r in rows]
     classes = ["bad" if r.get("client_bound") else "" for r in rows]
     return [
         h.heading("Stages"),
@@ -130,20 +136,35 @@ def _stages(rows: Sequence[Row]) -> list[str]:
             "the full table, with p90, is stages.csv. Highlighted: client-bound stages.",
             "note",
         ),
-        h.table([c[0] for c in columns], body, left=0, row_classes=classes, css="wide"),
+        h.table([c.header for c in shown], body, left=0, row_classes=classes, css="wide"),
     ]
+
+
+# (catalog key, its latency) pairs: a table's latency columns, headed by the catalog's names.
+Latencies = tuple[tuple[str, Latency | None], ...]
+
+
+def _cells(latencies: Latencies, stats: Sequence[str]) -> list[str]:
+    """Each (catalog key, latency)'s ``stats``, with the catalog's decimals for it."""
+    return [
+        h.fmt(None if latency is None else latency.quantile(stat), by_key(metric).digits)
+        for metric, latency in latencies
+        for stat in stats
+    ]
+
+
+def _named_latencies(part: NamedStage) -> Latencies:
+    return (("ttft", part.ttft_ms), ("tpot", part.tpot_ms), ("e2e", part.e2e_ms))
 
 
 def _by_name(summary: Summary) -> list[str]:
     """A scenario's named requests, stage by stage (absent when no request was named)."""
-
-    def q(metric: Latency | None, quantile: str, digits: int = 1) -> str:
-        return h.fmt(None if metric is None else metric.quantile(quantile), digits)
-
-    body = []
+    body: list[list[str]] = []
+    latencies: Latencies = ()
     for stage in summary.stages:
         for name, part in stage.by_name.items():
             r = part.requests
+            latencies = _named_latencies(part)
             body.append(
                 [
                     h.fmt(stage.index, 0),
@@ -154,18 +175,14 @@ def _by_name(summary: Summary) -> list[str]:
                     h.fmt(part.output_tok_per_s, 1),
                     h.fmt(part.input_tok_per_s, 1),
                     h.fmt(part.request_per_s, 2),
-                    q(part.ttft_ms, "p50"),
-                    q(part.ttft_ms, "p99"),
-                    q(part.tpot_ms, "p50", 2),
-                    q(part.tpot_ms, "p99", 2),
-                    q(part.e2e_ms, "p50", 0),
-                    q(part.e2e_ms, "p99", 0),
+                    *_cells(latencies, ("p50", "p99")),
                 ]
             )
     if not body:
         return []
     headers = ["stage", "name", "ok", "failed", "unfinished", "out tok/s", "in tok/s", "req/s"]
-    headers += ["TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99", "E2E p50", "E2E p99"]
+    # every row pairs the same keys: the last one names the columns
+    headers += [stat_header(metric, q) for metric, _latency in latencies for q in ("p50", "p99")]
     return [
         h.heading("Requests by name"),
         h.paragraph(
@@ -212,30 +229,35 @@ def _server_timings(summary: Summary) -> list[str]:
     ]
 
 
+def _reasoning_latencies(stage: Stage, r: ReasoningSummary) -> Latencies:
+    return (
+        ("ttft", stage.ttft_ms),
+        ("ttfot", stage.ttfot_ms),
+        ("tpot_reasoning", r.tpot_reasoning_ms),
+        ("tpot_answer", r.tpot_answer_ms),
+    )
+
+
 def _reasoning(summary: Summary) -> list[str]:
     """A reasoning model's thinking beside its answer, in the stages where requests reasoned."""
-    body = []
+    body: list[list[str]] = []
+    latencies: Latencies = ()
     for stage in summary.stages:
         r = stage.reasoning
         if r is None:
             continue
+        latencies = _reasoning_latencies(stage, r)
         cells = [h.fmt(stage.index, 0), h.fmt(r.requests, 0), h.fmt(r.reasoning_tokens, 0)]
         cells += [
             h.fmt(r.answer_tokens, 0),
             h.fmt(None if r.reasoning_share is None else 100 * r.reasoning_share, 1),
+            *_cells(latencies, ("p50",)),
         ]
-        for metric, digits in (
-            (stage.ttft_ms, 1),
-            (stage.ttfot_ms, 1),
-            (r.tpot_reasoning_ms, 2),
-            (r.tpot_answer_ms, 2),
-        ):
-            cells.append(h.fmt(None if metric is None else metric.p50, digits))
         body.append(cells)
     if not body:
         return []
-    headers = ["stage", "requests", "reasoning tokens", "answer tokens", "reasoning %", "TTFT p50"]
-    headers += ["TTFOT p50", "TPOT reasoning p50", "TPOT answer p50"]
+    headers = ["stage", "requests", "reasoning tokens", "answer tokens", "reasoning %"]
+    headers += [stat_header(metric, "p50") for metric, _latency in latencies]  # as in _by_name
     return [
         h.heading("Reasoning"),
         h.paragraph(

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from llmload.export import html as h
 from llmload.export.series import ParetoPoint, pareto_points
 from llmload.export.tables import Row
+from llmload.metrics.catalog import by_key, latency_column
 from llmload.results.summary import Summary
 
 
@@ -21,9 +22,10 @@ def pareto_table(points: Sequence[ParetoPoint], with_run: bool) -> str:
         "C",
         "per-user tok/s",
         "aggregate tok/s",
-        "TTFT p99 ms",
+        latency_column("ttft", "p99", " ms").header,
         "frontier",
     ]
+    ttft = by_key("ttft").short
     rows = [
         [
             *([p.run] if with_run else []),
@@ -31,7 +33,7 @@ def pareto_table(points: Sequence[ParetoPoint], with_run: bool) -> str:
             h.fmt(p.per_user_tok_per_s),
             h.fmt(p.output_tok_per_s),
             h.fmt(p.ttft_p99_ms),
-            " + ".join(n for n, on in (("tok/s", p.on_frontier), ("TTFT", p.on_ttft_frontier)) if on),
+            " + ".join(n for n, on in (("tok/s", p.on_frontier), (ttft, p.on_ttft_frontier)) if on),
         ]
         for p in kept
     ]

@@ -18,8 +18,8 @@ import orjson
 
 from llmload.config.settings import ChecksConfig
 from llmload.errors import ResultsError
+from llmload.metrics.catalog import LATENCY_KEYS
 from llmload.metrics.slo import parse_max_error_rate, parse_slo
-from llmload.results.from_stats import LATENCIES
 from llmload.results.summary import SCHEMA_VERSION, Exit, Stage, Summary, read
 from llmload.results.verdict import judge
 
@@ -174,7 +174,7 @@ UNMEASURED_STAGE: Mapping[str, Any] = {
             "output_tokens_per_request",
             "prompt_tokens_per_request",
             "rate_req_per_s",
-            *(f"{metric}_ms" for metric in LATENCIES),
+            *(f"{metric}_ms" for metric in LATENCY_KEYS),
         )
     ),
 }

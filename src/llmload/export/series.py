@@ -13,6 +13,7 @@ from typing import Literal
 
 from llmload.export.rundata import TimePoint
 from llmload.export.tables import Row
+from llmload.metrics.catalog import PLOTTED_LATENCIES, by_key, latency_column, stat_header
 from llmload.metrics.confidence import Interval, interval
 from llmload.metrics.pareto import frontier
 
@@ -111,13 +112,16 @@ def throughput_figure(runs: Mapping[str, Sequence[Row]], name: str = "throughput
     )
 
 
-def latency_figure(rows: Sequence[Row], metric: str, title: str) -> FigureSpec:
+def latency_figure(rows: Sequence[Row], metric: str) -> FigureSpec:
+    """A stage latency's p50 and p99 against concurrency, named as the catalog names it."""
+    title = by_key(metric).short
+    shown = [latency_column(metric, q) for q in ("p50", "p99")]
     return FigureSpec(
         metric,
         f"{title} p50 and p99",
         "concurrency",
         f"{title} (ms)",
-        tuple(level_series(rows, f"{metric}_{q}_ms", f"{title} {q}") for q in ("p50", "p99")),
+        tuple(level_series(rows, c.key, c.header) for c in shown),
         concurrency_scale(rows),
     )
 
@@ -263,11 +267,12 @@ def pareto_figures(runs: Mapping[str, Sequence[Row]], prefix: str = "") -> tuple
             line("per_user_tok_per_s", "output_tok_per_s", "on_frontier"),
         ),
     )
+    ttft_p99 = stat_header("ttft", "p99")
     ttft = FigureSpec(
         f"{prefix}pareto_ttft",
-        "Pareto frontier: TTFT p99 against throughput",
+        f"Pareto frontier: {ttft_p99} against throughput",
         "aggregate output tok/s",
-        "TTFT p99 (ms)",
+        f"{ttft_p99} (ms)",
         (
             *curves("output_tok_per_s", "ttft_p99_ms"),
             line("output_tok_per_s", "ttft_p99_ms", "on_ttft_frontier"),
@@ -276,13 +281,10 @@ def pareto_figures(runs: Mapping[str, Sequence[Row]], prefix: str = "") -> tuple
     return throughput, ttft
 
 
-LATENCIES = (("ttft", "TTFT"), ("itl", "ITL"), ("tpot", "TPOT"))
-
-
 def report_figures(rows: Sequence[Row], timeseries: Sequence[TimePoint] | None) -> tuple[FigureSpec, ...]:
     """Every plot of a run's report, in the order the page shows them."""
     figures = [throughput_figure({"output tok/s": rows})]
-    figures += [latency_figure(rows, metric, title) for metric, title in LATENCIES]
+    figures += [latency_figure(rows, metric) for metric in PLOTTED_LATENCIES]
     figures.append(throughput_latency_figure(rows))
     figures += pareto_figures({"this run": rows})
     if timeseries:

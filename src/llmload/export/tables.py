@@ -12,41 +12,52 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from llmload.export.rundata import spec_decode
+from llmload.metrics.catalog import TABLE_LATENCIES, Column, latency_column
 from llmload.results.summary import Stage, Summary
 
 Cell = float | int | bool | None
 Row = dict[str, Cell]
 
-LATENCY_COLUMNS = tuple(
-    f"{metric}_{q}_ms" for metric in ("ttft", "itl", "tpot", "e2e") for q in ("p50", "p90", "p99")
+QUANTILES = ("p50", "p90", "p99")  # of each of the catalog's TABLE_LATENCIES
+# Every column of stages.csv in the file's order, with the header and decimals a table shows it
+# with: the report, the web UI and the comparison pick theirs from here by key, so one column
+# reads the same in all of them. The latency columns are the catalog's.
+COLUMNS: tuple[Column, ...] = (
+    Column("index", "stage"),
+    Column("concurrency", "C"),
+    Column("window_s", "window s"),
+    Column("requests_ok", "ok"),
+    Column("requests_failed", "failed"),
+    Column("requests_unfinished", "unfinished"),
+    Column("error_rate", "error rate", 4),
+    Column("output_tok_per_s", "out tok/s", 1),
+    Column("input_tok_per_s", "in tok/s", 1),
+    Column("total_tok_per_s", "total tok/s", 1),
+    Column("request_per_s", "req/s", 2),
+    Column("goodput_req_per_s", "goodput req/s", 2),
+    *(latency_column(metric, q) for metric in TABLE_LATENCIES for q in QUANTILES),
+    Column("decode_tok_per_s", "decode tok/s", 1),
+    Column("tokens_per_event", "tokens/event", 2),
+    Column("server_acceptance_rate", "server accept rate", 2),
+    Column("server_acceptance_length", "server accept len", 2),
+    Column("images_per_request", "images/req", 1),
+    Column("image_bytes_per_request", "image bytes/req", 0),
+    Column("usd_per_m_output_tokens", "$/M output tokens", 4),
+    Column("usd_per_m_input_tokens", "$/M input tokens", 4),
+    Column("gpu_util_pct", "GPU util %", 1),
+    Column("gpu_power_w", "GPU power W", 0),
+    Column("joules_per_output_token", "J per output token", 3),
+    Column("client_bound", "client-bound"),
 )
-STAGE_COLUMNS = (
-    "index",
-    "concurrency",
-    "window_s",
-    "requests_ok",
-    "requests_failed",
-    "requests_unfinished",
-    "error_rate",
-    "output_tok_per_s",
-    "input_tok_per_s",
-    "total_tok_per_s",
-    "request_per_s",
-    "goodput_req_per_s",
-    *LATENCY_COLUMNS,
-    "decode_tok_per_s",
-    "tokens_per_event",
-    "server_acceptance_rate",
-    "server_acceptance_length",
-    "images_per_request",
-    "image_bytes_per_request",
-    "usd_per_m_output_tokens",
-    "usd_per_m_input_tokens",
-    "gpu_util_pct",
-    "gpu_power_w",
-    "joules_per_output_token",
-    "client_bound",
-)
+STAGE_COLUMNS = tuple(c.key for c in COLUMNS)
+_BY_KEY = {c.key: c for c in COLUMNS}
+
+
+def columns(*keys: str) -> tuple[Column, ...]:
+    """The stages.csv columns ``keys``, in that order; KeyError for a column the file lacks."""
+    return tuple(_BY_KEY[key] for key in keys)
+
+
 INT_COLUMNS = frozenset({"index", "concurrency", "requests_ok", "requests_failed", "requests_unfinished"})
 
 
@@ -78,9 +89,9 @@ def stage_row(stage: Stage) -> Row:
         "request_per_s": stage.request_per_s,
         "goodput_req_per_s": stage.goodput_req_per_s,
     }
-    for column in LATENCY_COLUMNS:
-        metric, q, _ms = column.split("_")
-        row[column] = _latency(stage, metric, q)
+    for metric in TABLE_LATENCIES:
+        for q in QUANTILES:
+            row[latency_column(metric, q).key] = _latency(stage, metric, q)
     row["decode_tok_per_s"] = decode_tok_per_s(stage)
     row["tokens_per_event"] = None if stage.tokens_per_event is None else stage.tokens_per_event.mean
     row["server_acceptance_rate"] = rate

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from llmload.export.html import fmt
-from llmload.export.tables import stage_row
+from llmload.export.tables import columns, stage_row
+from llmload.metrics.catalog import TABLE_LATENCIES, Column, by_key, latency_column
 from llmload.results.summary import Stage
 
 Rows = list[dict[str, str]]
@@ -33,34 +34,40 @@ class Live:
     timeline: tuple[Mapping[str, Any], ...]  # the last TIMELINE_S seconds, oldest first
 
 
-_NOW = (("what", "LLM (current stage)"), ("value", "value"), ("p50", "p50"), ("p90", "p90"), ("p99", "p99"))
-_STAGES = (
-    ("index", "stage", 0),
-    ("concurrency", "C", 0),
-    ("window_s", "window s", 0),
-    ("requests_ok", "ok", 0),
-    ("requests_failed", "failed", 0),
-    ("output_tok_per_s", "out tok/s", 1),
-    ("ttft_p50_ms", "TTFT p50", 1),
-    ("ttft_p99_ms", "TTFT p99", 1),
-    ("itl_p50_ms", "ITL p50", 2),
-    ("itl_p99_ms", "ITL p99", 2),
-    ("tpot_p50_ms", "TPOT p50", 2),
-    ("e2e_p50_ms", "E2E p50", 0),
-    ("decode_tok_per_s", "decode tok/s", 1),
-    ("client_bound", "client-bound", 0),
+_NOW = (
+    Column("what", "LLM (current stage)"),
+    Column("value", "value"),
+    Column("p50", "p50"),
+    Column("p90", "p90"),
+    Column("p99", "p99"),
+)
+# stages.csv's columns (fewer than the report shows), so that a cell reads as it does there.
+_STAGES = columns(
+    "index",
+    "concurrency",
+    "window_s",
+    "requests_ok",
+    "requests_failed",
+    "output_tok_per_s",
+    "ttft_p50_ms",
+    "ttft_p99_ms",
+    "itl_p50_ms",
+    "itl_p99_ms",
+    "tpot_p50_ms",
+    "e2e_p50_ms",
+    "decode_tok_per_s",
+    "client_bound",
 )
 _TIMELINE = (
-    ("t_s", "t s", 0),
-    ("stage", "stage", 0),
-    ("phase", "phase", 0),
-    ("output_tok_per_s", "out tok/s", 0),
-    ("in_flight", "in flight", 0),
-    ("requests_ok", "ok", 0),
-    ("errors", "errors", 0),
-    ("ttft_p50_ms", "TTFT p50 ms", 1),
+    Column("t_s", "t s"),
+    Column("stage", "stage"),
+    Column("phase", "phase"),
+    Column("output_tok_per_s", "out tok/s"),
+    Column("in_flight", "in flight"),
+    Column("requests_ok", "ok"),
+    Column("errors", "errors"),
+    latency_column("ttft", "p50", " ms"),
 )
-_LATENCIES = (("TTFT", "ttft"), ("ITL", "itl"), ("TPOT", "tpot"), ("E2E", "e2e"))
 
 REPORT_PATH = "/llmload/report"
 SUMMARY_PATH = "/llmload/summary.json"
@@ -69,8 +76,8 @@ SUMMARY_PATH = "/llmload/summary.json"
 def template_args() -> dict[str, Any]:
     """What Locust's page needs to draw llmload's tabs and links (its template arguments)."""
 
-    def structure(columns: Sequence[tuple[str, str] | tuple[str, str, int]]) -> list[dict[str, str]]:
-        return [{"key": c[0], "title": c[1]} for c in columns]
+    def structure(table: Sequence[Column]) -> list[dict[str, str]]:
+        return [{"key": c.key, "title": c.header} for c in table]
 
     return {
         "extended_tabs": [
@@ -121,12 +128,12 @@ def now_rows(live: Live) -> Rows:
     if stage is None:
         return rows
     rows.append(_row("output tok/s, stage window", fmt(stage.output_tok_per_s)))
-    for title, metric in _LATENCIES:
+    for metric in TABLE_LATENCIES:
         latency = stage.latency(metric)
         if latency is not None:
             rows.append(
                 _row(
-                    f"{title} ms (n={latency.count:,})",
+                    f"{by_key(metric).short} ms (n={latency.count:,})",
                     fmt(latency.mean, 2),
                     *(fmt(latency.quantile(q), 2) for q in ("p50", "p90", "p99")),
                 )
@@ -167,10 +174,12 @@ def _row(what: str, value: str, *quantiles: str) -> dict[str, str]:
     return row
 
 
-def _cells(values: Mapping[str, Any], columns: Sequence[tuple[str, str, int]]) -> dict[str, str]:
+def _cells(values: Mapping[str, Any], table: Sequence[Column]) -> dict[str, str]:
     return {
-        key: fmt(_number(values.get(key)), digits) if key != "phase" else str(values.get(key) or "-")
-        for key, _title, digits in columns
+        c.key: fmt(_number(values.get(c.key)), c.digits)
+        if c.key != "phase"
+        else str(values.get(c.key) or "-")
+        for c in table
     }
 
 

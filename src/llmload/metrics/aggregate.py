@@ -19,12 +19,11 @@ from typing import Any
 from llmload.core.phases import Phase, Window
 from llmload.core.record import OK, UNFINISHED, RequestRecord
 from llmload.metrics import derive
+from llmload.metrics.catalog import LATENCY_KEYS
 from llmload.metrics.histogram import LogHistogram, SignedHistogram
 from llmload.metrics.reasoning import ReasoningSide
 
-# Latency histograms, in ns; the keys are the catalog's.
-LATENCY_KEYS = ("ttft", "ttfot", "itl", "tpot", "e2e", "e2e_scheduled", "chunk_gap", "connect", "queue")
-# Count histograms, in their own units.
+# Latency histograms (LATENCY_KEYS, the catalog's) are in ns; count histograms in their own units.
 COUNT_KEYS = (
     "tokens_per_event",
     "events_per_read",

@@ -5,10 +5,16 @@ catalog is the single definition: ``docs/metrics.md`` is generated from it
 (``python -m llmload.metrics.catalog > docs/metrics.md``) and a test fails when the two drift.
 Keys are the ones the aggregation uses for its histograms; ``summary_key`` is the field of a
 stage in ``summary.json`` (a dotted path where nested, ``headline.`` for run-level values).
+
+The code reads it too: the stage latencies (``LATENCY_KEYS``), their names in headers and the
+columns that show them (``latency_column``) come from here, so the console, ``stages.csv``, the
+report, the web UI's tab and the Prometheus families cannot name a metric differently, and a new
+latency is one entry here plus the code that measures it.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
@@ -30,6 +36,15 @@ class MetricDef:
     # The exported series it is read from (a histogram, or a counter to take ``rate()`` of);
     # None where no single series carries it.
     prometheus: str | None
+    # Its name in table headers and plot titles, where the title is too long for a column.
+    label: str = ""
+    # Decimals of its milliseconds in the stage tables: a TTFT of 812.4 ms needs no hundredths,
+    # an ITL of 6.25 ms does.
+    digits: int = 2
+
+    @property
+    def short(self) -> str:
+        return self.label or self.title
 
 
 CATALOG: tuple[MetricDef, ...] = (
@@ -38,29 +53,29 @@ CATALOG: tuple[MetricDef, ...] = (
         "Time to the first token-bearing event: reasoning text and tool-call fragments count.",
         "vLLM's client stops its clock at the first event with a non-empty `choices` list, even "
         "a role-only or empty delta, so it reads lower.",
-        "ttft_ms", "llmload_time_to_first_token_seconds"),
+        "ttft_ms", "llmload_time_to_first_token_seconds", digits=1),
     MetricDef("ttfot", "TTFOT", "ms", "request", "first_output - sent",
         "Time to the first event with non-empty `content` (or `text`): what a user sees.",
         "GuideLLM's name. Equal to TTFT except for reasoning models, where it includes thinking.",
-        "ttfot_ms", "llmload_time_to_first_output_token_seconds"),
+        "ttfot_ms", "llmload_time_to_first_output_token_seconds", digits=1),
     MetricDef("connect", "connect time", "ms", "request", "connected - connect_start",
         "Opening a new connection, TLS included; absent when a keep-alive connection was reused.",
         "Reported on its own, never hidden inside TTFT.",
-        "connect_ms", None),
+        "connect_ms", None, label="connect"),
     MetricDef("queue", "client queue time", "ms", "request", "sent - scheduled",
         "How late the client sent a request its load model had scheduled (open-loop modes); "
         "the guard against coordinated omission. Zero in closed-loop modes.",
         "vLLM's client added the same measure after issue #54101.",
-        "queue_ms", "llmload_client_queue_seconds"),
+        "queue_ms", "llmload_client_queue_seconds", label="client queue"),
     MetricDef("e2e", "E2E latency", "ms", "request", "done - sent",
         "From the first byte of the request written to `[DONE]` or the end of the body.",
         "Tools that start the clock before connecting fold connection setup in; llmload reports "
         "it apart, as connect time.",
-        "e2e_ms", "llmload_e2e_request_latency_seconds"),
+        "e2e_ms", "llmload_e2e_request_latency_seconds", label="E2E", digits=0),
     MetricDef("e2e_scheduled", "E2E from schedule", "ms", "request", "done - scheduled",
         "E2E latency as the load model experienced it: client queueing included.",
         "Open-loop tools that report only `done - sent` hide a client that fell behind.",
-        "e2e_scheduled_ms", None),
+        "e2e_scheduled_ms", None, digits=0),
     MetricDef("output_tokens", "output tokens N", "tokens", "request",
         "usage.completion_tokens, else estimated",
         "The server's own count when it sends one (asked for with "
@@ -127,7 +142,7 @@ CATALOG: tuple[MetricDef, ...] = (
         "read, split evenly over the tokens that read completed: one sample per token.",
         "vLLM's and SGLang's OpenAI clients record the raw gap between events, which "
         "speculative decoding inflates (several tokens per event).",
-        "itl_ms", "llmload_inter_token_latency_seconds"),
+        "itl_ms", "llmload_inter_token_latency_seconds", label="ITL"),
     MetricDef("tokens_per_event", "tokens per event", "tokens", "token",
         "tokens carried by each token-bearing event after the first",
         "A property of the server: above 1 under speculative decoding (EAGLE-3, MTP) or when "
@@ -211,12 +226,69 @@ CATALOG: tuple[MetricDef, ...] = (
 )  # fmt: skip
 
 
+_BY_KEY = {metric.key: metric for metric in CATALOG}
+
+
 def by_key(key: str) -> MetricDef:
     """The definition of ``key``; KeyError names the known keys."""
-    for metric in CATALOG:
-        if metric.key == key:
-            return metric
-    raise KeyError(f"unknown metric {key!r}; known: {', '.join(m.key for m in CATALOG)}")
+    try:
+        return _BY_KEY[key]
+    except KeyError:
+        raise KeyError(f"unknown metric {key!r}; known: {', '.join(_BY_KEY)}") from None
+
+
+def prometheus_name(key: str) -> str:
+    """The series ``key`` is exported as; KeyError where the catalog gives it none."""
+    name = by_key(key).prometheus
+    if name is None:
+        raise KeyError(f"metric {key!r} has no Prometheus series in the catalog")
+    return name
+
+
+# A stage latency has a histogram in the aggregation and a ``<key>_ms`` field of its own in
+# each stage of summary.json, and --slo may name it; the reasoning phases and the loop lag are
+# milliseconds too, but inside objects of their own.
+LATENCY_KEYS: tuple[str, ...] = tuple(
+    m.key for m in CATALOG if m.unit == "ms" and m.summary_key == f"{m.key}_ms"
+)
+# Where the stage latencies are shown, in the order shown (summary.json has every one):
+# the console's latency table (E2E from schedule equals E2E in closed loop, so it stays out);
+CONSOLE_LATENCIES = ("ttft", "ttfot", "itl", "tpot", "e2e", "chunk_gap", "connect", "queue")
+# p50/p90/p99 columns of stages.csv, so of the report's and the web UI's stage tables;
+TABLE_LATENCIES = ("ttft", "itl", "tpot", "e2e")
+# a p50/p99 plot of the report each, and the rows of ``llmload compare`` at chosen levels.
+PLOTTED_LATENCIES = ("ttft", "itl", "tpot")
+
+# ``<metric>_<stat>_ms``: a statistic of a stage latency, as stages.csv and --slo name it. The
+# metric is matched lazily so that ``e2e_scheduled_p99_ms`` splits after ``e2e_scheduled``.
+_LATENCY_STAT = re.compile(r"^(?P<metric>[a-z0-9_]+?)_(?P<stat>p\d{2,4}|mean|min|max)_ms$")
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """One column of a table: the field of a row it shows, its header and its decimals."""
+
+    key: str
+    header: str
+    digits: int = 0
+
+
+def stat_header(metric: str, stat: str) -> str:
+    """``"TTFT p99"``: a statistic of a metric, as a header or a plot's legend names it."""
+    return f"{by_key(metric).short} {stat}"
+
+
+def latency_column(metric: str, stat: str, unit: str = "") -> Column:
+    """The ``<metric>_<stat>_ms`` column of a stage row; ``unit=" ms"`` where the table has no
+    note saying that latencies are milliseconds."""
+    return Column(f"{metric}_{stat}_ms", stat_header(metric, stat) + unit, by_key(metric).digits)
+
+
+def latency_stat(column: str) -> tuple[str, str] | None:
+    """``"ttft_p99_ms"`` -> ``("ttft", "p99")``; None for a column of another shape. The metric
+    is not checked: ``--slo`` names the unknown one in its own error."""
+    found = _LATENCY_STAT.match(column)
+    return None if found is None else (found["metric"], found["stat"])
 
 
 _WORDS = (

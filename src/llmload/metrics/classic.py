@@ -34,6 +34,7 @@ from typing import Any
 
 from llmload.core.record import OK, RequestRecord
 from llmload.metrics import derive
+from llmload.metrics.catalog import prometheus_name
 
 # Bump when any bound list changes: merging counts of two layouts would be silently wrong.
 LAYOUT = 1
@@ -148,26 +149,39 @@ class Buckets:
     seconds: bool  # samples are ns, exported in seconds; else plain counts
 
 
-_P = "llmload_"
+def _seconds(metric: str, bounds: tuple[int, ...]) -> Buckets:
+    return Buckets(metric, prometheus_name(metric), metric, bounds, True)
+
+
+def _fine(metric: str) -> Buckets:
+    # The fine sibling's name is the catalog's with "fine" before the unit, as Prometheus wants.
+    name = prometheus_name(metric).removesuffix("_seconds") + "_fine_seconds"
+    return Buckets(f"{metric}_fine", name, metric, FINE_NS, True)
+
+
+# Names are the catalog's series of each metric; the keys here name the sample streams.
 SPECS: tuple[Buckets, ...] = (
     # vLLM's TTFT list is already finer than 1-2-5 from 1 ms to 100 ms: no fine sibling needed.
-    Buckets("ttft", f"{_P}time_to_first_token_seconds", "ttft", VLLM_TTFT_NS, True),
-    Buckets("ttfot", f"{_P}time_to_first_output_token_seconds", "ttfot", VLLM_TTFT_NS, True),
-    Buckets("itl", f"{_P}inter_token_latency_seconds", "itl", VLLM_ITL_NS, True),
-    Buckets("itl_fine", f"{_P}inter_token_latency_fine_seconds", "itl", FINE_NS, True),
-    Buckets("tpot", f"{_P}request_time_per_output_token_seconds", "tpot", VLLM_ITL_NS, True),
-    Buckets("tpot_fine", f"{_P}request_time_per_output_token_fine_seconds", "tpot", FINE_NS, True),
+    _seconds("ttft", VLLM_TTFT_NS),
+    _seconds("ttfot", VLLM_TTFT_NS),
+    _seconds("itl", VLLM_ITL_NS),
+    _fine("itl"),
+    _seconds("tpot", VLLM_ITL_NS),
+    _fine("tpot"),
     # vLLM's E2E list starts at 300 ms: every short request would share one bucket.
-    Buckets("e2e", f"{_P}e2e_request_latency_seconds", "e2e", VLLM_E2E_NS, True),
-    Buckets("e2e_fine", f"{_P}e2e_request_latency_fine_seconds", "e2e", FINE_NS, True),
+    _seconds("e2e", VLLM_E2E_NS),
+    _fine("e2e"),
     # vLLM's client calls the chunk gap ITL, and the server's ITL is per engine step: overlayable.
-    Buckets("chunk_gap", f"{_P}chunk_gap_seconds", "chunk_gap", VLLM_ITL_NS, True),
-    Buckets("chunk_gap_fine", f"{_P}chunk_gap_fine_seconds", "chunk_gap", FINE_NS, True),
+    _seconds("chunk_gap", VLLM_ITL_NS),
+    _fine("chunk_gap"),
     # Client queueing has no server counterpart (vLLM's queue time is the server's own wait).
-    Buckets("queue", f"{_P}client_queue_seconds", "queue", FINE_NS, True),
-    Buckets("tokens_per_event", f"{_P}tokens_per_event", "tokens_per_event", TOKENS_PER_EVENT, False),
-    Buckets("prompt_tokens", f"{_P}request_prompt_tokens", "prompt_tokens", TOKENS, False),
-    Buckets("generation_tokens", f"{_P}request_generation_tokens", "generation_tokens", TOKENS, False),
+    _seconds("queue", FINE_NS),
+    Buckets(
+        "tokens_per_event", prometheus_name("tokens_per_event"), "tokens_per_event", TOKENS_PER_EVENT, False
+    ),
+    Buckets("prompt_tokens", prometheus_name("prompt_tokens"), "prompt_tokens", TOKENS, False),
+    # The stream keeps vLLM's word for output tokens, as its exported family does.
+    Buckets("generation_tokens", prometheus_name("output_tokens"), "generation_tokens", TOKENS, False),
 )
 BY_KEY = {spec.key: spec for spec in SPECS}
 SOURCES: tuple[str, ...] = tuple(dict.fromkeys(spec.source for spec in SPECS))

@@ -25,10 +25,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from llmload.errors import ConfigError
+from llmload.metrics.catalog import LATENCY_KEYS, latency_stat
 
 OPTION = "--slo"
-LATENCY_METRICS = ("ttft", "ttfot", "itl", "tpot", "e2e", "e2e_scheduled", "chunk_gap", "connect", "queue")
-REQUEST_METRICS = ("ttft", "ttfot", "tpot", "e2e", "itl")
 # Numeric stage fields a rule may name besides the ones with a rate suffix (see _is_stage_field).
 STAGE_FIELDS = (
     "output_tok_per_s",
@@ -49,7 +48,6 @@ _OPS: Mapping[str, Callable[[float, float], bool]] = {
 }
 # Two-character operators first, so "<=" is never read as "<" followed by "=200".
 _CLAUSE = re.compile(r"^\s*([a-z][a-z0-9_]*)\s*(<=|>=|<|>)\s*([^\s<>=]+)\s*$")
-_LATENCY = re.compile(r"^(?P<metric>[a-z0-9_]+?)_(?P<stat>p\d{2,4}|mean|min|max)_ms$")
 STORED_STATS = ("p50", "p90", "p95", "p99", "p999", "mean", "min", "max")
 NS_PER_MS = 1e6
 
@@ -102,12 +100,12 @@ def _parse_clause(clause: str) -> SloRule:
         raise ConfigError(OPTION, clause, f"{number!r} is not a number") from None
     if not math.isfinite(threshold):
         raise ConfigError(OPTION, clause, "the threshold must be a finite number")
-    lat = _LATENCY.match(key)
+    lat = latency_stat(key)
     if lat is not None:
-        metric, stat = lat.group("metric"), lat.group("stat")
-        if metric not in LATENCY_METRICS:
+        metric, stat = lat
+        if metric not in LATENCY_KEYS:
             raise ConfigError(
-                OPTION, clause, f"unknown latency metric {metric!r}; one of {', '.join(LATENCY_METRICS)}"
+                OPTION, clause, f"unknown latency metric {metric!r}; one of {', '.join(LATENCY_KEYS)}"
             )
         return SloRule(key, op, threshold, metric, stat)
     if not _is_stage_field(key):
@@ -167,10 +165,12 @@ def request_meets(
     not define (TPOT of a one-token answer, TTFT of a non-streamed one, ITL when the caller has no
     per-request gaps) does not count against it, as vLLM's goodput treats a one-token TPOT as 0.
     """
+    # The latencies one request defines; any other rule is a stage-level objective: throughput,
+    # error rate, connect or queue time.
     values = {"ttft": ttft_ms, "ttfot": ttfot_ms, "tpot": tpot_ms, "e2e": e2e_ms, "itl": itl_ms_max}
     for rule in rules:
-        if rule.metric not in REQUEST_METRICS:
-            continue  # a stage-level objective: throughput, error rate, connect or queue time
+        if rule.metric not in values:
+            continue
         value = values[rule.metric]
         if value is not None and not rule.holds(value):
             return False

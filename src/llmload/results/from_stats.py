@@ -35,7 +35,6 @@ from llmload.results.summary import (
 )
 
 QUANTILES = (("p50", 0.5), ("p90", 0.9), ("p95", 0.95), ("p99", 0.99), ("p999", 0.999))
-LATENCIES = ("ttft", "ttfot", "itl", "tpot", "e2e", "e2e_scheduled", "chunk_gap", "connect", "queue")
 _MS = 1e6
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from llmload.metrics.catalog import latency_stat
 from llmload.metrics.confidence import Interval, interval
 from llmload.results.cost import cheapest
 from llmload.results.saturation import detect
@@ -21,25 +22,26 @@ def _decode_tok_per_s(stage: Stage) -> float | None:
     return 1000.0 / tpot.p50 if tpot and tpot.p50 > 0 else None
 
 
-# The numbers a repeated level gets a confidence interval for: its throughput and the latency
-# percentiles a comparison quotes.
+# The numbers a repeated level gets a confidence interval for, by stages.csv column: its
+# throughput and the latency percentiles a comparison quotes.
 _INTERVAL_COLUMNS = (
-    ("output_tok_per_s", None, None),
-    ("ttft_p50_ms", "ttft", "p50"),
-    ("ttft_p99_ms", "ttft", "p99"),
-    ("tpot_p50_ms", "tpot", "p50"),
-    ("tpot_p99_ms", "tpot", "p99"),
-    ("itl_p99_ms", "itl", "p99"),
-    ("e2e_p99_ms", "e2e", "p99"),
+    "output_tok_per_s",
+    "ttft_p50_ms",
+    "ttft_p99_ms",
+    "tpot_p50_ms",
+    "tpot_p99_ms",
+    "itl_p99_ms",
+    "e2e_p99_ms",
 )
 
 
 def _intervals(group: Sequence[Stage]) -> dict[str, Interval]:
     out = {}
-    for column, metric, q in _INTERVAL_COLUMNS:
-        if metric is None or q is None:
+    for column in _INTERVAL_COLUMNS:
+        if (stat := latency_stat(column)) is None:  # the throughput
             values = [s.output_tok_per_s for s in group if s.output_tok_per_s is not None]
         else:
+            metric, q = stat
             values = [lat.quantile(q) for s in group if (lat := s.latency(metric)) is not None]
         if len(values) == len(group) and (found := interval(values)) is not None:
             out[column] = _rounded(found)

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import pairwise
 
+from llmload.metrics.catalog import stat_header
 from llmload.results.summary import Level, Saturation
 
 GAIN_THRESHOLD = 0.05
@@ -83,8 +84,8 @@ def _flat(here: Level, above: Level, threshold: float) -> str | None:
 def _climbs(here: Level, above: Level, threshold: float) -> list[str]:
     out = []
     for name, low, high in (
-        ("TPOT p50", here.tpot_p50_ms, above.tpot_p50_ms),
-        ("TTFT p50", here.ttft_p50_ms, above.ttft_p50_ms),
+        (stat_header("tpot", "p50"), here.tpot_p50_ms, above.tpot_p50_ms),
+        (stat_header("ttft", "p50"), here.ttft_p50_ms, above.ttft_p50_ms),
     ):
         if low is not None and high is not None and low > 0 and high > low * (1 + threshold):
             out.append(f"{name} {high / low - 1:+.0%} ({low:,.1f} -> {high:,.1f} ms)")
