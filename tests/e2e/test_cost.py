@@ -99,6 +99,7 @@ def test_cost_per_token_cheapest_under_slo_and_energy_per_token(cost_run: CostRu
     assert "/M output tokens" in output and "cheapest: stage 1 (C=4)" in output
 
 
+@pytest.mark.timing  # the simulator's speeds, which a busy machine slows
 def test_the_pareto_points_are_the_simulators_speeds(cost_run: CostRun) -> None:
     # One engine's sweep is its own frontier: each level up gives the fleet more and each
     # user less. The points are the model's: per-user speed is one decode step per token.

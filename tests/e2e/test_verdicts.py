@@ -130,6 +130,7 @@ def test_accepting_errors_does_not_make_a_run_without_one_answer_ok(run_locust: 
     assert summary["stages"][0]["error_rate"] == 1.0
 
 
+@pytest.mark.timing  # not client-bound: a loop-lag verdict, which the tests beside it would move
 def test_nothing_listening_is_one_line(run_locust: RunLocust) -> None:
     run = run_locust(
         f"http://127.0.0.1:{dead_port()}", "--model", "m", users=4, run_time="20s", expect_code=None

@@ -13,6 +13,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -53,6 +54,28 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _wait_ready(process: subprocess.Popen[bytes], url: str, log: Path) -> None:
+    """``llmload wait`` as a user would run it, while watching the server itself: one that dies
+    while loading (a binary built for another CPU) fails the test at once, with its exit code and
+    log, instead of after the wait's whole timeout."""
+    wait = [str(Path(sys.executable).parent / "llmload"), "wait", "--host", url, "--timeout", "120"]
+    said = log.with_suffix(".wait.log")  # a file, not a pipe: nobody reads a pipe while we poll
+    with said.open("wb") as out:
+        waiter = subprocess.Popen([*wait, "--log", str(log)], stdout=out, stderr=subprocess.STDOUT)
+    try:
+        while waiter.poll() is None:
+            if process.poll() is not None:
+                raise AssertionError(
+                    f"llama-server exited with {process.returncode} while loading: {log.read_text()[-2000:]}"
+                )
+            time.sleep(0.1)
+        assert waiter.returncode == 0, (said.read_text(), log.read_text()[-2000:])
+    finally:
+        if waiter.poll() is None:
+            waiter.kill()
+            waiter.wait()
+
+
 @contextmanager
 def llama_server(
     log_dir: Path, *, slots: int = 8, context: int = 8192, threads: int = 1
@@ -67,23 +90,7 @@ def llama_server(
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     try:
-        waited = subprocess.run(
-            [
-                str(Path(sys.executable).parent / "llmload"),
-                "wait",
-                "--host",
-                url,
-                "--timeout",
-                "120",
-                "--log",
-                str(log),
-            ],
-            capture_output=True,
-            text=True,
-            timeout=180,
-            check=False,
-        )
-        assert waited.returncode == 0, (waited.stdout, waited.stderr, log.read_text()[-2000:])
+        _wait_ready(process, url, log)
         yield LlamaServer(url, process, log)
     finally:
         if process.poll() is None:
