@@ -1,4 +1,4 @@
-"""A small reader for workers/Dockerfile: its instructions, the ENV it sets, its ENTRYPOINT.
+"""A small reader for image/Dockerfile: its instructions, the ENV it sets, its ENTRYPOINT.
 
 hadolint is not available here; tests/k8s/test_image.py checks the rules that matter for the pods
 (numeric non-root USER, a pinned base, no `latest`, ENTRYPOINT is the script) with this reader.
@@ -14,7 +14,7 @@ from pathlib import Path
 
 from tests.k8s.kustomize import REPO
 
-DOCKERFILE = REPO / "workers" / "Dockerfile"
+DOCKERFILE = REPO / "image" / "Dockerfile"
 
 
 @dataclass(frozen=True)
@@ -102,8 +102,8 @@ def problems(path: Path = DOCKERFILE) -> list[str]:
     elif entrypoint(path) != ["/app/entrypoint.sh"]:
         found.append(f"ENTRYPOINT {entry[0]}: must be the script /app/entrypoint.sh")
     copies = [v.split()[-2:] for v in values("COPY", path)]
-    if ["workers/entrypoint.sh", "/app/entrypoint.sh"] not in copies:
-        found.append("COPY workers/entrypoint.sh /app/entrypoint.sh is missing")
+    if ["image/entrypoint.sh", "/app/entrypoint.sh"] not in copies:
+        found.append("COPY image/entrypoint.sh /app/entrypoint.sh is missing")
     if not any(dest.rstrip("/") == "/app/locustfiles" for _, dest in copies):
         found.append("the locustfiles are not copied to /app/locustfiles")
     env = image_env(path)

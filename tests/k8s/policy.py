@@ -50,7 +50,7 @@ SAFE_SYSCTLS = {
     "net.ipv4.tcp_keepalive_intvl",
     "net.ipv4.tcp_keepalive_probes",
 }
-# The image's environment (workers/Dockerfile ENV), for the HOME/MPLCONFIGDIR rule.
+# The image's environment (image/Dockerfile ENV), for the HOME/MPLCONFIGDIR rule.
 DEFAULT_IMAGE_ENV = {"HOME": "/tmp/home", "MPLCONFIGDIR": "/tmp/mpl"}
 
 

@@ -15,7 +15,7 @@ and optional Secret references) and runs it in its own mount namespace (``unshar
 
 Substitutions, each because the thing it replaces does not exist outside a cluster:
 - Paths in the image map to the repository: ``/app/locustfiles`` -> ``locustfiles/``,
-  ``/app/entrypoint.sh`` -> ``workers/entrypoint.sh``; the working directory ``/app`` is the
+  ``/app/entrypoint.sh`` -> ``image/entrypoint.sh``; the working directory ``/app`` is the
   repository root; ``PATH`` starts with this Python's ``bin`` (the image's ``/usr/local/bin``,
   where ``pip install .`` put ``locust``).
 - Names and ports: the master Service ``llmload-master`` is ``127.0.0.1``; its port 5557 and the
@@ -42,7 +42,7 @@ from tests.k8s.kustomize import REPO, Obj, find, pod_labels
 
 IMAGE_PATHS = {
     "/app/locustfiles": REPO / "locustfiles",
-    "/app/entrypoint.sh": REPO / "workers" / "entrypoint.sh",
+    "/app/entrypoint.sh": REPO / "image" / "entrypoint.sh",
 }
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 

@@ -1,4 +1,4 @@
-"""The worker image (workers/Dockerfile) and its entrypoint, checked without a Docker engine."""
+"""The worker image (image/Dockerfile) and its entrypoint, checked without a Docker engine."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from tests.k8s.kustomize import REPO, Obj
 
 pytestmark = pytest.mark.e2e
 
-ENTRYPOINT = REPO / "workers" / "entrypoint.sh"
+ENTRYPOINT = REPO / "image" / "entrypoint.sh"
 
 
 def test_dockerfile_meets_the_rules() -> None:
@@ -52,7 +52,7 @@ def test_dockerfile_rules_catch_mutants(tmp_path: Path, old: str, new: str, expe
 
 
 def test_dockerignore_keeps_what_the_image_copies() -> None:
-    ignore = (REPO / "workers" / "Dockerfile.dockerignore").read_text().split()
+    ignore = (REPO / "image" / "Dockerfile.dockerignore").read_text().split()
     kept = {line[1:].rstrip("/") for line in ignore if line.startswith("!")}
     sources = [v.split()[-2] for v in dockerfile.values("COPY")]
     assert "*" in ignore

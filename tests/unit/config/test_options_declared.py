@@ -93,7 +93,7 @@ def test_docs_options_md_is_the_declaration() -> None:
 
 def test_every_llmload_variable_in_the_manifests_is_an_option() -> None:
     found: dict[str, str] = {}
-    for path in [*(ROOT / "k8s").rglob("*"), *(ROOT / "workers").rglob("*")]:
+    for path in [*(ROOT / "k8s").rglob("*"), *(ROOT / "image").rglob("*")]:
         if path.is_file():
             for name in re.findall(r"LLMLOAD_[A-Z0-9_]*[A-Z0-9]", path.read_text(encoding="utf-8")):
                 found.setdefault(name, str(path.relative_to(ROOT)))
