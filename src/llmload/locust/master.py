@@ -17,6 +17,7 @@ from locust.runners import STATE_MISSING, STATE_STOPPING
 
 from llmload.config.settings import RunConfig
 from llmload.core.stages import Announcement
+from llmload.core.stop import FailedFast, Interrupted
 from llmload.export.prometheus import ExporterHandle
 from llmload.export.pushgateway import finish as finish_exporter
 from llmload.export.results import ResultsDir, new_run_id
@@ -153,12 +154,12 @@ class MasterRole:
     def _on_delta(self, environment: Any, msg: Any) -> None:
         stopped = self.fleet.stopped
         self.fleet.on_delta(msg.node_id, msg.data)
-        if stopped is None and self.fleet.stopped and self.fleet.stopped["by"] == "fail_fast":
+        if stopped is None and isinstance(self.fleet.stopped, FailedFast):
             stop_run(self._environment)
 
     def interrupt(self) -> None:
         if self.exit_code is None and self.fleet.stopped is None:
-            self.fleet.stopped = {"by": "interrupt", "stage": max(self.fleet.current_stage, 0)}
+            self.fleet.stopped = Interrupted(stage=max(self.fleet.current_stage, 0))
             hurry(self._environment)
 
     def _on_worker_connect(self, client_id: str, **_kw: Any) -> None:

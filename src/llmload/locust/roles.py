@@ -23,6 +23,7 @@ import greenlet
 from llmload.config.settings import RunConfig
 from llmload.core.phases import Phase
 from llmload.core.stages import Announcement
+from llmload.core.stop import Interrupted
 from llmload.export.prometheus import ExporterHandle
 from llmload.export.pushgateway import finish as finish_exporter
 from llmload.locust.plans import make_conductor, planned_concurrency
@@ -131,7 +132,7 @@ class LocalRole:
     def interrupt(self) -> None:
         """SIGINT or SIGTERM: Locust's shutdown began before the run ended by itself."""
         if self.exit_code is None:
-            self.session.stop({"by": "interrupt", "stage": max(self.session.stage, 0)})
+            self.session.stop(Interrupted(stage=max(self.session.stage, 0)))
             hurry(self._environment)
 
     def test_stop(self) -> None:
@@ -224,7 +225,7 @@ class WorkerRole:
 
     def interrupt(self) -> None:
         if self.session is not None:
-            self.session.stop({"by": "interrupt", "stage": max(self.session.stage, 0)})
+            self.session.stop(Interrupted(stage=max(self.session.stage, 0)))
             hurry(self._environment)
             # Stop now, so the final delta leaves before Locust's own "quit" to the master
             # (our quitting listener runs first: Locust fires quitting in reverse order), which

@@ -15,6 +15,7 @@ from llmload.config.settings import ChecksConfig, RunConfig, WorkloadConfig
 from llmload.core.health import HealthLimits, is_client_bound
 from llmload.core.phases import Window
 from llmload.core.redact import redact_text, redact_url
+from llmload.core.stop import FailedFast, Interrupted, Stop
 from llmload.metrics.aggregate import StageStats
 from llmload.results.cost import stage_cost
 from llmload.results.from_stats import reproducibility, run_summary, stage_summary
@@ -141,14 +142,14 @@ def build_summary(
     workers: int = 1,
     lost_workers: Sequence[Mapping[str, Any]] = (),
     warnings: Sequence[str] = (),
-    stopped: Mapping[str, Any] | None = None,
+    stopped: Stop | None = None,
     saturation: Saturation | None = None,
 ) -> Summary:
     """``stopped``: why the run ended early (``verdict.py``), None when it ran as planned; an
-    interrupt names the stage it cut short (``stage``). ``saturation``: where
+    interrupt names the stage it cut short. ``saturation``: where
     ``--until-saturated`` ended the sweep (a sweep that ends so ran as planned)."""
     limits = HealthLimits()
-    cut = stopped.get("stage") if stopped and stopped.get("by") == "interrupt" else None
+    cut = stopped.stage if isinstance(stopped, Interrupted) else None
     stages = [
         summarize_stage(
             view,
@@ -161,8 +162,8 @@ def build_summary(
         )
         for view in views
     ]
-    if stopped is not None and "message" in stopped:
-        stopped = {**stopped, "message": redact_text(stopped["message"])}
+    if isinstance(stopped, FailedFast):
+        stopped = replace(stopped, message=redact_text(stopped.message))
     run = RunInfo(
         id=run_id,
         started_at=time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(started_at)),

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from llmload.core.stop import Stop
 from llmload.metrics.aggregate import StageStats
 from llmload.metrics.classic import ClassicStats
 from llmload.metrics.timeseries import TimeSeries
@@ -47,7 +48,7 @@ class Delta:
     health: Mapping[int, Mapping[str, Any]] = field(default_factory=dict)
     lateness: Mapping[int, Mapping[str, float]] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
-    stopped: Mapping[str, Any] | None = None
+    stopped: Stop | None = None
 
     def to_wire(self) -> dict[str, Any]:
         return {
@@ -69,7 +70,7 @@ class Delta:
             "health": _str_keys(self.health),
             "lateness": _str_keys(self.lateness),
             "warnings": list(self.warnings),
-            "stopped": None if self.stopped is None else dict(self.stopped),
+            "stopped": None if self.stopped is None else self.stopped.to_json(),
         }
 
     @classmethod
@@ -94,7 +95,7 @@ class Delta:
             health=_int_keys(data.get("health")),
             lateness=_int_keys(data.get("lateness")),
             warnings=tuple(data.get("warnings") or ()),
-            stopped=data.get("stopped") or None,
+            stopped=Stop.from_json(data["stopped"]) if data.get("stopped") else None,
         )
 
 

@@ -21,6 +21,7 @@ from llmload.core.failfast import FailFast
 from llmload.core.phases import Phase, Window
 from llmload.core.record import OK, UNFINISHED, RequestRecord
 from llmload.core.stages import Announcement, Progress
+from llmload.core.stop import Stop
 from llmload.export.results import ResultsDir, new_run_id
 from llmload.metrics import derive
 from llmload.metrics.aggregate import StageStats
@@ -114,9 +115,9 @@ class Session:
         # --max-error-rate 1 accepts every failure: a run meant to measure them is not stopped.
         accepts_all = config.checks.max_error_rate is not None and config.checks.max_error_rate >= 1
         self._fail_fast = FailFast(armed=not accepts_all)
-        self.stopped: dict[str, Any] | None = None  # why the run ends early, once it must
+        self.stopped: Stop | None = None  # why the run ends early, once it must
         self.exit_code: int | None = None  # the verdict, once the run has ended (the exporter)
-        self.on_stop: Callable[[dict[str, Any]], None] | None = None  # the role stops the run
+        self.on_stop: Callable[[Stop], None] | None = None  # the role stops the run
         self._failures_in_a_row = 0
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -261,7 +262,7 @@ class Session:
             if self.on_stop is not None:
                 self.on_stop(stop)
 
-    def stop(self, why: dict[str, Any]) -> None:
+    def stop(self, why: Stop) -> None:
         """The run ends early (interrupted, or another process failed fast): say why."""
         if self.stopped is None:
             self.stopped = why
