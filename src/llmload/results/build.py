@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from llmload.config.settings import ChecksConfig, RunConfig, WorkloadConfig
-from llmload.core.health import HealthLimits, is_client_bound
+from llmload.core.health import HealthLimits, HealthSnapshot, is_client_bound
 from llmload.core.phases import Window
 from llmload.core.redact import redact_text, redact_url
 from llmload.core.stop import FailedFast, Interrupted, Stop
@@ -30,7 +30,7 @@ class StageView:
     stats: StageStats
     window_s: float
     measured: bool  # did the window ever open?
-    health: dict[str, Mapping[str, Any]] = field(default_factory=dict)  # per process
+    health: dict[str, HealthSnapshot] = field(default_factory=dict)  # per process
     lateness_s: dict[str, Mapping[str, float]] = field(default_factory=dict)  # per process, phase
     window: Window | None = None  # the local window, when there is one process
     rate: float | None = None  # open-loop stages: requests per second

@@ -10,6 +10,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from llmload.core.health import HealthSnapshot
 from llmload.core.phases import Window
 from llmload.core.record import OK, UNFINISHED
 from llmload.core.redact import redact_text
@@ -76,7 +77,7 @@ def stage_summary(
     index: int,
     concurrency: int | None,
     duration_s: float,
-    client_health: Mapping[str, Mapping[str, Any]],
+    client_health: Mapping[str, HealthSnapshot],
     client_bound_by: Sequence[str],
     warnings: Sequence[str],
     window: Window | None = None,

@@ -7,8 +7,8 @@ Fields are documented in docs/summary.md; docs/summary.schema.json is the same s
 Schema, and the tests validate what ``to_json`` writes against it.
 
 Where a part's keys are the server's or the user's, not ours (the server's ``/metrics``
-digest, the options as given, a process's health snapshot), it stays a mapping: typing it
-would be a second copy of a shape owned elsewhere.
+digest, the options as given), it stays a mapping of JSON values: typing it would be a second
+copy of a shape owned elsewhere.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, is_dataclass, replace
 from typing import Any, TypeVar, Union, get_args, get_origin, get_type_hints
 
+from llmload.core.health import HealthSnapshot
 from llmload.core.stop import Stop
 from llmload.metrics.confidence import Interval
 from llmload.protocol.jsonvalue import JSON, JSONObject, array, obj
@@ -192,7 +193,7 @@ class Stage:
     prompt_cache_hit_rate: float | None
     token_source: str | None
     client_bound: bool
-    client_health: Mapping[str, Mapping[str, Any]]  # per process: health.py's snapshot
+    client_health: Mapping[str, HealthSnapshot]  # per process
     tokens_per_event: MeanMax | None
     events_per_read: MeanMax | None
     output_tokens_per_request: MeanMax | None

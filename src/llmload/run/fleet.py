@@ -13,12 +13,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from llmload.core.health import HealthSnapshot
 from llmload.core.phases import Phase
 from llmload.core.stages import Announcement, Progress
 from llmload.core.stop import Stop
 from llmload.metrics.aggregate import StageStats
 from llmload.metrics.classic import ClassicStats
 from llmload.metrics.timeseries import TimeSeries
+from llmload.protocol.jsonvalue import JSONObject
 from llmload.results.build import StageView
 from llmload.run.delta import Delta
 
@@ -35,12 +37,12 @@ class WorkerView:
     users: int = 0
     tokens_received: int = 0
     in_flight: int = 0
-    health_now: dict[str, Any] = field(default_factory=dict)
+    health_now: dict[str, float | None] = field(default_factory=dict)
     records: int = 0
     records_file: str | None = None
     completed: dict[int, int] = field(default_factory=dict)
     in_flight_measured: dict[int, int] = field(default_factory=dict)
-    health: dict[int, Mapping[str, Any]] = field(default_factory=dict)
+    health: dict[int, HealthSnapshot] = field(default_factory=dict)
     lateness: dict[int, Mapping[str, float]] = field(default_factory=dict)
     min_e2e_s: float | None = None
 
@@ -87,7 +89,7 @@ class Fleet:
             self.workers[client_id] = WorkerView(client_id, name or client_id, time.time())
         return self.workers[client_id]
 
-    def on_delta(self, client_id: str, data: Mapping[str, Any]) -> None:
+    def on_delta(self, client_id: str, data: JSONObject) -> None:
         """Merge one worker's message (its wire form, ``delta.py``) unless already merged."""
         d = Delta.from_wire(data)
         w = self.join(client_id, d.name)

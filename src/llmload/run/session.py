@@ -18,6 +18,7 @@ import gevent
 
 from llmload.config.settings import RunConfig
 from llmload.core.failfast import FailFast
+from llmload.core.health import HealthSnapshot
 from llmload.core.phases import Phase, Window
 from llmload.core.record import OK, UNFINISHED, RequestRecord
 from llmload.core.stages import Announcement, Progress
@@ -64,7 +65,7 @@ class StageState:
     started_ns: int | None = None  # when the stage began, in this process's perf_counter_ns
     window: Window = dataclasses.field(default_factory=Window)
     stats: StageStats = dataclasses.field(default_factory=StageStats)
-    health: dict[str, Any] | None = None
+    health: HealthSnapshot | None = None
     closed: bool = False  # the drain ended: late finishers count as unfinished
     lateness_s: dict[str, float] = dataclasses.field(default_factory=dict)
 
@@ -379,8 +380,8 @@ class Session:
         reads = sum(h.count for h in per_read)
         events = sum(h.total for h in per_read)
         return {
-            "loop_lag_p99_ms": snap["loop_lag_p99_ms"],
-            "cpu_percent": snap["cpu_percent"],
+            "loop_lag_p99_ms": snap.loop_lag_p99_ms,
+            "cpu_percent": snap.cpu_percent,
             "events_per_read_mean": events / reads if reads else None,
         }
 
