@@ -262,8 +262,7 @@ class MasterRole:
         warnings = [
             *self.fleet.warnings,
             *(
-                f"worker {x['worker']} was lost: up to {x['requests_missing_at_most']} "
-                "requests may be missing"
+                f"worker {x.worker} was lost: up to {x.requests_missing_at_most} requests may be missing"
                 for x in lost
             ),
         ]

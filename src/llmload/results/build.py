@@ -9,7 +9,6 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from llmload.config.settings import ChecksConfig, RunConfig, WorkloadConfig
 from llmload.core.health import HealthLimits, HealthSnapshot, is_client_bound
@@ -17,10 +16,11 @@ from llmload.core.phases import Window
 from llmload.core.redact import redact_text, redact_url
 from llmload.core.stop import FailedFast, Interrupted, Stop
 from llmload.metrics.aggregate import StageStats
+from llmload.protocol.jsonvalue import JSON
 from llmload.results.cost import stage_cost
 from llmload.results.from_stats import reproducibility, run_summary, stage_summary
 from llmload.results.slo import evaluate
-from llmload.results.summary import RunInfo, Saturation, SloOutcome, Stage, Summary
+from llmload.results.summary import LostWorker, RunInfo, Saturation, SloOutcome, Stage, Summary
 
 
 @dataclass(slots=True)
@@ -137,10 +137,10 @@ def build_summary(
     started_at: float,
     model: str | None,
     views: list[StageView],
-    records: list[dict[str, Any]],
+    records: Sequence[Mapping[str, JSON]],
     complete: bool,
     workers: int = 1,
-    lost_workers: Sequence[Mapping[str, Any]] = (),
+    lost_workers: Sequence[LostWorker] = (),
     warnings: Sequence[str] = (),
     stopped: Stop | None = None,
     saturation: Saturation | None = None,

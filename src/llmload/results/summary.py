@@ -315,17 +315,30 @@ class Exit:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class LostWorker:
+    """A worker of a distributed run that never sent its final delta, and the most it may
+    have taken along since the last one it sent (``run/fleet.py``)."""
+
+    worker: str
+    client_id: str
+    silent_s: float  # since its last delta
+    last_seq: int
+    requests_missing_at_most: int
+    output_tokens_missing_at_most: int | None  # None: the run had no --max-tokens bound
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RunInfo:
     id: str
     started_at: str | None
     target: str
     model: str | None
     scenario: str | None
-    options: Mapping[str, Any]  # RunConfig.public_dict(): the options as the run used them
-    records: tuple[Mapping[str, Any], ...]  # the requests*.jsonl files, one per process
-    reproducibility: Mapping[str, Any]
+    options: Mapping[str, JSON]  # RunConfig.public_dict(): the options as the run used them
+    records: tuple[Mapping[str, JSON], ...]  # the requests*.jsonl files, one per process
+    reproducibility: Mapping[str, JSON]
     stopped: Stop | None  # how the run ended early, if it did (verdict.py)
-    lost_workers: tuple[Mapping[str, Any], ...] = ()
+    lost_workers: tuple[LostWorker, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -19,12 +19,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import orjson
 
 from llmload.config.settings import ChecksConfig
 from llmload.core.stop import FailedFast, Interrupted
+from llmload.protocol.jsonvalue import JSON, obj
 from llmload.results.exitcodes import PRECEDENCE, ExitCode
 from llmload.results.slo import evaluate
 from llmload.results.summary import ErrorCount, ErrorExample, Exit, RunInfo, Stage, Summary
@@ -76,7 +76,7 @@ def server_message(detail: str | None) -> str:
 
 def hint(kind: str, status: int | None, run: RunInfo) -> str:
     """What the user can do about a failure of this kind."""
-    request = run.options.get("request") or {}
+    request = obj(run.options.get("request") or {}, "options.request")
     key_env = request.get("api_key_env") or "OPENAI_API_KEY"
     if status in (401, 403):
         if request.get("api_key_set"):
@@ -130,7 +130,7 @@ def top_errors(stages: Sequence[Stage]) -> tuple[ErrorCount, ...]:
     )
 
 
-def _nothing_measured(stages: Sequence[Stage], run: RunInfo, server: Mapping[str, Any]) -> str:
+def _nothing_measured(stages: Sequence[Stage], run: RunInfo, server: Mapping[str, JSON]) -> str:
     """Why no stage has a request in its window, in the user's terms."""
     finished = sum(s.attempts.finished for s in stages)
     unfinished = sum(s.attempts.unfinished for s in stages)
@@ -245,7 +245,7 @@ def judge(summary: Summary | None, checks: ChecksConfig) -> Verdict:
         ExitCode.INTERRUPTED: _interrupted(summary),
         ExitCode.COULD_NOT_START: _could_not_start(summary),
         ExitCode.INCOMPLETE: [
-            f"worker {w['worker']} was lost; up to {w['requests_missing_at_most']} requests may be missing"
+            f"worker {w.worker} was lost; up to {w.requests_missing_at_most} requests may be missing"
             for w in summary.run.lost_workers
         ],
         ExitCode.ERRORS_OVER_LIMIT: _error_reasons(stages, checks.max_error_rate),

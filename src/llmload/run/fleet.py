@@ -11,7 +11,6 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from llmload.core.health import HealthSnapshot
 from llmload.core.phases import Phase
@@ -20,8 +19,9 @@ from llmload.core.stop import Stop
 from llmload.metrics.aggregate import StageStats
 from llmload.metrics.classic import ClassicStats
 from llmload.metrics.timeseries import TimeSeries
-from llmload.protocol.jsonvalue import JSONObject
+from llmload.protocol.jsonvalue import JSON, JSONObject
 from llmload.results.build import StageView
+from llmload.results.summary import LostWorker
 from llmload.run.delta import Delta
 
 
@@ -139,7 +139,7 @@ class Fleet:
 
     # -- results --------------------------------------------------------------------------------
 
-    def lost_report(self, now: float, max_tokens: int | None) -> list[dict[str, Any]]:
+    def lost_report(self, now: float, max_tokens: int | None) -> list[LostWorker]:
         """For each lost worker: what it may have taken along since its last delta.
 
         Each of its users had at most one request in flight and could complete at most one
@@ -154,14 +154,14 @@ class Fleet:
             per_user = 1 + (silence / w.min_e2e_s if w.min_e2e_s else silence)
             bound = int(w.users * per_user + 0.999999)
             out.append(
-                {
-                    "worker": w.name,
-                    "client_id": w.client_id,
-                    "silent_s": round(silence, 3),
-                    "last_seq": w.last_seq,
-                    "requests_missing_at_most": bound,
-                    "output_tokens_missing_at_most": None if max_tokens is None else bound * max_tokens,
-                }
+                LostWorker(
+                    worker=w.name,
+                    client_id=w.client_id,
+                    silent_s=round(silence, 3),
+                    last_seq=w.last_seq,
+                    requests_missing_at_most=bound,
+                    output_tokens_missing_at_most=None if max_tokens is None else bound * max_tokens,
+                )
             )
         return out
 
@@ -193,7 +193,7 @@ class Fleet:
             )
         return views
 
-    def record_files(self) -> list[dict[str, Any]]:
+    def record_files(self) -> list[dict[str, JSON]]:
         return [
             {"process": w.name, "records": w.records, "records_file": w.records_file, "lost": w.lost}
             for w in self.workers.values()

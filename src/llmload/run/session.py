@@ -29,6 +29,7 @@ from llmload.metrics.aggregate import StageStats
 from llmload.metrics.classic import ClassicStats
 from llmload.metrics.slo import request_meets
 from llmload.metrics.timeseries import TimeSeries
+from llmload.protocol.jsonvalue import JSON
 from llmload.results.build import StageView
 from llmload.run.client import ChatClient
 from llmload.run.monitor import HealthMonitor
@@ -390,7 +391,7 @@ class Session:
         taken, self.timeseries = self.timeseries, TimeSeries()
         return taken
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, JSON]:
         self.fold_pending()
         return {
             "process": self.process_tag,
