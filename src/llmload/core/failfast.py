@@ -39,7 +39,7 @@ class FailFast:
             self.armed = False
             return None
         if self.first is None:
-            self.first = (record.outcome, status, record.error_detail or "")
+            self.first = (record.outcome.value, status, record.error_detail or "")
         self.seen += 1
         if self.seen < self.limit:
             return None

@@ -19,6 +19,7 @@ from typing import Any
 
 from llmload.core.phases import Phase
 from llmload.core.redact import redact_text
+from llmload.errors import ErrorKind
 
 
 class TokenSource(StrEnum):
@@ -29,8 +30,33 @@ class TokenSource(StrEnum):
     ESTIMATED = "estimated"  # no usage: one token per token-bearing event
 
 
-OK = "ok"
-UNFINISHED = "unfinished"
+class Outcome(StrEnum):
+    """How one request ended: ``requests.jsonl``'s ``outcome``, and the key its request is
+    counted under in the summary and the exporter. A failure is its ``ErrorKind``, under the
+    same name and value (Python enums do not extend one another; a test keeps them equal)."""
+
+    OK = "ok"
+    UNFINISHED = "unfinished"  # the run ended first: no latency, no error
+    CONNECT_ERROR = ErrorKind.CONNECT_ERROR.value
+    CONNECT_TIMEOUT = ErrorKind.CONNECT_TIMEOUT.value
+    FIRST_TOKEN_TIMEOUT = ErrorKind.FIRST_TOKEN_TIMEOUT.value
+    STALL_TIMEOUT = ErrorKind.STALL_TIMEOUT.value
+    TOTAL_TIMEOUT = ErrorKind.TOTAL_TIMEOUT.value
+    HTTP_429 = ErrorKind.HTTP_429.value
+    HTTP_4XX = ErrorKind.HTTP_4XX.value
+    HTTP_5XX = ErrorKind.HTTP_5XX.value
+    STREAM_BROKEN = ErrorKind.STREAM_BROKEN.value
+    BAD_PAYLOAD = ErrorKind.BAD_PAYLOAD.value
+    ERROR_EVENT = ErrorKind.ERROR_EVENT.value
+    CHECK_FAILED = ErrorKind.CHECK_FAILED.value
+
+    @classmethod
+    def failed(cls, kind: ErrorKind) -> Outcome:
+        return cls(kind.value)
+
+
+OK = Outcome.OK
+UNFINISHED = Outcome.UNFINISHED
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +113,7 @@ class RequestRecord:
     last_token_ns: int | None = None
     done_ns: int | None = None
     status: int | None = None
-    outcome: str = OK  # OK, UNFINISHED or an ErrorKind value
+    outcome: Outcome = Outcome.OK
     error_detail: str | None = None
     finish_reason: str | None = None
     output_tokens: int = 0
@@ -136,7 +162,7 @@ class RequestRecord:
             "phase": self.phase.value,
             "endpoint": self.endpoint,
             "stream": self.stream,
-            "outcome": self.outcome,
+            "outcome": self.outcome.value,
             "status": self.status,
             "error": None if self.error_detail is None else redact_text(self.error_detail),
             "finish_reason": self.finish_reason,

@@ -194,7 +194,7 @@ class ClassicStats:
         self.generation_tokens_total = 0
 
     def add(self, r: RequestRecord) -> None:
-        self.outcomes[r.outcome] += 1
+        self.outcomes[r.outcome.value] += 1  # by value: the keys are JSON's
         if r.prompt_tokens is not None:
             self.prompt_tokens_total += r.prompt_tokens
         self.generation_tokens_total += r.output_tokens

@@ -18,8 +18,7 @@ from typing import Any
 from llmload.config.settings import Endpoint
 from llmload.core.answer import Answer, ToolCall, read_answer
 from llmload.core.phases import Window
-from llmload.core.record import OK, RequestRecord
-from llmload.errors import ErrorKind
+from llmload.core.record import OK, Outcome, RequestRecord
 from llmload.metrics import derive
 from llmload.run.client import Call, ChatClient
 from llmload.run.request import send_request
@@ -65,7 +64,7 @@ class Reply:
     """What one call got back. A failed call has an empty answer and says why in ``error``."""
 
     request_id: str
-    outcome: str  # "ok", an error kind (``http_4xx``, ``check_failed``, ...) or "unfinished"
+    outcome: Outcome  # OK, a failure (``http_4xx``, ``check_failed``, ...) or UNFINISHED
     status: int | None
     error: str | None
     answer: Answer
@@ -243,7 +242,7 @@ class LLMClient:
             if check is not None and reply.ok:
                 verdict = check(reply)
                 if verdict is not None and verdict is not True:
-                    record.outcome = ErrorKind.CHECK_FAILED.value
+                    record.outcome = Outcome.CHECK_FAILED
                     record.error_detail = (verdict or "the scenario's check failed")[:500]
                     reply = replace(reply, outcome=record.outcome, error=record.error_detail)
             replies.append(reply)

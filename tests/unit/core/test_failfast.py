@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from llmload.core.failfast import FailFast
 from llmload.core.phases import Phase
-from llmload.core.record import OK, UNFINISHED, RequestRecord
+from llmload.core.record import OK, UNFINISHED, Outcome, RequestRecord
 from llmload.core.stop import Stop
 
 
@@ -12,7 +12,7 @@ def record(outcome: str, status: int | None = None, detail: str = "") -> Request
     r = RequestRecord(
         request_id="x", user="0", stage=0, phase=Phase.WARMUP, endpoint="chat", stream=True, scheduled_ns=0
     )
-    r.outcome, r.status, r.error_detail = outcome, status, detail
+    r.outcome, r.status, r.error_detail = Outcome(outcome), status, detail
     return r
 
 

@@ -11,7 +11,7 @@ import pytest
 from llmload.config.settings import ChecksConfig
 from llmload.core.failfast import REQUESTS
 from llmload.core.phases import Phase
-from llmload.core.record import RequestRecord
+from llmload.core.record import Outcome, RequestRecord
 from llmload.core.stop import Stop
 from llmload.run.session import Session
 from tests.support.session import config
@@ -19,7 +19,7 @@ from tests.support.session import config
 
 def failed(i: int) -> RequestRecord:
     r = RequestRecord(f"r{i}", "u0", 0, Phase.MEASURE, "chat", True, scheduled_ns=i, sent_ns=i)
-    r.outcome, r.status, r.error_detail = "http_5xx", 500, "simulated server error"
+    r.outcome, r.status, r.error_detail = Outcome("http_5xx"), 500, "simulated server error"
     return r
 
 
