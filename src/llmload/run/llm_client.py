@@ -21,7 +21,7 @@ from llmload.core.phases import Window
 from llmload.core.record import OK, Outcome, RequestRecord
 from llmload.metrics import derive
 from llmload.run.client import Call, ChatClient
-from llmload.run.request import send_request
+from llmload.run.request import RequestEvent, send_request
 from llmload.run.session import Session
 from llmload.transport.base import Transport
 from llmload.workload.prompts import Prompt
@@ -117,12 +117,12 @@ class LLMClient:
 
     def __init__(
         self,
-        environment: Any,
+        report: RequestEvent,
         session: Session,
         user_id: int,
         transport: Callable[[], Transport],
     ) -> None:
-        self._environment = environment
+        self._report = report
         self._session = session
         self._user_id = user_id
         self._transport = transport
@@ -220,7 +220,7 @@ class LLMClient:
     ) -> RequestRecord:
         index, self.count = self.count, self.count + 1
         return send_request(
-            self._environment,
+            self._report,
             self._session,
             transport or self._transport(),
             call,
