@@ -32,6 +32,7 @@ from llmload.config.settings import (
 from llmload.core.recorder import Timeouts
 from llmload.errors import ConfigError
 from llmload.metrics.slo import parse_max_error_rate, parse_slo
+from llmload.protocol.jsonvalue import JSON
 from llmload.workload.conversations import ConversationSpec
 from llmload.workload.images import ImageSpec, parse_sizes
 from llmload.workload.lengths import Fixed, parse_length_spec
@@ -46,7 +47,7 @@ def add_options(parser: Any) -> None:
     add_arguments(parser.add_argument_group("llmload"))
 
 
-def _extra_body(text: str | None) -> Mapping[str, Any]:
+def _extra_body(text: str | None) -> Mapping[str, JSON]:
     if not text:
         return MappingProxyType({})
     try:

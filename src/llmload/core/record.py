@@ -15,11 +15,12 @@ from __future__ import annotations
 from array import array
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import TypeGuard
 
 from llmload.core.phases import Phase
 from llmload.core.redact import redact_text
 from llmload.errors import ErrorKind
+from llmload.protocol.jsonvalue import JSON, JSONObject
 
 
 class TokenSource(StrEnum):
@@ -73,17 +74,22 @@ class ServerTimings:
     cache_n: int | None  # prompt tokens served from the cache
 
     @classmethod
-    def parse(cls, d: dict[str, Any]) -> ServerTimings | None:
+    def parse(cls, d: JSONObject) -> ServerTimings | None:
         """From a ``timings`` object; None when it lacks the fields or has the wrong types."""
-        try:
-            prompt_ms, predicted_ms = float(d["prompt_ms"]), float(d["predicted_ms"])
-            prompt_n, predicted_n = int(d["prompt_n"]), int(d["predicted_n"])
-        except (KeyError, TypeError, ValueError):
+        prompt_ms, predicted_ms = d.get("prompt_ms"), d.get("predicted_ms")
+        prompt_n, predicted_n = d.get("prompt_n"), d.get("predicted_n")
+        if not (_number(prompt_ms) and _number(predicted_ms) and _number(prompt_n) and _number(predicted_n)):
             return None
         cache = d.get("cache_n")
-        return cls(prompt_ms, predicted_ms, prompt_n, predicted_n, cache if isinstance(cache, int) else None)
+        return cls(
+            float(prompt_ms),
+            float(predicted_ms),
+            int(prompt_n),
+            int(predicted_n),
+            cache if isinstance(cache, int) else None,
+        )
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, JSON]:
         return {
             "prompt_ms": self.prompt_ms,
             "predicted_ms": self.predicted_ms,
@@ -91,6 +97,10 @@ class ServerTimings:
             "predicted_n": self.predicted_n,
             "cache_n": self.cache_n,
         }
+
+
+def _number(value: JSON) -> TypeGuard[int | float]:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 @dataclass(slots=True, eq=False)
@@ -153,7 +163,7 @@ class RequestRecord:
             self.event_tokens[i] = upto - before
             before = upto
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, JSON]:
         """The ``requests.jsonl`` line: raw stamps in ns plus the derived per-request numbers."""
         return {
             "id": self.request_id,

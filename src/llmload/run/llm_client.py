@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from llmload.config.settings import Endpoint
 from llmload.core.answer import Answer, ToolCall, read_answer
 from llmload.core.phases import Window
 from llmload.core.record import OK, Outcome, RequestRecord
 from llmload.metrics import derive
+from llmload.protocol.jsonvalue import JSON
 from llmload.run.client import Call, ChatClient
 from llmload.run.request import RequestEvent, send_request
 from llmload.run.session import Session
@@ -71,7 +71,7 @@ class Reply:
     timings: Timings
     prompt_tokens: int | None
     output_tokens: int
-    sent: tuple[Mapping[str, Any], ...] = ()  # the chat messages that were sent
+    sent: tuple[Mapping[str, object], ...] = ()  # the chat messages that were sent
 
     @property
     def ok(self) -> bool:
@@ -94,7 +94,7 @@ class Reply:
         return self.answer.finish_reason
 
     @property
-    def usage(self) -> Mapping[str, Any] | None:
+    def usage(self) -> Mapping[str, JSON] | None:
         return self.answer.usage
 
     @property
@@ -102,12 +102,12 @@ class Reply:
         return self.answer.embeddings
 
     @property
-    def message(self) -> dict[str, Any]:
+    def message(self) -> dict[str, JSON]:
         """The assistant message to append for the next turn."""
         return self.answer.message
 
     @property
-    def messages(self) -> list[Mapping[str, Any]]:
+    def messages(self) -> list[Mapping[str, object]]:
         """The conversation so far: what was sent, then the assistant's answer."""
         return [*self.sent, self.message]
 
@@ -132,14 +132,14 @@ class LLMClient:
 
     def chat(
         self,
-        messages: Sequence[Mapping[str, Any]],
+        messages: Sequence[Mapping[str, object]],
         *,
         max_tokens: int | None = None,
         stream: bool | None = None,
         name: str | None = None,
         check: Check | None = None,
         headers: Mapping[str, str] | None = None,
-        **fields: Any,
+        **fields: object,
     ) -> Reply:
         """``POST /v1/chat/completions``. ``fields`` are the request's other OpenAI fields
         (``tools``, ``tool_choice``, ``response_format``, ``temperature``,
@@ -165,7 +165,7 @@ class LLMClient:
         name: str | None = None,
         check: Check | None = None,
         headers: Mapping[str, str] | None = None,
-        **fields: Any,
+        **fields: object,
     ) -> Reply:
         """``POST /v1/completions``, as ``chat``."""
         call = self._client().completions(
@@ -185,7 +185,7 @@ class LLMClient:
         name: str | None = None,
         check: Check | None = None,
         headers: Mapping[str, str] | None = None,
-        **fields: Any,
+        **fields: object,
     ) -> Reply:
         """``POST /v1/embeddings``: one input or a batch; its latency is end to end, and the
         summary counts its ``usage.prompt_tokens`` as input tokens."""
@@ -232,7 +232,7 @@ class LLMClient:
             judge=judge,
         )
 
-    def _reply(self, call: Call, check: Check | None, sent: tuple[Mapping[str, Any], ...]) -> Reply:
+    def _reply(self, call: Call, check: Check | None, sent: tuple[Mapping[str, object], ...]) -> Reply:
         payloads: list[bytes] = []
         replies: list[Reply] = []
 
@@ -258,7 +258,7 @@ def _pairs(headers: Mapping[str, str] | None) -> tuple[tuple[str, str], ...]:
     return tuple((headers or {}).items())
 
 
-def _reply_of(record: RequestRecord, payloads: list[bytes], sent: tuple[Mapping[str, Any], ...]) -> Reply:
+def _reply_of(record: RequestRecord, payloads: list[bytes], sent: tuple[Mapping[str, object], ...]) -> Reply:
     # An error answer's body is the server's complaint, not an answer: ``error`` quotes it.
     answer = read_answer(payloads, stream=record.stream) if record.status == 200 else Answer()
     return Reply(
