@@ -16,7 +16,7 @@ from __future__ import annotations
 import types
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, is_dataclass, replace
-from typing import Any, TypeVar, Union, get_args, get_origin, get_type_hints
+from typing import TypeVar, Union, get_args, get_origin, get_type_hints
 
 from llmload.core.health import HealthSnapshot
 from llmload.core.stop import Stop
@@ -212,7 +212,7 @@ class Stage:
     client_bound_by: tuple[str, ...] = ()
     slo: tuple[SloOutcome, ...] | None = None  # None: no --slo
     announcement_lateness_s: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
-    server: Mapping[str, Any] | None = None  # the server's /metrics over the window, if scraped
+    server: Mapping[str, JSON] | None = None  # the server's /metrics over the window, if scraped
     by_name: Mapping[str, NamedStage] = field(default_factory=dict)  # named requests only
     server_timings: ServerTimingsSummary | None = None  # None: the server gave no timings
     cost: StageCost | None = None  # None: no --gpu-hour-cost or --deployment-hour-cost
@@ -347,7 +347,7 @@ class Summary:
     complete: bool
     headline: Headline | None
     run: RunInfo
-    server: Mapping[str, Any]  # what the server said about itself (target/fingerprint.py)
+    server: Mapping[str, JSON]  # what the server said about itself (target/fingerprint.py)
     stages: tuple[Stage, ...]
     warnings: tuple[str, ...]
     exit: Exit | None = None  # None until the run is judged (run/finish.py)
