@@ -7,10 +7,10 @@ they run once and name the flag the user gave.
 
 from __future__ import annotations
 
+import argparse
 import os
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any
 
 import orjson
 
@@ -42,7 +42,7 @@ from llmload.workload.replay import Replay, ReplaySpec, parse_window
 from llmload.workload.traces import load_trace
 
 
-def add_options(parser: Any) -> None:
+def add_options(parser: argparse.ArgumentParser) -> None:
     """Register llmload's options on Locust's (configargparse) parser."""
     add_arguments(parser.add_argument_group("llmload"))
 
@@ -93,7 +93,7 @@ def _rates(text: str | None) -> tuple[float, ...]:
     return rates
 
 
-def _check_locust_numbers(opts: Any) -> None:
+def _check_locust_numbers(opts: argparse.Namespace) -> None:
     """Locust's own numbers that it would take and fail on later, with a traceback."""
     users = getattr(opts, "num_users", None)
     if users is not None and users < 1:
@@ -118,14 +118,7 @@ _TRANSPORT_FLAGS = {
 }
 
 
-def _transport_config(**fields: Any) -> TransportConfig:
-    try:
-        return TransportConfig(**fields)
-    except ConfigError as exc:
-        raise ConfigError(_TRANSPORT_FLAGS.get(exc.option, exc.option), exc.value, exc.problem) from None
-
-
-def _trace_config(opts: Any, scenario: str, phases: PhaseConfig) -> TraceConfig:
+def _trace_config(opts: argparse.Namespace, scenario: str, phases: PhaseConfig) -> TraceConfig:
     """The replay's settings, checked against the file itself (read once here, at start-up)."""
     path = getattr(opts, "trace", None)
     if path is None:
@@ -147,7 +140,7 @@ def _trace_config(opts: Any, scenario: str, phases: PhaseConfig) -> TraceConfig:
     return config
 
 
-def to_config(opts: Any, scenario: str = "chat", host: str | None = None) -> RunConfig:
+def to_config(opts: argparse.Namespace, scenario: str = "chat", host: str | None = None) -> RunConfig:
     """Build and validate the run's config from Locust's parsed options.
 
     ``host`` overrides ``opts.host``: a worker learns the host from the master's spawn message,
@@ -191,17 +184,20 @@ def to_config(opts: Any, scenario: str = "chat", host: str | None = None) -> Run
         tokenize=opts.tokenize,
     )
     timeouts = Timeouts.from_flags(opts.first_token_timeout, opts.stall_timeout, opts.request_timeout)
-    transport = _transport_config(
-        base_url=host.rstrip("/"),
-        kind=opts.transport,
-        connect_timeout_s=opts.connect_timeout,
-        verify=not opts.insecure,
-        ca_file=opts.ca_file,
-        http2=opts.http2,
-        proxy=opts.proxy,
-        # A worker does not know the fleet's user count: size its pool generously.
-        pool_size=max(opts.num_users or 1024, 1),
-    )
+    try:
+        transport = TransportConfig(
+            base_url=host.rstrip("/"),
+            kind=opts.transport,
+            connect_timeout_s=opts.connect_timeout,
+            verify=not opts.insecure,
+            ca_file=opts.ca_file,
+            http2=opts.http2,
+            proxy=opts.proxy,
+            # A worker does not know the fleet's user count: size its pool generously.
+            pool_size=max(opts.num_users or 1024, 1),
+        )
+    except ConfigError as exc:  # named by its field: the user knows it by its flag
+        raise ConfigError(_TRANSPORT_FLAGS.get(exc.option, exc.option), exc.value, exc.problem) from None
     phases = PhaseConfig(opts.warmup_requests, opts.warmup_s, opts.drain_s)
     trace = _trace_config(opts, scenario, phases)
     sweep = SweepConfig(

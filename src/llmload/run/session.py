@@ -12,7 +12,6 @@ import itertools
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
-from typing import Any
 
 import gevent
 
@@ -107,11 +106,11 @@ class Session:
         self.active: set[RequestRecord] = set()  # in flight, for live token counts
         self._finished_tokens = 0
         self._wall_minus_perf_ns = time.time_ns() - time.perf_counter_ns()
-        self._sampler: gevent.Greenlet[Any, None] | None = None
+        self._sampler: gevent.Greenlet[[], None] | None = None
         self._completed: Counter[int] = Counter()
         self._in_flight_measured: Counter[int] = Counter()
         self._pending: deque[tuple[RequestRecord, bool]] = deque()  # finished, not yet folded
-        self._folder: gevent.Greenlet[Any, None] | None = None
+        self._folder: gevent.Greenlet[[], None] | None = None
         self._folding: Iterator[None] = iter(())  # the record the folder is part way through
         self.warnings: list[str] = []  # for the summary: what start found doubtful
         # --max-error-rate 1 accepts every failure: a run meant to measure them is not stopped.
