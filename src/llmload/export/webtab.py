@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from llmload.export.html import fmt
 from llmload.export.tables import stage_row
+from llmload.metrics.timeseries import TimeRow
+from llmload.protocol.jsonvalue import JSON
 from llmload.results.summary import Stage
 
 Rows = list[dict[str, str]]
@@ -30,7 +31,7 @@ class Live:
     gauges: Mapping[str, float]  # the exporter's: users, in_flight, workers, stage, concurrency
     health: Mapping[str, Mapping[str, float | None]]  # per process, since the window opened
     stages: tuple[Stage, ...]  # every stage so far; the current one summarised up to now
-    timeline: tuple[Mapping[str, Any], ...]  # the last TIMELINE_S seconds, oldest first
+    timeline: tuple[TimeRow, ...]  # the last TIMELINE_S seconds, oldest first
 
 
 _NOW = (("what", "LLM (current stage)"), ("value", "value"), ("p50", "p50"), ("p90", "p90"), ("p99", "p99"))
@@ -66,7 +67,7 @@ REPORT_PATH = "/llmload/report"
 SUMMARY_PATH = "/llmload/summary.json"
 
 
-def template_args() -> dict[str, Any]:
+def template_args() -> dict[str, JSON]:
     """What Locust's page needs to draw llmload's tabs and links (its template arguments)."""
 
     def structure(columns: Sequence[tuple[str, str] | tuple[str, str, int]]) -> list[dict[str, str]]:
@@ -90,7 +91,7 @@ def template_args() -> dict[str, Any]:
     }
 
 
-def extended_stats(live: Live | None) -> list[dict[str, Any]]:
+def extended_stats(live: Live | None) -> list[dict[str, JSON]]:
     """The three tables' rows (``extended_stats`` of ``/stats/requests``); empty tables
     before a run has started."""
     return [
@@ -117,7 +118,7 @@ def now_rows(live: Live) -> Rows:
     if live.timeline:
         # the last whole second (the newest row is the second still being filled)
         latest = live.timeline[-2] if len(live.timeline) > 1 else live.timeline[-1]
-        rows.append(_row("output tok/s, last second", fmt(latest.get("output_tok_per_s"), 0)))
+        rows.append(_row("output tok/s, last second", fmt(_number(latest.get("output_tok_per_s")), 0)))
     if stage is None:
         return rows
     rows.append(_row("output tok/s, stage window", fmt(stage.output_tok_per_s)))
@@ -167,12 +168,12 @@ def _row(what: str, value: str, *quantiles: str) -> dict[str, str]:
     return row
 
 
-def _cells(values: Mapping[str, Any], columns: Sequence[tuple[str, str, int]]) -> dict[str, str]:
+def _cells(values: Mapping[str, object], columns: Sequence[tuple[str, str, int]]) -> dict[str, str]:
     return {
         key: fmt(_number(values.get(key)), digits) if key != "phase" else str(values.get(key) or "-")
         for key, _title, digits in columns
     }
 
 
-def _number(value: Any) -> float | int | None:
+def _number(value: object) -> float | int | None:
     return value if isinstance(value, int | float) else None
