@@ -202,7 +202,7 @@ class Worker:
             if self._record:  # exactly what a ChatUser's task does
                 if CALLS:
                     record = send_request(
-                        self.environment,
+                        self.environment.events.request.fire,
                         session,
                         transport,
                         _request(session, prompt),

@@ -98,7 +98,7 @@ def run(
         "cpu_window_s": cpu1 - cpu0,
         "events": events1 - events0,
         "reads": reads1 - reads0,
-        "health": health,
+        "health": health.to_dict(),
         "wall_s": time.perf_counter() - start,
     }
     if tee:

@@ -17,6 +17,7 @@ import pytest
 
 from llmload.core.health import HealthLimits
 from tests.support.fleet import REPO
+from tests.support.noise import UNJUDGED
 
 pytestmark = [
     pytest.mark.timing,
@@ -56,7 +57,7 @@ def test_client_bound_follows_the_timing_error_under_cpu_contention(tmp_path: Pa
         # loop lag p99 at 3.4 ms: the whole machine paused (one pause delays every stream's
         # token at once, but only one loop-lag sample), which is not the client being slow.
         pytest.skip(
-            f"the clean baseline was not clean here: error p99 {clean['error_p99_ms']} ms "
+            f"{UNJUDGED}the clean baseline was not clean: error p99 {clean['error_p99_ms']} ms "
             f"> {bound / 2} ms, simulator lateness p99 {clean['sim_lateness_p99_ms']} ms, "
             f"loop lag p99 {clean['loop_lag_p99_ms']} ms (machine noise at SCHED_FIFO); "
             "contended run flagged correctly"

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from llmload.core.phases import Phase
-from llmload.core.record import RequestRecord, TokenSource
+from llmload.core.record import Outcome, RequestRecord, TokenSource
 from llmload.metrics import derive
 
 PROMETHEUS = shutil.which("prometheus")
@@ -174,7 +174,7 @@ def record_from_json(d: Mapping[str, Any]) -> RequestRecord:
         "reads",
     ):
         setattr(r, name, d[name])
-    r.outcome, r.error_detail = d["outcome"], d["error"]
+    r.outcome, r.error_detail = Outcome(d["outcome"]), d["error"]
     r.token_source = TokenSource(d["token_source"])
     r.event_ns, r.event_tokens = array("q", d["event_ns"]), array("l", d["event_tokens"])
     return r
@@ -242,7 +242,7 @@ def synthetic_records(rng: random.Random, n: int, stage: int = 0) -> list[Reques
         r.first_token_ns, r.last_token_ns, r.done_ns = stamps[0], stamps[-1], t
         r.first_output_ns = stamps[min(1, len(stamps) - 1)]
         r.output_tokens, r.prompt_tokens = sum(tokens), rng.choice((None, 17, 200, 5000))
-        r.outcome = rng.choice(("ok", "ok", "ok", "http_5xx", "stall_timeout", "unfinished"))
+        r.outcome = Outcome(rng.choice(("ok", "ok", "ok", "http_5xx", "stall_timeout", "unfinished")))
         out.append(r)
     return out
 

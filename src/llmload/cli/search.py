@@ -11,7 +11,6 @@ import argparse
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import orjson
 
@@ -21,6 +20,7 @@ from llmload.cli.sweep import _target, locust_command, wait_for
 from llmload.errors import ConfigError, TargetError
 from llmload.export.rundata import read_summary, verdict_of
 from llmload.metrics.slo import parse_slo
+from llmload.protocol.jsonvalue import JSON
 from llmload.results.exitcodes import ExitCode
 
 
@@ -139,7 +139,7 @@ def _run_probe(args: argparse.Namespace, host: str, level: float, run_id: str, i
     return Probe(level, verdict.code == 0, str(path), verdict.reasons)
 
 
-def vars_of(p: Probe) -> dict[str, Any]:
+def vars_of(p: Probe) -> dict[str, JSON]:
     return {"level": p.level, "passed": p.passed, "summary": p.summary_path, "reasons": list(p.reasons)}
 
 

@@ -13,12 +13,13 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from importlib.util import find_spec
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Literal
 
 from llmload.core.recorder import Timeouts
 from llmload.core.redact import redact_url
 from llmload.errors import ConfigError
 from llmload.metrics.slo import SloRule
+from llmload.protocol.jsonvalue import JSON
 from llmload.protocol.origin import parse_origin
 from llmload.workload.arrivals import ArrivalKind, Arrivals
 from llmload.workload.conversations import ConversationSpec
@@ -41,7 +42,7 @@ class RequestConfig:
     model: str | None = None  # None: the first model the target lists at /v1/models
     stream: bool = True
     ignore_eos: bool = False
-    extra_body: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    extra_body: Mapping[str, JSON] = field(default_factory=lambda: MappingProxyType({}))
     extra_headers: tuple[tuple[str, str], ...] = ()
     api_key: str | None = field(default=None, repr=False)
     api_key_env: str = "OPENAI_API_KEY"  # where the key came from: named in hints, never its value
@@ -302,13 +303,13 @@ class RunConfig:
     run_id: str | None = None
     scenario: str = "chat"
 
-    def public_dict(self) -> dict[str, Any]:
+    def public_dict(self) -> dict[str, JSON]:
         """Every setting except secrets, JSON-safe, for summary.json."""
         transport = asdict(self.transport)
         for key in ("base_url", "proxy"):
             if transport.get(key):
                 transport[key] = redact_url(transport[key])
-        out: dict[str, Any] = {
+        out: dict[str, JSON] = {
             "host": redact_url(self.host),
             "scenario": self.scenario,
             "results_dir": self.results_dir,

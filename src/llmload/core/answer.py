@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import orjson
 
+from llmload.protocol.jsonvalue import JSON, JSONObject
 from llmload.protocol.sse import DONE
 
 
@@ -26,11 +26,12 @@ class ToolCall:
     name: str
     arguments: str  # JSON text, as the model wrote it (it may not parse: models err)
 
-    def parsed_arguments(self) -> Any:
+    def parsed_arguments(self) -> JSON:
         """The arguments as JSON; raises ``orjson.JSONDecodeError`` when the model wrote none."""
-        return orjson.loads(self.arguments)
+        value: JSON = orjson.loads(self.arguments)
+        return value
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, JSON]:
         return {
             "id": self.id,
             "type": "function",
@@ -44,13 +45,13 @@ class Answer:
     reasoning: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
     finish_reason: str | None = None
-    usage: Mapping[str, Any] | None = None
+    usage: JSONObject | None = None
     embeddings: tuple[tuple[float, ...], ...] = ()  # /v1/embeddings: one vector per input
 
     @property
-    def message(self) -> dict[str, Any]:
+    def message(self) -> dict[str, JSON]:
         """The assistant message to append to the conversation for the next turn."""
-        message: dict[str, Any] = {"role": "assistant", "content": self.text or None}
+        message: dict[str, JSON] = {"role": "assistant", "content": self.text or None}
         if self.tool_calls:
             message["tool_calls"] = [call.to_json() for call in self.tool_calls]
         return message
@@ -59,13 +60,14 @@ class Answer:
 def read_answer(payloads: Sequence[bytes], *, stream: bool) -> Answer:
     """Rebuild the answer from a response's payloads (SSE data events, or one JSON body).
 
-    Payloads that are not JSON objects are skipped: the recorder has already judged the
-    response, and a failed one has no answer worth rebuilding."""
+    Payloads that are not JSON objects are skipped, and so are parts of the wrong JSON type:
+    the recorder has already judged the response, and a failed one has no answer worth
+    rebuilding."""
     objects = [obj for obj in map(_load, payloads) if obj is not None]
     return _from_chunks(objects) if stream else _from_body(objects[0] if objects else {})
 
 
-def _load(data: bytes) -> dict[str, Any] | None:
+def _load(data: bytes) -> JSONObject | None:
     if data == DONE:
         return None
     try:
@@ -75,23 +77,41 @@ def _load(data: bytes) -> dict[str, Any] | None:
     return obj if isinstance(obj, dict) else None
 
 
-def _from_chunks(chunks: list[dict[str, Any]]) -> Answer:
+def _object(value: JSON) -> JSONObject:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _objects(value: JSON) -> list[JSONObject]:
+    return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
+
+
+def _text(value: JSON) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _usage(value: JSON) -> JSONObject | None:
+    return value if isinstance(value, Mapping) and value else None
+
+
+def _from_chunks(chunks: list[JSONObject]) -> Answer:
     text: list[str] = []
     reasoning: list[str] = []
-    calls: dict[int, dict[str, Any]] = {}
-    finish, usage = None, None
+    calls: dict[int, dict[str, str]] = {}
+    finish: str | None = None
+    usage: JSONObject | None = None
     for chunk in chunks:
-        usage = chunk.get("usage") or usage
-        for choice in chunk.get("choices") or ():
-            finish = choice.get("finish_reason") or finish
+        usage = _usage(chunk.get("usage")) or usage
+        for choice in _objects(chunk.get("choices")):
+            finish = _text(choice.get("finish_reason")) or finish
             if "text" in choice:  # /v1/completions
-                text.append(choice.get("text") or "")
+                text.append(_text(choice.get("text")))
                 continue
-            delta = choice.get("delta") or {}
-            text.append(delta.get("content") or "")
-            reasoning.append(delta.get("reasoning_content") or delta.get("reasoning") or "")
-            for fragment in delta.get("tool_calls") or ():
-                _merge_fragment(calls.setdefault(fragment.get("index", 0), {}), fragment)
+            delta = _object(choice.get("delta"))
+            text.append(_text(delta.get("content")))
+            reasoning.append(_text(delta.get("reasoning_content")) or _text(delta.get("reasoning")))
+            for fragment in _objects(delta.get("tool_calls")):
+                index = fragment.get("index", 0)
+                _merge_fragment(calls.setdefault(index if isinstance(index, int) else 0, {}), fragment)
     return Answer(
         text="".join(text),
         reasoning="".join(reasoning),
@@ -101,31 +121,42 @@ def _from_chunks(chunks: list[dict[str, Any]]) -> Answer:
     )
 
 
-def _merge_fragment(call: dict[str, Any], fragment: Mapping[str, Any]) -> None:
-    function = fragment.get("function") or {}
-    if fragment.get("id"):
-        call["id"] = fragment["id"]
-    if function.get("name"):
-        call["name"] = call.get("name", "") + function["name"]
-    call["arguments"] = call.get("arguments", "") + (function.get("arguments") or "")
+def _merge_fragment(call: dict[str, str], fragment: JSONObject) -> None:
+    function = _object(fragment.get("function"))
+    if _text(fragment.get("id")):
+        call["id"] = _text(fragment.get("id"))
+    if _text(function.get("name")):
+        call["name"] = call.get("name", "") + _text(function.get("name"))
+    call["arguments"] = call.get("arguments", "") + _text(function.get("arguments"))
 
 
-def _tool_call(call: Mapping[str, Any]) -> ToolCall:
-    return ToolCall(id=call.get("id", ""), name=call.get("name", ""), arguments=call.get("arguments", ""))
-
-
-def _from_body(body: dict[str, Any]) -> Answer:
-    if body.get("object") == "list":  # /v1/embeddings
-        vectors = tuple(tuple(item.get("embedding") or ()) for item in body.get("data") or ())
-        return Answer(usage=body.get("usage"), embeddings=vectors)
-    choices = body.get("choices") or [{}]
-    choice = choices[0]
-    message = choice.get("message") or {}
-    calls = [{"id": c.get("id", ""), **(c.get("function") or {})} for c in message.get("tool_calls") or ()]
-    return Answer(
-        text=(message.get("content") if message else choice.get("text")) or "",
-        reasoning=message.get("reasoning_content") or message.get("reasoning") or "",
-        tool_calls=tuple(_tool_call(c) for c in calls),
-        finish_reason=choice.get("finish_reason"),
-        usage=body.get("usage"),
+def _tool_call(call: Mapping[str, JSON]) -> ToolCall:
+    return ToolCall(
+        id=_text(call.get("id")), name=_text(call.get("name")), arguments=_text(call.get("arguments"))
     )
+
+
+def _from_body(body: JSONObject) -> Answer:
+    if body.get("object") == "list":  # /v1/embeddings
+        vectors = tuple(
+            tuple(float(x) for x in _numbers(item.get("embedding"))) for item in _objects(body.get("data"))
+        )
+        return Answer(usage=_usage(body.get("usage")), embeddings=vectors)
+    choice = (_objects(body.get("choices")) or [{}])[0]
+    message = _object(choice.get("message"))
+    calls = [
+        {"id": c.get("id", ""), **_object(c.get("function"))} for c in _objects(message.get("tool_calls"))
+    ]
+    return Answer(
+        text=_text(message.get("content") if message else choice.get("text")),
+        reasoning=_text(message.get("reasoning_content")) or _text(message.get("reasoning")),
+        tool_calls=tuple(_tool_call(c) for c in calls),
+        finish_reason=_text(choice.get("finish_reason")) or None,
+        usage=_usage(body.get("usage")),
+    )
+
+
+def _numbers(value: JSON) -> list[float]:
+    if not isinstance(value, list):
+        return []
+    return [x for x in value if isinstance(x, int | float) and not isinstance(x, bool)]

@@ -16,9 +16,9 @@ stops within minutes rather than at the end of a long sweep.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from llmload.core.record import OK, UNFINISHED, RequestRecord
+from llmload.core.stop import FailedFast
 
 REQUESTS = 20
 
@@ -30,7 +30,7 @@ class FailFast:
     first: tuple[str, int | None, str] | None = None  # (kind, status, the server's answer)
     armed: bool = True
 
-    def observe(self, record: RequestRecord) -> dict[str, Any] | None:
+    def observe(self, record: RequestRecord) -> FailedFast | None:
         """Feed every finished request; returns the stop (once) when the run should end."""
         if not self.armed or record.outcome == UNFINISHED:
             return None
@@ -39,16 +39,10 @@ class FailFast:
             self.armed = False
             return None
         if self.first is None:
-            self.first = (record.outcome, status, record.error_detail or "")
+            self.first = (record.outcome.value, status, record.error_detail or "")
         self.seen += 1
         if self.seen < self.limit:
             return None
         self.armed = False
         kind, status, message = self.first
-        return {
-            "by": "fail_fast",
-            "kind": kind,
-            "status": status,
-            "message": message[:500],
-            "requests": self.seen,
-        }
+        return FailedFast(kind=kind, status=status, message=message[:500], requests=self.seen)

@@ -15,10 +15,12 @@ from __future__ import annotations
 from array import array
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import TypeGuard
 
 from llmload.core.phases import Phase
 from llmload.core.redact import redact_text
+from llmload.errors import ErrorKind
+from llmload.protocol.jsonvalue import JSON, JSONObject
 
 
 class TokenSource(StrEnum):
@@ -29,8 +31,33 @@ class TokenSource(StrEnum):
     ESTIMATED = "estimated"  # no usage: one token per token-bearing event
 
 
-OK = "ok"
-UNFINISHED = "unfinished"
+class Outcome(StrEnum):
+    """How one request ended: ``requests.jsonl``'s ``outcome``, and the key its request is
+    counted under in the summary and the exporter. A failure is its ``ErrorKind``, under the
+    same name and value (Python enums do not extend one another; a test keeps them equal)."""
+
+    OK = "ok"
+    UNFINISHED = "unfinished"  # the run ended first: no latency, no error
+    CONNECT_ERROR = ErrorKind.CONNECT_ERROR.value
+    CONNECT_TIMEOUT = ErrorKind.CONNECT_TIMEOUT.value
+    FIRST_TOKEN_TIMEOUT = ErrorKind.FIRST_TOKEN_TIMEOUT.value
+    STALL_TIMEOUT = ErrorKind.STALL_TIMEOUT.value
+    TOTAL_TIMEOUT = ErrorKind.TOTAL_TIMEOUT.value
+    HTTP_429 = ErrorKind.HTTP_429.value
+    HTTP_4XX = ErrorKind.HTTP_4XX.value
+    HTTP_5XX = ErrorKind.HTTP_5XX.value
+    STREAM_BROKEN = ErrorKind.STREAM_BROKEN.value
+    BAD_PAYLOAD = ErrorKind.BAD_PAYLOAD.value
+    ERROR_EVENT = ErrorKind.ERROR_EVENT.value
+    CHECK_FAILED = ErrorKind.CHECK_FAILED.value
+
+    @classmethod
+    def failed(cls, kind: ErrorKind) -> Outcome:
+        return cls(kind.value)
+
+
+OK = Outcome.OK
+UNFINISHED = Outcome.UNFINISHED
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,17 +74,22 @@ class ServerTimings:
     cache_n: int | None  # prompt tokens served from the cache
 
     @classmethod
-    def parse(cls, d: dict[str, Any]) -> ServerTimings | None:
+    def parse(cls, d: JSONObject) -> ServerTimings | None:
         """From a ``timings`` object; None when it lacks the fields or has the wrong types."""
-        try:
-            prompt_ms, predicted_ms = float(d["prompt_ms"]), float(d["predicted_ms"])
-            prompt_n, predicted_n = int(d["prompt_n"]), int(d["predicted_n"])
-        except (KeyError, TypeError, ValueError):
+        prompt_ms, predicted_ms = d.get("prompt_ms"), d.get("predicted_ms")
+        prompt_n, predicted_n = d.get("prompt_n"), d.get("predicted_n")
+        if not (_number(prompt_ms) and _number(predicted_ms) and _number(prompt_n) and _number(predicted_n)):
             return None
         cache = d.get("cache_n")
-        return cls(prompt_ms, predicted_ms, prompt_n, predicted_n, cache if isinstance(cache, int) else None)
+        return cls(
+            float(prompt_ms),
+            float(predicted_ms),
+            int(prompt_n),
+            int(predicted_n),
+            cache if isinstance(cache, int) else None,
+        )
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, JSON]:
         return {
             "prompt_ms": self.prompt_ms,
             "predicted_ms": self.predicted_ms,
@@ -65,6 +97,10 @@ class ServerTimings:
             "predicted_n": self.predicted_n,
             "cache_n": self.cache_n,
         }
+
+
+def _number(value: JSON) -> TypeGuard[int | float]:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 @dataclass(slots=True, eq=False)
@@ -87,7 +123,7 @@ class RequestRecord:
     last_token_ns: int | None = None
     done_ns: int | None = None
     status: int | None = None
-    outcome: str = OK  # OK, UNFINISHED or an ErrorKind value
+    outcome: Outcome = Outcome.OK
     error_detail: str | None = None
     finish_reason: str | None = None
     output_tokens: int = 0
@@ -127,7 +163,7 @@ class RequestRecord:
             self.event_tokens[i] = upto - before
             before = upto
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, JSON]:
         """The ``requests.jsonl`` line: raw stamps in ns plus the derived per-request numbers."""
         return {
             "id": self.request_id,
@@ -136,7 +172,7 @@ class RequestRecord:
             "phase": self.phase.value,
             "endpoint": self.endpoint,
             "stream": self.stream,
-            "outcome": self.outcome,
+            "outcome": self.outcome.value,
             "status": self.status,
             "error": None if self.error_detail is None else redact_text(self.error_detail),
             "finish_reason": self.finish_reason,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from llmload.core.record import OK, UNFINISHED, RequestRecord, ServerTimings, TokenSource
+from llmload.core.record import OK, UNFINISHED, Outcome, RequestRecord, ServerTimings, TokenSource
 from llmload.errors import ConfigError, ErrorKind
 from llmload.protocol.chunks import BadChunk, chunk_fields, parse_response
 from llmload.protocol.sse import DONE, SSEDecoder, SSEError
@@ -251,7 +251,7 @@ class ResponseRecorder:
         if self._failed:
             return
         self._failed = True
-        self.record.outcome = kind.value
+        self.record.outcome = Outcome.failed(kind)
         self.record.error_detail = detail[:500]
         if self.record.done_ns is None:
             self.record.done_ns = t_ns

@@ -77,8 +77,8 @@ def render_stage(stage: Stage) -> str:
         )
     for process, health in stage.client_health.items():
         lines.append(
-            f"  client {process}: loop lag p99 {_num(health.get('loop_lag_p99_ms'))} ms"
-            f" · CPU {_num(health.get('cpu_percent'), 0)}% of one core"
+            f"  client {process}: loop lag p99 {_num(health.loop_lag_p99_ms)} ms"
+            f" · CPU {_num(health.cpu_percent, 0)}% of one core"
         )
     lines += [f"  warning: {w}" for w in stage.warnings]
     return "\n".join(lines)

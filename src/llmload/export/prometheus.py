@@ -18,8 +18,9 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from socketserver import ThreadingMixIn
 from threading import Thread
-from typing import Any, Protocol, cast
+from typing import Protocol, cast
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
@@ -234,12 +235,12 @@ class _Server(ThreadingMixIn, WSGIServer):
 
 
 class _QuietHandler(WSGIRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:  # a line per scrape: noise
+    def log_message(self, format: str, *args: object) -> None:  # a line per scrape: noise
         return
 
 
-def _app(source: ExportSource) -> Callable[[dict[str, Any], Any], list[bytes]]:
-    def app(_environ: dict[str, Any], start_response: Any) -> list[bytes]:  # any path, as upstream
+def _app(source: ExportSource) -> WSGIApplication:
+    def app(_environ: WSGIEnvironment, start_response: StartResponse) -> list[bytes]:  # any path, as upstream
         body = render(source)
         start_response("200 OK", [("Content-Type", CONTENT_TYPE_LATEST), ("Content-Length", str(len(body)))])
         return [body]

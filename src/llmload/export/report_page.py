@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from llmload.export import html as h
 from llmload.export.plots import NO_PLOTS
@@ -11,6 +10,7 @@ from llmload.export.report_tradeoffs import cost_section, pareto_section
 from llmload.export.rundata import RunData, all_warnings, flatten, verdict_of
 from llmload.export.tables import Row, columns
 from llmload.metrics.catalog import TABLE_LATENCIES, by_key, latency_column, stat_header
+from llmload.protocol.jsonvalue import JSON, obj
 from llmload.results.saturation import saturation_text
 from llmload.results.summary import (
     ErrorExample,
@@ -307,7 +307,7 @@ def _plots(pngs: Mapping[str, bytes]) -> list[str]:
     return [h.heading("Plots"), '<div class="plots">' + "".join(figures) + "</div>"]
 
 
-def _key_values(title: str, value: Any, skip: tuple[str, ...] = ()) -> list[str]:
+def _key_values(title: str, value: JSON, skip: tuple[str, ...] = ()) -> list[str]:
     pairs = [(k, v) for k, v in flatten(value) if k and k.split(".")[0] not in skip]
     if not pairs:
         return [h.heading(title), h.paragraph("Nothing recorded.", "note")]
@@ -355,7 +355,7 @@ def _errors(summary: Summary) -> list[str]:
 def render_report(
     run: RunData, rows: Sequence[Row], pngs: Mapping[str, bytes], *, plots_missing: bool = False
 ) -> str:
-    info = to_json(run.summary.run)
+    info = obj(to_json(run.summary.run))
     warnings = all_warnings(run.summary)
     body = [
         *_header(run),

@@ -13,13 +13,15 @@ import csv
 import os
 import secrets
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 import orjson
 
 from llmload.core.record import RequestRecord
 from llmload.errors import ResultsError
+from llmload.protocol.jsonvalue import JSON
 
 
 def new_run_id(now: float | None = None) -> str:
@@ -35,7 +37,7 @@ class ResultsDir:
         except OSError as exc:
             raise ResultsError(f"cannot create results directory {self.path}: {exc}") from None
 
-    def write_json(self, name: str, document: Any) -> Path:
+    def write_json(self, name: str, document: JSON) -> Path:
         """Write atomically, so a reader never sees half a summary."""
         target = self.path / name
         tmp = target.with_suffix(target.suffix + ".tmp")
@@ -43,7 +45,7 @@ class ResultsDir:
         os.replace(tmp, target)
         return target
 
-    def write_csv(self, name: str, rows: list[dict[str, Any]]) -> Path:
+    def write_csv(self, name: str, rows: Sequence[Mapping[str, object]]) -> Path:
         """Write ``rows``; with none, remove the file instead: an empty file would look like
         results and read back as a broken one."""
         target = self.path / name
@@ -85,7 +87,7 @@ class RecordLog:
             self.path.unlink()  # no request finished: no empty file that looks like a log
 
 
-def read_records(path: Path) -> list[dict[str, Any]]:
+def read_records(path: Path) -> list[dict[str, JSON]]:
     """Read a ``requests.jsonl`` back (for reports and tests)."""
     with path.open("rb") as f:
         return [orjson.loads(line) for line in f if line.strip()]

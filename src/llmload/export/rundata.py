@@ -12,7 +12,6 @@ import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import orjson
 
@@ -20,6 +19,7 @@ from llmload.config.settings import ChecksConfig
 from llmload.errors import ResultsError
 from llmload.metrics.catalog import LATENCY_KEYS
 from llmload.metrics.slo import parse_max_error_rate, parse_slo
+from llmload.protocol.jsonvalue import JSON, JSONObject, array, integer, number, obj
 from llmload.results.summary import SCHEMA_VERSION, Exit, Stage, Summary, read
 from llmload.results.verdict import judge
 
@@ -53,7 +53,7 @@ class RunData:
         return self.summary.stages
 
     @property
-    def server(self) -> Mapping[str, Any]:
+    def server(self) -> Mapping[str, JSON]:
         return self.summary.server
 
     @property
@@ -96,7 +96,7 @@ def read_summary(run_dir: Path) -> Summary:
         raise ResultsError(f"{path} does not have the shape of a version {version} summary: {exc}") from None
 
 
-def upgrade(summary: Mapping[str, Any]) -> Summary:
+def upgrade(summary: JSONObject) -> Summary:
     """A summary of any version this llmload reads, as the current version's objects
     (llmload/results/summary.py; docs/summary.md).
 
@@ -106,21 +106,24 @@ def upgrade(summary: Mapping[str, Any]) -> Summary:
     from the measured window's requests (warm-up and drain outcomes were not kept), the verdict
     judged from the checks it recorded, and null or empty for what it never measured.
     """
-    if summary.get("schema_version", 1) >= 2:
+    if integer(summary.get("schema_version", 1), "schema_version") >= 2:
         return read(summary)
-    headline = summary.get("headline")
-    out = {
+    headline = obj(summary.get("headline") or {}, "headline")
+    out: dict[str, JSON] = {
         "complete": True,
         **summary,
         "schema_version": SCHEMA_VERSION,
-        "run": {**_V1_RUN, **(summary.get("run") or {})},
-        "stages": [_stage_from_v1(stage) for stage in summary.get("stages") or []],
+        "run": {**_V1_RUN, **obj(summary.get("run") or {}, "run")},
+        "stages": [_stage_from_v1(obj(stage, "stage")) for stage in array(summary.get("stages") or [])],
         "headline": None
         if not headline
         else {
             "peak_rate_req_per_s": None,
             **headline,
-            "levels": [{"rate_req_per_s": None, **level} for level in headline.get("levels") or []],
+            "levels": [
+                {"rate_req_per_s": None, **obj(level, "level")}
+                for level in array(headline.get("levels") or [])
+            ],
         },
         "warnings": summary.get("warnings") or [],
         "server": summary.get("server") or {},
@@ -130,7 +133,7 @@ def upgrade(summary: Mapping[str, Any]) -> Summary:
     return upgraded.with_exit(verdict_of(upgraded))
 
 
-_V1_RUN: Mapping[str, Any] = {
+_V1_RUN: Mapping[str, JSON] = {
     "id": "",
     "started_at": None,
     "target": "",
@@ -143,7 +146,7 @@ _V1_RUN: Mapping[str, Any] = {
 }
 # A stage's fields as a stage that measured nothing has them: what an early version 1 writer
 # left out is read so (and tests build stages over it).
-UNMEASURED_STAGE: Mapping[str, Any] = {
+UNMEASURED_STAGE: Mapping[str, JSON] = {
     "concurrency": None,
     "duration_s": 0.0,
     "window_ns": None,
@@ -180,13 +183,17 @@ UNMEASURED_STAGE: Mapping[str, Any] = {
 }
 
 
-def _stage_from_v1(stage: Mapping[str, Any]) -> dict[str, Any]:
-    req = {"ok": 0, "failed": 0, "unfinished": 0, "warmup": 0, "drain": 0, **(stage.get("requests") or {})}
-    attempts = {
-        "finished": int(req["ok"]) + int(req["failed"]),
-        "failed": int(req["failed"]),
-        "unfinished": int(req["unfinished"]),
-        "errors": dict(stage.get("errors") or {}),
+def _stage_from_v1(stage: JSONObject) -> dict[str, JSON]:
+    req = {
+        **dict.fromkeys(("ok", "failed", "unfinished", "warmup", "drain"), 0),
+        **obj(stage.get("requests") or {}, "requests"),
+    }
+    ok, failed, unfinished = (integer(req[k], f"requests.{k}") for k in ("ok", "failed", "unfinished"))
+    attempts: dict[str, JSON] = {
+        "finished": ok + failed,
+        "failed": failed,
+        "unfinished": unfinished,
+        "errors": dict(obj(stage.get("errors") or {}, "errors")),
     }
     out = {**UNMEASURED_STAGE, "attempts": attempts, **stage, "requests": req}
     if not isinstance(out.get("announcement_lateness_s"), Mapping):
@@ -249,7 +256,7 @@ def all_warnings(summary: Summary) -> list[str]:
     if not summary.complete:
         out.append("the run did not complete: later stages are missing or partial")
     out += list(summary.warnings)
-    out += [f"server: {w}" for w in summary.server.get("warnings") or []]
+    out += [f"server: {w}" for w in array(summary.server.get("warnings") or [])]
     for stage in summary.stages:
         if stage.client_bound:
             out.append(
@@ -284,7 +291,7 @@ def spec_decode(stage: Stage) -> tuple[float | None, float | None]:
     return rate, length
 
 
-def _first(places: list[Mapping[str, Any]], keys: tuple[str, ...]) -> float | None:
+def _first(places: list[Mapping[str, JSON]], keys: tuple[str, ...]) -> float | None:
     for place in places:
         for key in keys:
             value = place.get(key)
@@ -293,7 +300,7 @@ def _first(places: list[Mapping[str, Any]], keys: tuple[str, ...]) -> float | No
     return None
 
 
-def flatten(value: Any, prefix: str = "") -> Iterator[tuple[str, str]]:
+def flatten(value: JSON, prefix: str = "") -> Iterator[tuple[str, str]]:
     """Nested mappings as dotted ``key: text`` pairs, for fingerprint tables and their diffs."""
     if isinstance(value, Mapping):
         for key, item in value.items():
@@ -307,7 +314,7 @@ def flatten(value: Any, prefix: str = "") -> Iterator[tuple[str, str]]:
         yield prefix, _text(value)
 
 
-def _text(value: Any) -> str:
+def _text(value: JSON) -> str:
     if value is None:
         return "-"
     if isinstance(value, bool):
@@ -320,10 +327,11 @@ def verdict_of(summary: Summary) -> Exit:
     the run was judged), judged now from the checks it recorded."""
     if summary.exit is not None:
         return summary.exit
-    checks = summary.run.options.get("checks") or {}
+    checks = obj(summary.run.options.get("checks") or {}, "options.checks")
+    rate = checks.get("max_error_rate")
     config = ChecksConfig(
-        parse_slo(",".join(checks.get("slo") or [])),
-        parse_max_error_rate(checks.get("max_error_rate")),
+        parse_slo(",".join(str(rule) for rule in array(checks.get("slo") or []))),
+        parse_max_error_rate(rate if rate is None or isinstance(rate, str) else number(rate)),
         bool(checks.get("fail_on_client_bound")),
     )
     return judge(summary, config).to_exit()

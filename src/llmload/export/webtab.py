@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from llmload.export.html import fmt
 from llmload.export.tables import columns, stage_row
 from llmload.metrics.catalog import TABLE_LATENCIES, Column, by_key, latency_column
+from llmload.metrics.timeseries import TimeRow
+from llmload.protocol.jsonvalue import JSON
 from llmload.results.summary import Stage
 
 Rows = list[dict[str, str]]
@@ -31,7 +32,7 @@ class Live:
     gauges: Mapping[str, float]  # the exporter's: users, in_flight, workers, stage, concurrency
     health: Mapping[str, Mapping[str, float | None]]  # per process, since the window opened
     stages: tuple[Stage, ...]  # every stage so far; the current one summarised up to now
-    timeline: tuple[Mapping[str, Any], ...]  # the last TIMELINE_S seconds, oldest first
+    timeline: tuple[TimeRow, ...]  # the last TIMELINE_S seconds, oldest first
 
 
 _NOW = (
@@ -73,7 +74,7 @@ REPORT_PATH = "/llmload/report"
 SUMMARY_PATH = "/llmload/summary.json"
 
 
-def template_args() -> dict[str, Any]:
+def template_args() -> dict[str, JSON]:
     """What Locust's page needs to draw llmload's tabs and links (its template arguments)."""
 
     def structure(table: Sequence[Column]) -> list[dict[str, str]]:
@@ -97,7 +98,7 @@ def template_args() -> dict[str, Any]:
     }
 
 
-def extended_stats(live: Live | None) -> list[dict[str, Any]]:
+def extended_stats(live: Live | None) -> list[dict[str, JSON]]:
     """The three tables' rows (``extended_stats`` of ``/stats/requests``); empty tables
     before a run has started."""
     return [
@@ -124,7 +125,7 @@ def now_rows(live: Live) -> Rows:
     if live.timeline:
         # the last whole second (the newest row is the second still being filled)
         latest = live.timeline[-2] if len(live.timeline) > 1 else live.timeline[-1]
-        rows.append(_row("output tok/s, last second", fmt(latest.get("output_tok_per_s"), 0)))
+        rows.append(_row("output tok/s, last second", fmt(_number(latest.get("output_tok_per_s")), 0)))
     if stage is None:
         return rows
     rows.append(_row("output tok/s, stage window", fmt(stage.output_tok_per_s)))
@@ -174,7 +175,7 @@ def _row(what: str, value: str, *quantiles: str) -> dict[str, str]:
     return row
 
 
-def _cells(values: Mapping[str, Any], table: Sequence[Column]) -> dict[str, str]:
+def _cells(values: Mapping[str, object], table: Sequence[Column]) -> dict[str, str]:
     return {
         c.key: fmt(_number(values.get(c.key)), c.digits)
         if c.key != "phase"
@@ -183,5 +184,5 @@ def _cells(values: Mapping[str, Any], table: Sequence[Column]) -> dict[str, str]
     }
 
 
-def _number(value: Any) -> float | int | None:
+def _number(value: object) -> float | int | None:
     return value if isinstance(value, int | float) else None

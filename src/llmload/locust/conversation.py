@@ -14,9 +14,10 @@ through the same ``report_to_locust``: one Locust request event per real request
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from locust import task
+from locust.env import Environment
 
 from llmload.locust.user import LLMUser
 from llmload.workload.conversations import Conversation
@@ -29,7 +30,7 @@ class ConversationUser(LLMUser):
 
     scenario: ClassVar[str] = "conversation"
 
-    def __init__(self, environment: Any) -> None:
+    def __init__(self, environment: Environment) -> None:
         super().__init__(environment)
         self._conversation = Conversation()
         self._pause_s = 0.0

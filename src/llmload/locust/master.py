@@ -9,17 +9,19 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
 
 import gevent
+from locust.env import Environment
 from locust.rpc import Message
-from locust.runners import STATE_MISSING, STATE_STOPPING
+from locust.runners import STATE_MISSING, STATE_STOPPING, MasterRunner
 
 from llmload.config.settings import RunConfig
 from llmload.core.stages import Announcement
+from llmload.core.stop import FailedFast, Interrupted
 from llmload.export.prometheus import ExporterHandle
 from llmload.export.pushgateway import finish as finish_exporter
 from llmload.export.results import ResultsDir, new_run_id
+from llmload.locust.env import listen, options_of
 from llmload.locust.plans import make_conductor, planned_concurrency
 from llmload.locust.roles import (
     exit_code_on_error,
@@ -31,6 +33,7 @@ from llmload.locust.roles import (
     stop_run,
     target_users,
 )
+from llmload.protocol.jsonvalue import JSON
 from llmload.results.build import build_summary
 from llmload.results.summary import Level, Summary
 from llmload.run.conductor import Conductor
@@ -57,8 +60,15 @@ class _Run:
 
 
 class MasterRole:
-    def __init__(self, environment: Any, config: RunConfig, configure: Callable[[], RunConfig]) -> None:
+    def __init__(
+        self,
+        environment: Environment,
+        runner: MasterRunner,
+        config: RunConfig,
+        configure: Callable[[], RunConfig],
+    ) -> None:
         self._environment = environment
+        self._runner = runner
         self._config = config  # checked at start-up; a later web UI swarm reads the form again
         self._configure = configure
         self._run: _Run | None = None
@@ -69,9 +79,8 @@ class MasterRole:
         self.exporter: ExporterHandle | None = None
         self.live: LiveView | None = None  # the web UI's view of the latest run
         self.finished: Path | None = None  # the results of the latest run that ended
-        runner = environment.runner
         runner.register_message(DELTA, self._on_delta)
-        environment.events.worker_connect.add_listener(self._on_worker_connect)
+        listen(environment.events.worker_connect, self._on_worker_connect)
         sigint_to_main()
         if headless(environment):
             # Set up now, as the workers connect; a web UI swarm's run is set up when it starts
@@ -85,13 +94,13 @@ class MasterRole:
             config = self._config
         else:  # a web UI swarm: the start form's options, and a run id of its own
             # the user's --run-id (or none) again, not the last run's id set below
-            self._environment.parsed_options.run_id = self._config.run_id
+            options_of(self._environment).run_id = self._config.run_id
             config = next_run(self._configure(), self._runs)
         run_id = config.run_id or new_run_id()
         # Workers receive the master's custom options with every spawn message.
-        self._environment.parsed_options.run_id = run_id
+        options_of(self._environment).run_id = run_id
         fleet = Fleet()
-        for client_id in self._environment.runner.clients:  # connected before this run
+        for client_id in self._runner.clients:  # connected before this run
             fleet.join(client_id)
         conductor = make_conductor(
             self._environment, config, self._announce, fleet.progress, self._levels_so_far
@@ -139,41 +148,41 @@ class MasterRole:
         finished = self.fleet.current_stage
         self.fleet.record(a)
         self.server.on_phase(a)
-        self._environment.runner.send_message(PHASE, self._phase_message(a))
+        self._runner.send_message(PHASE, self._phase_message(a))
         if finished >= 0 and a.stage != finished:
             # A finished stage survives an interrupted run (the end rewrites it with the last
             # deltas in; a stage's own numbers are complete once its drain ended).
             self.write(complete=False)
 
-    def _phase_message(self, a: Announcement) -> dict[str, Any]:
+    def _phase_message(self, a: Announcement) -> dict[str, JSON]:
         # The run id tells a worker which swarm an announcement belongs to: the last ones of a
         # web UI swarm can reach it after its users stopped, and must not touch the next run.
         return {**asdict(a), "run": self.run.run_id}
 
-    def _on_delta(self, environment: Any, msg: Any) -> None:
+    def _on_delta(self, environment: Environment, msg: Message) -> None:
         stopped = self.fleet.stopped
         self.fleet.on_delta(msg.node_id, msg.data)
-        if stopped is None and self.fleet.stopped and self.fleet.stopped["by"] == "fail_fast":
+        if stopped is None and isinstance(self.fleet.stopped, FailedFast):
             stop_run(self._environment)
 
     def interrupt(self) -> None:
         if self.exit_code is None and self.fleet.stopped is None:
-            self.fleet.stopped = {"by": "interrupt", "stage": max(self.fleet.current_stage, 0)}
+            self.fleet.stopped = Interrupted(stage=max(self.fleet.current_stage, 0))
             hurry(self._environment)
 
-    def _on_worker_connect(self, client_id: str, **_kw: Any) -> None:
+    def _on_worker_connect(self, client_id: str, **_kw: object) -> None:
         run = self._run  # None between web UI swarms: the next run joins every connected worker
         if run is not None:
             run.fleet.join(client_id)
-        workers = list(run.fleet.workers if run is not None else self._environment.runner.clients)
-        expected = self._environment.parsed_options.expect_workers
+        workers = list(run.fleet.workers if run is not None else self._runner.clients)
+        expected = options_of(self._environment).expect_workers
         print(
             f"llmload: {len(workers)} of {expected} expected workers connected: {', '.join(workers)}",
             file=sys.stderr,
             flush=True,
         )
         for a in run.fleet.history if run is not None else ():  # a late joiner learns the phase
-            self._environment.runner.send_message(PHASE, self._phase_message(a), client_id=client_id)
+            self._runner.send_message(PHASE, self._phase_message(a), client_id=client_id)
 
     def test_start(self) -> None:
         if self.exporter is not None:  # the previous swarm's: the port is this run's now
@@ -197,7 +206,7 @@ class MasterRole:
 
     def _final_flush(self) -> None:
         """Stop every worker's users and wait for each worker's final delta, by worker id."""
-        runner = self._environment.runner
+        runner = self._runner
         # Locust sets STOPPING only after test_stopping; while it says RUNNING, a worker that
         # reports stopped or ready again gets users re-dispatched to it (and the shape keeps
         # ticking), so requests would run after that worker's final delta.
@@ -217,7 +226,7 @@ class MasterRole:
         if late:
             print(f"llmload: no final report from {', '.join(late)}", file=sys.stderr, flush=True)
             self.fleet.mark_lost(cid for cid, w in self.fleet.workers.items() if w.name in late)
-        if self._environment.parsed_options.headless:
+        if options_of(self._environment).headless:
             # Stopped workers left runner.clients, so Locust's own quit would never reach them.
             for cid, w in self.fleet.workers.items():
                 if not w.lost:
@@ -261,8 +270,7 @@ class MasterRole:
         warnings = [
             *self.fleet.warnings,
             *(
-                f"worker {x['worker']} was lost: up to {x['requests_missing_at_most']} "
-                "requests may be missing"
+                f"worker {x.worker} was lost: up to {x.requests_missing_at_most} requests may be missing"
                 for x in lost
             ),
         ]

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import gevent
 from gevent.pool import Pool
 from locust import task
-from locust.runners import STATE_CLEANUP, STATE_STOPPED, STATE_STOPPING
+from locust.env import Environment
+from locust.runners import STATE_CLEANUP, STATE_STOPPED, STATE_STOPPING, WorkerRunner
 
+from llmload.locust.env import options_of, runner_of
 from llmload.locust.user import SessionUser
 from llmload.run.session import StageState
 from llmload.transport.base import Transport
@@ -28,13 +30,13 @@ from llmload.workload.prompts import Prompt
 _STOPPING = (STATE_STOPPING, STATE_CLEANUP, STATE_STOPPED)
 
 
-def share_of(environment: Any) -> tuple[int, int]:
+def share_of(environment: Environment) -> tuple[int, int]:
     """(this process's index, number of processes) for splitting the global schedule."""
-    runner = environment.runner
-    index = getattr(runner, "worker_index", -1)
+    runner = runner_of(environment)
+    index = runner.worker_index if isinstance(runner, WorkerRunner) else -1
     if index is None or index < 0:
         return 0, 1
-    return index, max(int(environment.parsed_options.expect_workers or 1), index + 1)
+    return index, max(int(options_of(environment).expect_workers or 1), index + 1)
 
 
 class OpenLoopUser(SessionUser):
@@ -43,7 +45,7 @@ class OpenLoopUser(SessionUser):
 
     scenario: ClassVar[str] = "open-loop"
 
-    def __init__(self, environment: Any) -> None:
+    def __init__(self, environment: Environment) -> None:
         super().__init__(environment)
         self._idle: list[Transport] = []
         self._share = share_of(environment)

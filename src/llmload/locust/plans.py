@@ -7,22 +7,36 @@ and its parsed user count (a plain run).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 from llmload.config.settings import RunConfig
-from llmload.core.stages import StagePlan, ramp_plans, sweep_plans
+from llmload.core.stages import Announcement, Progress, StagePlan, ramp_plans, sweep_plans
 from llmload.errors import ConfigError
+from llmload.locust.env import options_of
 from llmload.results.summary import Level
 from llmload.run.conductor import Conductor
 from llmload.workload.replay import Replay
 from llmload.workload.traces import load_trace
 
+if TYPE_CHECKING:  # imported by a plain process too (trace_plan): locust patches it
+    from locust.env import Environment
+
+
+class _Stages(TypedDict):
+    """What every stage of a sweep or ramp shares."""
+
+    window_s: float
+    warmup_requests: int | None
+    warmup_s: float
+    drain_s: float
+    max_in_flight: int
+
 
 def make_conductor(
-    environment: Any,
+    environment: Environment,
     config: RunConfig,
-    announce: Any,
-    progress: Any,
+    announce: Callable[[Announcement], None],
+    progress: Callable[[], Progress],
     levels: Callable[[], Sequence[Level]] | None = None,
 ) -> Conductor:
     """``levels``: the headline's levels so far, read by ``--until-saturated``."""
@@ -30,19 +44,19 @@ def make_conductor(
     if config.trace.path is not None:
         return Conductor([trace_plan(config)], announce, progress)
     if environment.shape_class is None:
-        users = environment.parsed_options.num_users or 1
+        users = options_of(environment).num_users or 1
         if open_loop.rate is not None:
             users = open_loop.max_in_flight
         plans = Conductor.plain_run(users, phases.warmup_requests, phases.warmup_s, open_loop.rate)
         return Conductor(plans, announce, progress)
     sweep = config.sweep
-    stages: dict[str, Any] = {
-        "window_s": sweep.window_s,
-        "warmup_requests": phases.warmup_requests,
-        "warmup_s": phases.warmup_s,
-        "drain_s": phases.drain_s,
-        "max_in_flight": open_loop.max_in_flight,
-    }
+    stages = _Stages(
+        window_s=sweep.window_s,
+        warmup_requests=phases.warmup_requests,
+        warmup_s=phases.warmup_s,
+        drain_s=phases.drain_s,
+        max_in_flight=open_loop.max_in_flight,
+    )
     ramp = sweep.ramp
     if ramp is None:
         plans = sweep_plans(list(sweep.levels), repeat=sweep.repeat, rates=list(sweep.rates), **stages)
@@ -53,7 +67,7 @@ def make_conductor(
     return Conductor(plans, announce, progress, levels if sweep.until_saturated else None)
 
 
-def check_stage_options(environment: Any, config: RunConfig) -> None:
+def check_stage_options(environment: Environment, config: RunConfig) -> None:
     """A plain run has no stages to ramp through or stop early: say so before it starts."""
     if environment.shape_class is not None:
         return
@@ -86,7 +100,7 @@ def trace_plan(config: RunConfig) -> StagePlan:
     )
 
 
-def planned_concurrency(environment: Any, config: RunConfig) -> int:
+def planned_concurrency(environment: Environment, config: RunConfig) -> int:
     if environment.shape_class is not None:
         return config.sweep.max_users
-    return int(environment.parsed_options.num_users or 1)
+    return int(options_of(environment).num_users or 1)

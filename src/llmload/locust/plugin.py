@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import secrets
 import sys
-from typing import Any
 
-from locust.runners import MasterRunner, WorkerRunner
+from locust.env import Environment
+from locust.event import Events
+from locust.runners import MasterRunner, Runner, WorkerRunner
+from locust.web import WebUI
 
 from llmload.config.args import add_options, to_config
+from llmload.config.settings import RunConfig
 from llmload.errors import LlmloadError
+from llmload.locust.env import listen
 from llmload.locust.master import MasterRole
 from llmload.locust.plans import check_stage_options
 from llmload.locust.roles import LocalRole, WorkerRole
@@ -26,21 +30,21 @@ _INSTALLED = "llmload_installed"
 Role = LocalRole | MasterRole | WorkerRole
 
 
-def role_of(environment: Any) -> Role:
+def role_of(environment: Environment) -> Role:
     role: Role | None = getattr(environment, _ROLE, None)
     if role is None:
         raise RuntimeError("llmload is not installed: call llmload.locust.install(events) in the locustfile")
     return role
 
 
-def session_of(environment: Any) -> Session:
+def session_of(environment: Environment) -> Session:
     role = role_of(environment)
     if isinstance(role, MasterRole) or role.session is None:
         raise RuntimeError("this process runs no users")
     return role.session
 
 
-def conductor_of(environment: Any) -> Conductor:
+def conductor_of(environment: Environment) -> Conductor:
     role = role_of(environment)
     if isinstance(role, WorkerRole):
         raise RuntimeError("workers do not conduct stages")
@@ -53,23 +57,26 @@ def _fatal(exc: LlmloadError) -> None:
     raise SystemExit(exc.exit_code)
 
 
-def _config(environment: Any, *, new_salt: bool = False) -> Any:
+def _config(environment: Environment, *, new_salt: bool = False) -> RunConfig:
     opts = environment.parsed_options
+    assert opts is not None, "llmload's roles exist only in a Locust started from its command line"
     if new_salt or not getattr(opts, "salt", None):
         # One per run, chosen where the run is conducted; workers receive it with the
         # master's options, so the whole fleet salts alike.
         opts.salt = secrets.token_hex(4)
     classes = environment.user_classes
     scenario = "+".join(sorted({getattr(u, "scenario", u.__name__) for u in classes}))
-    return to_config(environment.parsed_options, scenario=scenario, host=environment.host)
+    return to_config(opts, scenario=scenario, host=environment.host)
 
 
-def _on_init(environment: Any, runner: Any = None, web_ui: Any = None, **_kw: Any) -> None:
+def _on_init(
+    environment: Environment, runner: Runner | None = None, web_ui: WebUI | None = None, **_kw: object
+) -> None:
     if environment.parsed_options is None:
         return
     try:
         if isinstance(runner, WorkerRunner):
-            role: Role = WorkerRole(environment)  # its config arrives with the master's options
+            role: Role = WorkerRole(environment, runner)  # its config arrives with the master's options
         else:
             salt_given = bool(getattr(environment.parsed_options, "salt", None))
             config = _config(environment)
@@ -79,11 +86,11 @@ def _on_init(environment: Any, runner: Any = None, web_ui: Any = None, **_kw: An
                 environment.stop_timeout = config.phases.drain_s
 
             # A later web UI swarm reads the start form's options, with a salt of its own.
-            def configure() -> Any:
+            def configure() -> RunConfig:
                 return _config(environment, new_salt=not salt_given)
 
             role = (
-                MasterRole(environment, config, configure)
+                MasterRole(environment, runner, config, configure)
                 if isinstance(runner, MasterRunner)
                 else LocalRole(environment, config, configure)
             )
@@ -94,7 +101,7 @@ def _on_init(environment: Any, runner: Any = None, web_ui: Any = None, **_kw: An
     if web_ui is not None and not isinstance(role, WorkerRole):
         install_tabs(web_ui, lambda: role.live, lambda: role.finished)
 
-    def on_quitting(**_kw: Any) -> None:
+    def on_quitting(**_kw: object) -> None:
         # Locust fires ``quitting`` first thing in its shutdown. A run that ends by itself (its
         # time, its shape, a fail-fast stop) has concluded by then; one that has not is being
         # interrupted: SIGINT and SIGTERM both lead here, except a SIGINT to a sweep, whose
@@ -102,7 +109,7 @@ def _on_init(environment: Any, runner: Any = None, web_ui: Any = None, **_kw: An
         if runner is not None and runner.state not in ("ready", "stopped"):
             role.interrupt()
 
-    def on_quit(exit_code: int = 0, **_kw: Any) -> None:
+    def on_quit(exit_code: int = 0, **_kw: object) -> None:
         # Locust's ``quit`` comes after its own tables: ours stays the last thing on screen.
         if role.final_text:
             print(role.final_text, flush=True)
@@ -111,11 +118,11 @@ def _on_init(environment: Any, runner: Any = None, web_ui: Any = None, **_kw: An
             # On SIGTERM Locust picks its exit code before it stops the run we judge.
             raise SystemExit(role.exit_code)
 
-    environment.events.quitting.add_listener(on_quitting)
-    environment.events.quit.add_listener(on_quit)
+    listen(environment.events.quitting, on_quitting)
+    listen(environment.events.quit, on_quit)
 
 
-def _on_test_start(environment: Any, **_kw: Any) -> None:
+def _on_test_start(environment: Environment, **_kw: object) -> None:
     role = role_of(environment)
     try:
         if isinstance(role, WorkerRole):
@@ -126,24 +133,24 @@ def _on_test_start(environment: Any, **_kw: Any) -> None:
         _fatal(exc)
 
 
-def _on_test_stopping(environment: Any, **_kw: Any) -> None:
+def _on_test_stopping(environment: Environment, **_kw: object) -> None:
     role = role_of(environment)
     if not isinstance(role, WorkerRole):
         role.test_stopping()
 
 
-def _on_test_stop(environment: Any, **_kw: Any) -> None:
+def _on_test_stop(environment: Environment, **_kw: object) -> None:
     role_of(environment).test_stop()
 
 
-def install(events: Any) -> None:
+def install(events: Events) -> None:
     """Register llmload's options and listeners on Locust's event hooks. Once: a locustfile
     that imports another (its tools, its users) installs again, and that changes nothing."""
     if getattr(events, _INSTALLED, False):
         return
     setattr(events, _INSTALLED, True)
-    events.init_command_line_parser.add_listener(add_options)
-    events.init.add_listener(_on_init)
-    events.test_start.add_listener(_on_test_start)
-    events.test_stopping.add_listener(_on_test_stopping)
-    events.test_stop.add_listener(_on_test_stop)
+    listen(events.init_command_line_parser, add_options)
+    listen(events.init, _on_init)
+    listen(events.test_start, _on_test_start)
+    listen(events.test_stopping, _on_test_stopping)
+    listen(events.test_stop, _on_test_stop)

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING
 
 import gevent
 import greenlet
@@ -23,9 +23,20 @@ import greenlet
 from llmload.config.settings import RunConfig
 from llmload.core.phases import Phase
 from llmload.core.stages import Announcement
+from llmload.core.stop import Interrupted
 from llmload.export.prometheus import ExporterHandle
 from llmload.export.pushgateway import finish as finish_exporter
+from llmload.locust.env import runner_of
 from llmload.locust.plans import make_conductor, planned_concurrency
+from llmload.protocol.jsonvalue import (
+    JSONObject,
+    integer,
+    number,
+    obj,
+    optional_number,
+    optional_string,
+    string,
+)
 from llmload.results.build import build_summary
 from llmload.results.summary import Level, Summary
 from llmload.run.conductor import Conductor
@@ -36,10 +47,19 @@ from llmload.run.server_watch import ServerWatch
 from llmload.run.session import Session
 from llmload.run.shipping import PHASE, Shipper
 
+if TYPE_CHECKING:  # importing locust patches the process: the roles leave that to the plugin
+    from locust.env import Environment
+    from locust.rpc import Message
+    from locust.runners import WorkerRunner
 
-def _announcement(data: dict[str, Any]) -> Announcement:
+
+def _announcement(data: JSONObject) -> Announcement:
     return Announcement(
-        data["stage"], Phase(data["phase"]), data["wall_time"], data["concurrency"], data.get("rate")
+        integer(data["stage"], "stage"),
+        Phase(string(data["phase"], "phase")),
+        number(data["wall_time"], "wall_time"),
+        integer(data["concurrency"], "concurrency"),
+        optional_number(data.get("rate"), "rate"),
     )
 
 
@@ -48,7 +68,9 @@ class LocalRole:
     another, with its own results directory, the user count it was started with, and the
     options of the start form (``configure`` reads them again)."""
 
-    def __init__(self, environment: Any, config: RunConfig, configure: Callable[[], RunConfig]) -> None:
+    def __init__(
+        self, environment: Environment, config: RunConfig, configure: Callable[[], RunConfig]
+    ) -> None:
         self._environment = environment
         self._config = config  # checked at start-up, so a bad option stops Locust at once
         self._configure = configure
@@ -131,7 +153,7 @@ class LocalRole:
     def interrupt(self) -> None:
         """SIGINT or SIGTERM: Locust's shutdown began before the run ended by itself."""
         if self.exit_code is None:
-            self.session.stop({"by": "interrupt", "stage": max(self.session.stage, 0)})
+            self.session.stop(Interrupted(stage=max(self.session.stage, 0)))
             hurry(self._environment)
 
     def test_stop(self) -> None:
@@ -187,18 +209,21 @@ class LocalRole:
 
 
 class WorkerRole:
-    def __init__(self, environment: Any) -> None:
+    def __init__(self, environment: Environment, runner: WorkerRunner) -> None:
         self._environment = environment
+        self._runner = runner
         self.session: Session | None = None
         self._shipper: Shipper | None = None
         self._pending: list[tuple[Announcement, float, str | None]] = []  # until the run starts
         self.final_text: str | None = None
         self.exit_code: int | None = None  # the master's verdict is the run's
-        environment.runner.register_message(PHASE, self._on_phase)
+        runner.register_message(PHASE, self._on_phase)
         sigint_to_main()
 
-    def _on_phase(self, environment: Any, msg: Any) -> None:
-        a, received, run = _announcement(msg.data), time.time(), msg.data.get("run")
+    def _on_phase(self, environment: Environment, msg: Message) -> None:
+        data = obj(msg.data, "phase message")
+        a, received = _announcement(data), time.time()
+        run = optional_string(data.get("run"), "run")
         if self.session is None:
             self._pending.append((a, received, run))
         elif run in (None, self.session.run_id):  # not a late word about the previous swarm
@@ -206,7 +231,7 @@ class WorkerRole:
 
     def start(self, config: RunConfig) -> None:
         """Called at test_start, once the master's options have reached this worker."""
-        runner = self._environment.runner
+        runner = self._runner
         index = max(runner.worker_index, 0)
         self.session = session = Session(config, process_tag=f"worker-{index}", user_offset=index * 1_000_000)
         session.start()
@@ -224,12 +249,12 @@ class WorkerRole:
 
     def interrupt(self) -> None:
         if self.session is not None:
-            self.session.stop({"by": "interrupt", "stage": max(self.session.stage, 0)})
+            self.session.stop(Interrupted(stage=max(self.session.stage, 0)))
             hurry(self._environment)
             # Stop now, so the final delta leaves before Locust's own "quit" to the master
             # (our quitting listener runs first: Locust fires quitting in reverse order), which
             # would have the master count this worker as lost with its final still unsent.
-            self._environment.runner.stop()
+            self._runner.stop()
 
     def after_quit(self) -> None:
         pass  # workers serve no metrics: the master exports the merged fleet
@@ -247,7 +272,7 @@ class WorkerRole:
         self._environment.stop_timeout = 0
 
 
-def headless(environment: Any) -> bool:
+def headless(environment: Environment) -> bool:
     return environment.parsed_options is None or bool(environment.parsed_options.headless)
 
 
@@ -259,13 +284,13 @@ def next_run(config: RunConfig, number: int) -> RunConfig:
     return dataclasses.replace(config, run_id=f"{config.run_id}-{number}")
 
 
-def stop_run(environment: Any) -> None:
+def stop_run(environment: Environment) -> None:
     """End the run from inside it (the first requests all failed): as when its time is up."""
-    runner = environment.runner
+    runner = runner_of(environment)
     gevent.spawn(runner.quit if headless(environment) else runner.stop)
 
 
-def hurry(environment: Any) -> None:
+def hurry(environment: Environment) -> None:
     """An interrupted run stops now: its in-flight requests are recorded as unfinished instead
     of being given the drain's minutes to finish."""
     environment.stop_timeout = 0
@@ -290,16 +315,18 @@ def sigint_to_main() -> None:
     signal.signal(signal.SIGINT, on_sigint)
 
 
-def exit_code_on_error(environment: Any) -> int:
+def exit_code_on_error(environment: Environment) -> int:
     """Locust's own code for "requests failed" (``--exit-code-on-error``; its default is ours)."""
     return int(getattr(environment.parsed_options, "exit_code_on_error", 1))
 
 
-def target_users(environment: Any) -> Callable[[], int]:
+def target_users(environment: Environment) -> Callable[[], int]:
     """The user count asked for now: a web UI edit of a running test changes it at once."""
-    return lambda: int(environment.runner.target_user_count)
+    runner = runner_of(environment)
+    return lambda: int(runner.target_user_count)
 
 
-def running_users(environment: Any) -> Callable[[], int]:
+def running_users(environment: Environment) -> Callable[[], int]:
     """The users Locust runs now (the exporter's ``llmload_users``)."""
-    return lambda: int(environment.runner.user_count)
+    runner = runner_of(environment)
+    return lambda: int(runner.user_count)

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterator
-from typing import Any, ClassVar
+from typing import ClassVar
+
+from locust.env import Environment
 
 from llmload.locust.openloop import OpenLoopUser
 from llmload.run.session import StageState
@@ -25,7 +27,7 @@ from llmload.workload.traces import load_trace
 class TraceUser(OpenLoopUser):
     scenario: ClassVar[str] = "trace"
 
-    def __init__(self, environment: Any) -> None:
+    def __init__(self, environment: Environment) -> None:
         super().__init__(environment)
         config = self._session.config
         path = config.trace.path

@@ -7,9 +7,10 @@ speaks the OpenAI API (``run/llm_client.py``) and measures each call. The built-
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from locust import User, constant, task
+from locust.env import Environment
 
 from llmload.config.settings import Endpoint
 from llmload.locust.plugin import session_of
@@ -26,11 +27,13 @@ class SessionUser(User):
     endpoint: ClassVar[Endpoint] = "chat"
     wait_time = constant(0)
 
-    def __init__(self, environment: Any) -> None:
+    def __init__(self, environment: Environment) -> None:
         super().__init__(environment)
         self._session = session_of(environment)
         self._user_id = self._session.new_user_id()
-        self.client = LLMClient(environment, self._session, self._user_id, self._connection)
+        self.client = LLMClient(
+            environment.events.request.fire, self._session, self._user_id, self._connection
+        )
         self._texts = 0  # text() calls so far: each gets a salt of its own
 
     def _connection(self) -> Transport:
@@ -56,7 +59,7 @@ class LLMUser(SessionUser):
 
     abstract = True
 
-    def __init__(self, environment: Any) -> None:
+    def __init__(self, environment: Environment) -> None:
         super().__init__(environment)
         self._transport: Transport | None = None
 

@@ -7,16 +7,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import orjson
 
 from llmload.export.webtab import REPORT_PATH, SUMMARY_PATH, Live, extended_stats, template_args
 from llmload.run.live import LiveView
 
+if TYPE_CHECKING:
+    from locust.web import WebUI
+
 
 def install_tabs(
-    web_ui: Any, live: Callable[[], LiveView | None], finished: Callable[[], Path | None]
+    web_ui: WebUI, live: Callable[[], LiveView | None], finished: Callable[[], Path | None]
 ) -> None:
     """``live``: the latest run's view (None before the first swarm); ``finished``: the
     results directory of the latest run that ended."""
@@ -24,8 +27,9 @@ def install_tabs(
 
     web_ui.template_args.update(template_args())
     app = web_ui.app
+    assert app is not None, "Locust creates its web UI's app before it fires init"
 
-    @app.after_request  # type: ignore[untyped-decorator]
+    @app.after_request
     def add_llm_tables(response: Response) -> Response:
         if request.path != "/stats/requests" or response.status_code != 200 or not response.is_json:
             return response
@@ -52,7 +56,7 @@ def install_tabs(
     def summary() -> Response:
         return latest("summary.json", "application/json")
 
-    # behind Locust's --web-login when it is on, like Locust's own pages
+    # behind Locust's --web-login when it is on, like Locust's own pages (an untyped decorator)
     guard = web_ui.auth_required_if_enabled
-    app.add_url_rule(REPORT_PATH, "llmload_report", guard(report))
-    app.add_url_rule(SUMMARY_PATH, "llmload_summary", guard(summary))
+    app.add_url_rule(REPORT_PATH, "llmload_report", guard(report))  # type: ignore[no-untyped-call]
+    app.add_url_rule(SUMMARY_PATH, "llmload_summary", guard(summary))  # type: ignore[no-untyped-call]

@@ -195,16 +195,17 @@ class StageStats:
         if (named := self._named(r)) is not None:
             named.add(r, window)
         c = self.counts
-        self.attempts[r.outcome] += 1
-        if r.outcome not in (OK, UNFINISHED) and r.outcome not in self.error_samples:
-            self.error_samples[r.outcome] = (r.status, r.error_detail or "")
+        outcome = r.outcome.value  # counted by value: the counters' keys are JSON's
+        self.attempts[outcome] += 1
+        if outcome not in (OK, UNFINISHED) and outcome not in self.error_samples:
+            self.error_samples[outcome] = (r.status, r.error_detail or "")
         c.count_record(r.phase)
         c.window_output_tokens += self._tokens_in_window(r, window)
-        if window.contains(r.done_ns) and r.outcome != UNFINISHED:
+        if window.contains(r.done_ns) and outcome != UNFINISHED:
             c.window_completed += 1
         if r.phase is not Phase.MEASURE:
             return
-        self.outcomes[r.outcome] += 1
+        self.outcomes[outcome] += 1
         c.events += r.events
         c.reads += r.reads
         if r.prompt_tokens is not None:
@@ -214,7 +215,7 @@ class StageStats:
         if r.cached_tokens is not None and r.prompt_tokens is not None:
             c.cached_prompt_tokens += r.cached_tokens
             c.prompt_tokens_cache_reported += r.prompt_tokens
-        if r.outcome != OK:
+        if outcome != OK:
             return
         self.token_sources[r.token_source.value] += 1
         if r.finish_reason is not None:
@@ -238,8 +239,8 @@ class StageStats:
             named.add_late(r, window)
         self.counts.records_measure += 1
         self.counts.window_output_tokens += self._tokens_in_window(r, window)
-        self.outcomes[UNFINISHED] += 1
-        self.attempts[UNFINISHED] += 1
+        self.outcomes[UNFINISHED.value] += 1
+        self.attempts[UNFINISHED.value] += 1
 
     def add_slo_met(self, r: RequestRecord) -> None:
         """A request of the window met every request-level SLO (the run engine judges it)."""

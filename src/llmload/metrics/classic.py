@@ -30,11 +30,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import accumulate
 from operator import mul
-from typing import Any
 
 from llmload.core.record import OK, RequestRecord
 from llmload.metrics import derive
 from llmload.metrics.catalog import prometheus_name
+from llmload.protocol.jsonvalue import JSON, JSONObject, array, integer, obj
 
 # Bump when any bound list changes: merging counts of two layouts would be silently wrong.
 LAYOUT = 1
@@ -208,7 +208,7 @@ class ClassicStats:
         self.generation_tokens_total = 0
 
     def add(self, r: RequestRecord) -> None:
-        self.outcomes[r.outcome] += 1
+        self.outcomes[r.outcome.value] += 1  # by value: the keys are JSON's
         if r.prompt_tokens is not None:
             self.prompt_tokens_total += r.prompt_tokens
         self.generation_tokens_total += r.output_tokens
@@ -282,7 +282,7 @@ class ClassicStats:
             at[bound] = running
         return [at[bound] for bound in spec.bounds] + [sum(self.counts[spec.source])]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, JSON]:
         """Compact and msgpack/JSON-safe: empty streams and trailing zero counts left out."""
         hist: dict[str, list[int]] = {}
         for source, counts in self.counts.items():
@@ -301,23 +301,23 @@ class ClassicStats:
         }
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> ClassicStats:
+    def from_dict(cls, d: JSONObject) -> ClassicStats:
         if d.get("layout") != LAYOUT:
             raise ValueError(
                 f"classic bucket layout {d.get('layout')!r} != {LAYOUT}: "
                 "workers and master run different llmload versions"
             )
         stats = cls()
-        for source, counts in d["h"].items():
-            mine = stats.counts[source]
+        for source, given in obj(d["h"], "h").items():
+            mine, counts = stats.counts[source], array(given, source)
             if len(counts) > len(mine):
                 raise ValueError(f"{source}: {len(counts)} bucket counts for {len(mine)} buckets")
-            mine[: len(counts)] = [int(n) for n in counts]
-        for source, total in d["s"].items():
-            stats.sums[source] = int(total)
-        stats.outcomes.update({k: int(v) for k, v in d["o"].items()})
-        stats.prompt_tokens_total = int(d["pt"])
-        stats.generation_tokens_total = int(d["gt"])
+            mine[: len(counts)] = [integer(n, source) for n in counts]
+        for source, total in obj(d["s"], "s").items():
+            stats.sums[source] = integer(total, source)
+        stats.outcomes.update({k: integer(v, k) for k, v in obj(d["o"], "o").items()})
+        stats.prompt_tokens_total = integer(d["pt"], "pt")
+        stats.generation_tokens_total = integer(d["gt"], "gt")
         return stats
 
     def __eq__(self, other: object) -> bool:

@@ -15,13 +15,15 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from fractions import Fraction
 from functools import cache
 from itertools import accumulate
 from math import log
 from operator import mul
-from typing import Any, Final
+from typing import Final
+
+from llmload.protocol.jsonvalue import JSON, JSONObject, array, integer, obj
 
 GAMMA: Final = 1.02
 VERSION: Final = 1
@@ -220,7 +222,7 @@ class LogHistogram:
         for i in sorted(self._buckets):
             yield GAMMA**i, GAMMA ** (i + 1), self._buckets[i]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, JSON]:
         """JSON-safe, sparse and deterministic: equal histograms give equal dicts."""
         return {
             "version": VERSION,
@@ -234,7 +236,7 @@ class LogHistogram:
         }
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> LogHistogram:
+    def from_dict(cls, d: JSONObject) -> LogHistogram:
         """Read back ``to_dict`` output (from a worker or a results file); checks consistency."""
         if d.get("version") != VERSION or d.get("gamma") != GAMMA:
             raise ValueError(
@@ -242,12 +244,15 @@ class LogHistogram:
                 f"expected version {VERSION} gamma {GAMMA}"
             )
         h = cls()
-        h._zero = int(d["zero"])
-        h._buckets = {int(i): int(n) for i, n in d["buckets"] if int(n)}
-        h.count = int(d["count"])
-        h.total = int(d["total"])
+        h._zero = integer(d["zero"], "zero")
+        for pair in array(d["buckets"], "buckets"):
+            i, n = array(pair, "bucket")
+            if n:
+                h._buckets[integer(i, "bucket index")] = integer(n, "bucket count")
+        h.count = integer(d["count"], "count")
+        h.total = integer(d["total"], "total")
         if h.count:
-            h._min, h._max = int(d["min"]), int(d["max"])
+            h._min, h._max = integer(d["min"], "min"), integer(d["max"], "max")
         if h._zero + sum(h._buckets.values()) != h.count or min(h._buckets.values(), default=1) < 0:
             raise ValueError("histogram bucket counts do not add up to its count")
         return h
@@ -347,14 +352,14 @@ class SignedHistogram:
         self.negative.merge(other.negative)
         self.positive.merge(other.positive)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, JSON]:
         return {"negative": self.negative.to_dict(), "positive": self.positive.to_dict()}
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> SignedHistogram:
+    def from_dict(cls, d: JSONObject) -> SignedHistogram:
         h = cls()
-        h.negative = LogHistogram.from_dict(d["negative"])
-        h.positive = LogHistogram.from_dict(d["positive"])
+        h.negative = LogHistogram.from_dict(obj(d["negative"], "negative"))
+        h.positive = LogHistogram.from_dict(obj(d["positive"], "positive"))
         return h
 
     def __eq__(self, other: object) -> bool:

@@ -10,13 +10,16 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypeAlias
 
 from llmload.core.record import OK, UNFINISHED, RequestRecord
 from llmload.metrics import derive
 from llmload.metrics.histogram import LogHistogram
+from llmload.protocol.jsonvalue import JSON, JSONObject, integer, obj
 
 _NS = 1_000_000_000
+# One second of the series: a line of timeseries.csv and of the web UI's timeline.
+TimeRow: TypeAlias = dict[str, int | float | str | None]
 
 
 @dataclass(slots=True)
@@ -62,7 +65,7 @@ class TimeSeries:
     def is_empty(self) -> bool:
         return not (self.tokens or self.ok or self.errors or self.in_flight or self.ttft)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, JSON]:
         return {
             "tokens": {str(k): v for k, v in self.tokens.items()},
             "ok": {str(k): v for k, v in self.ok.items()},
@@ -72,14 +75,19 @@ class TimeSeries:
         }
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> TimeSeries:
+    def from_dict(cls, d: JSONObject) -> TimeSeries:
         ts = cls()
-        for name in ("tokens", "ok", "errors", "in_flight"):
-            getattr(ts, name).update({int(k): v for k, v in d[name].items()})
-        ts.ttft = {int(k): LogHistogram.from_dict(h) for k, h in d["ttft"].items()}
+        for counter, name in (
+            (ts.tokens, "tokens"),
+            (ts.ok, "ok"),
+            (ts.errors, "errors"),
+            (ts.in_flight, "in_flight"),
+        ):
+            counter.update({int(k): integer(v, name) for k, v in obj(d[name], name).items()})
+        ts.ttft = {int(k): LogHistogram.from_dict(obj(h, "ttft")) for k, h in obj(d["ttft"], "ttft").items()}
         return ts
 
-    def rows(self, phases: list[tuple[float, int, str]], last: int | None = None) -> list[dict[str, Any]]:
+    def rows(self, phases: list[tuple[float, int, str]], last: int | None = None) -> list[TimeRow]:
         """One row per second from the first to the last active second (``last``: only the
         latest that many). ``phases`` is the run's announcements as (wall time, stage, phase),
         in order."""
@@ -88,7 +96,7 @@ class TimeSeries:
             return []
         start, end = min(seconds), max(seconds)
         first = start if last is None else max(start, end - last + 1)
-        rows = []
+        rows: list[TimeRow] = []
         for sec in range(first, end + 1):
             stage, phase = -1, ""
             for wall, s, p in phases:

@@ -13,9 +13,11 @@ caller records as a ``bad_payload`` failure of the request.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import orjson
+
+from llmload.protocol.jsonvalue import JSONObject
 
 
 class BadChunk(ValueError):
@@ -34,7 +36,7 @@ class ChunkInfo(NamedTuple):
     cached_tokens: int | None = None
     # the server's own account of the request (llama.cpp's ``timings``: prompt_ms,
     # predicted_ms, ...), beside its usage or final chunk; None elsewhere
-    timings: dict[str, Any] | None = None
+    timings: JSONObject | None = None
     # the delta carries reasoning text (and no ``content``): a reasoning model's thinking
     reasoning: bool = False
     # ``usage.completion_tokens_details.reasoning_tokens``: the server's count of the thinking
@@ -53,7 +55,7 @@ ChunkFields = tuple[
     int | None,
     str | None,
     int | None,
-    dict[str, Any] | None,
+    JSONObject | None,
     bool,
     int | None,
 ]
@@ -132,7 +134,7 @@ def chunk_fields(data: bytes, part: str = "delta") -> ChunkFields:
     return token_bearing, has_content, finish, completion, prompt, error, cached, timings, reasoning, thinking
 
 
-def _error(obj: dict[str, Any]) -> str | None:
+def _error(obj: JSONObject) -> str | None:
     """The message of ``{"error": {...}}``, ``{"error": "..."}`` or vLLM's ``object: error``."""
     err = obj.get("error")
     if err is None:

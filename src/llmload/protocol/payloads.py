@@ -1,29 +1,30 @@
 """Request bodies for ``/v1/chat/completions``, ``/v1/completions`` and ``/v1/embeddings``.
 
 The body is bytes because the transport writes bytes; building it with orjson costs a few
-microseconds. Options are assumed validated at the edge (config), so nothing is checked here.
+microseconds. Options are assumed validated at the edge (config), so nothing is checked here,
+and nothing is read of the messages or of the extra fields: they are ``object`` values, which
+orjson writes as it finds them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import orjson
 
 
 def chat_body(
     model: str,
-    messages: Sequence[Mapping[str, Any]],
+    messages: Sequence[Mapping[str, object]],
     *,
     max_tokens: int | None,
     stream: bool,
     ignore_eos: bool,
-    extra: Mapping[str, Any] | None = None,
+    extra: Mapping[str, object] | None = None,
     min_tokens: int | None = None,
 ) -> bytes:
     """The JSON body of a chat completion request; ``extra`` keys win over ours."""
-    body: dict[str, Any] = {"model": model, "messages": list(messages)}
+    body: dict[str, object] = {"model": model, "messages": list(messages)}
     return _dump(
         body,
         max_tokens=max_tokens,
@@ -41,11 +42,11 @@ def completions_body(
     max_tokens: int | None,
     stream: bool,
     ignore_eos: bool,
-    extra: Mapping[str, Any] | None = None,
+    extra: Mapping[str, object] | None = None,
     min_tokens: int | None = None,
 ) -> bytes:
     """The JSON body of a legacy completions request; ``extra`` keys win over ours."""
-    body: dict[str, Any] = {"model": model, "prompt": prompt}
+    body: dict[str, object] = {"model": model, "prompt": prompt}
     return _dump(
         body,
         max_tokens=max_tokens,
@@ -57,22 +58,22 @@ def completions_body(
 
 
 def embeddings_body(
-    model: str, inputs: str | Sequence[str], *, extra: Mapping[str, Any] | None = None
+    model: str, inputs: str | Sequence[str], *, extra: Mapping[str, object] | None = None
 ) -> bytes:
     """The JSON body of an ``/v1/embeddings`` request: one input or a batch of them."""
-    body: dict[str, Any] = {"model": model, "input": inputs if isinstance(inputs, str) else list(inputs)}
+    body: dict[str, object] = {"model": model, "input": inputs if isinstance(inputs, str) else list(inputs)}
     if extra:
         body.update(extra)
     return orjson.dumps(body, default=_plain)
 
 
 def _dump(
-    body: dict[str, Any],
+    body: dict[str, object],
     *,
     max_tokens: int | None,
     stream: bool,
     ignore_eos: bool,
-    extra: Mapping[str, Any] | None,
+    extra: Mapping[str, object] | None,
     min_tokens: int | None,
 ) -> bytes:
     # ``max_tokens`` rather than ``max_completion_tokens``: every OpenAI-compatible engine

@@ -9,17 +9,18 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from llmload.config.settings import ChecksConfig, RunConfig, WorkloadConfig
-from llmload.core.health import HealthLimits, is_client_bound
+from llmload.core.health import HealthLimits, HealthSnapshot, is_client_bound
 from llmload.core.phases import Window
 from llmload.core.redact import redact_text, redact_url
+from llmload.core.stop import FailedFast, Interrupted, Stop
 from llmload.metrics.aggregate import StageStats
+from llmload.protocol.jsonvalue import JSON
 from llmload.results.cost import stage_cost
 from llmload.results.from_stats import reproducibility, run_summary, stage_summary
 from llmload.results.slo import evaluate
-from llmload.results.summary import RunInfo, Saturation, SloOutcome, Stage, Summary
+from llmload.results.summary import LostWorker, RunInfo, Saturation, SloOutcome, Stage, Summary
 
 
 @dataclass(slots=True)
@@ -29,7 +30,7 @@ class StageView:
     stats: StageStats
     window_s: float
     measured: bool  # did the window ever open?
-    health: dict[str, Mapping[str, Any]] = field(default_factory=dict)  # per process
+    health: dict[str, HealthSnapshot] = field(default_factory=dict)  # per process
     lateness_s: dict[str, Mapping[str, float]] = field(default_factory=dict)  # per process, phase
     window: Window | None = None  # the local window, when there is one process
     rate: float | None = None  # open-loop stages: requests per second
@@ -136,19 +137,19 @@ def build_summary(
     started_at: float,
     model: str | None,
     views: list[StageView],
-    records: list[dict[str, Any]],
+    records: Sequence[Mapping[str, JSON]],
     complete: bool,
     workers: int = 1,
-    lost_workers: Sequence[Mapping[str, Any]] = (),
+    lost_workers: Sequence[LostWorker] = (),
     warnings: Sequence[str] = (),
-    stopped: Mapping[str, Any] | None = None,
+    stopped: Stop | None = None,
     saturation: Saturation | None = None,
 ) -> Summary:
     """``stopped``: why the run ended early (``verdict.py``), None when it ran as planned; an
-    interrupt names the stage it cut short (``stage``). ``saturation``: where
+    interrupt names the stage it cut short. ``saturation``: where
     ``--until-saturated`` ended the sweep (a sweep that ends so ran as planned)."""
     limits = HealthLimits()
-    cut = stopped.get("stage") if stopped and stopped.get("by") == "interrupt" else None
+    cut = stopped.stage if isinstance(stopped, Interrupted) else None
     stages = [
         summarize_stage(
             view,
@@ -161,8 +162,8 @@ def build_summary(
         )
         for view in views
     ]
-    if stopped is not None and "message" in stopped:
-        stopped = {**stopped, "message": redact_text(stopped["message"])}
+    if isinstance(stopped, FailedFast):
+        stopped = replace(stopped, message=redact_text(stopped.message))
     run = RunInfo(
         id=run_id,
         started_at=time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(started_at)),

@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
 
+from llmload.core.health import HealthSnapshot
 from llmload.core.phases import Window
 from llmload.core.record import OK, UNFINISHED
 from llmload.core.redact import redact_text
 from llmload.metrics.aggregate import ServerSide, StageStats
 from llmload.metrics.histogram import LogHistogram, SignedHistogram
 from llmload.metrics.reasoning import ReasoningSide
+from llmload.protocol.jsonvalue import JSON
 from llmload.results.headline import headline
 from llmload.results.summary import (
     SCHEMA_VERSION,
@@ -75,7 +76,7 @@ def stage_summary(
     index: int,
     concurrency: int | None,
     duration_s: float,
-    client_health: Mapping[str, Mapping[str, Any]],
+    client_health: Mapping[str, HealthSnapshot],
     client_bound_by: Sequence[str],
     warnings: Sequence[str],
     window: Window | None = None,
@@ -226,7 +227,7 @@ def _ratio(num: float, den: float) -> float | None:
     return round(num / den, 6) if den else None
 
 
-def reproducibility(seed: int, workers: int) -> dict[str, Any]:
+def reproducibility(seed: int, workers: int) -> dict[str, JSON]:
     """What it takes to rerun this exactly: versions, revision, machine, seed."""
     import os
     import platform
@@ -268,7 +269,7 @@ def run_summary(
     *,
     run: RunInfo,
     stages: Sequence[Stage],
-    server: Mapping[str, Any] | None = None,
+    server: Mapping[str, JSON] | None = None,
     complete: bool,
     warnings: Sequence[str] = (),
     stopped_at: Saturation | None = None,

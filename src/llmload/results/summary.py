@@ -7,8 +7,8 @@ Fields are documented in docs/summary.md; docs/summary.schema.json is the same s
 Schema, and the tests validate what ``to_json`` writes against it.
 
 Where a part's keys are the server's or the user's, not ours (the server's ``/metrics``
-digest, the options as given, a process's health snapshot), it stays a mapping: typing it
-would be a second copy of a shape owned elsewhere.
+digest, the options as given), it stays a mapping of JSON values: typing it would be a second
+copy of a shape owned elsewhere.
 """
 
 from __future__ import annotations
@@ -16,14 +16,16 @@ from __future__ import annotations
 import types
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, is_dataclass, replace
-from typing import Any, TypeVar, Union, get_args, get_origin, get_type_hints
+from typing import TypeVar, Union, get_args, get_origin, get_type_hints
 
+from llmload.core.health import HealthSnapshot
+from llmload.core.stop import Stop
 from llmload.metrics.confidence import Interval
+from llmload.protocol.jsonvalue import JSON, JSONObject, array, obj
 
 SCHEMA_VERSION = 2  # 2: verdicts (exit, run.stopped, attempts, ...); export/rundata.py reads 1
 
 T = TypeVar("T")
-Json = dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -191,7 +193,7 @@ class Stage:
     prompt_cache_hit_rate: float | None
     token_source: str | None
     client_bound: bool
-    client_health: Mapping[str, Mapping[str, Any]]  # per process: health.py's snapshot
+    client_health: Mapping[str, HealthSnapshot]  # per process
     tokens_per_event: MeanMax | None
     events_per_read: MeanMax | None
     output_tokens_per_request: MeanMax | None
@@ -210,7 +212,7 @@ class Stage:
     client_bound_by: tuple[str, ...] = ()
     slo: tuple[SloOutcome, ...] | None = None  # None: no --slo
     announcement_lateness_s: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
-    server: Mapping[str, Any] | None = None  # the server's /metrics over the window, if scraped
+    server: Mapping[str, JSON] | None = None  # the server's /metrics over the window, if scraped
     by_name: Mapping[str, NamedStage] = field(default_factory=dict)  # named requests only
     server_timings: ServerTimingsSummary | None = None  # None: the server gave no timings
     cost: StageCost | None = None  # None: no --gpu-hour-cost or --deployment-hour-cost
@@ -313,18 +315,30 @@ class Exit:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class LostWorker:
+    """A worker of a distributed run that never sent its final delta, and the most it may
+    have taken along since the last one it sent (``run/fleet.py``)."""
+
+    worker: str
+    client_id: str
+    silent_s: float  # since its last delta
+    last_seq: int
+    requests_missing_at_most: int
+    output_tokens_missing_at_most: int | None  # None: the run had no --max-tokens bound
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RunInfo:
     id: str
     started_at: str | None
     target: str
     model: str | None
     scenario: str | None
-    options: Mapping[str, Any]  # RunConfig.public_dict(): the options as the run used them
-    records: tuple[Mapping[str, Any], ...]  # the requests*.jsonl files, one per process
-    reproducibility: Mapping[str, Any]
-    # how the run ended early, if it did (verdict.py): {"by": "interrupt"|"fail_fast", ...}
-    stopped: Mapping[str, Any] | None
-    lost_workers: tuple[Mapping[str, Any], ...] = ()
+    options: Mapping[str, JSON]  # RunConfig.public_dict(): the options as the run used them
+    records: tuple[Mapping[str, JSON], ...]  # the requests*.jsonl files, one per process
+    reproducibility: Mapping[str, JSON]
+    stopped: Stop | None  # how the run ended early, if it did (verdict.py)
+    lost_workers: tuple[LostWorker, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -333,7 +347,7 @@ class Summary:
     complete: bool
     headline: Headline | None
     run: RunInfo
-    server: Mapping[str, Any]  # what the server said about itself (target/fingerprint.py)
+    server: Mapping[str, JSON]  # what the server said about itself (target/fingerprint.py)
     stages: tuple[Stage, ...]
     warnings: tuple[str, ...]
     exit: Exit | None = None  # None until the run is judged (run/finish.py)
@@ -342,18 +356,23 @@ class Summary:
         return replace(self, exit=verdict)
 
 
-def to_json(value: Any) -> Any:
-    """Dataclasses as objects in field order, tuples as arrays; everything else as it is."""
+def to_json(value: object) -> JSON:
+    """Dataclasses as objects in field order, tuples as arrays, a ``Stop`` as its own form;
+    every other value as it is, if JSON has it."""
+    if isinstance(value, Stop):
+        return value.to_json()
     if is_dataclass(value) and not isinstance(value, type):
         return {f.name: to_json(getattr(value, f.name)) for f in fields(value)}
     if isinstance(value, Mapping):
         return {k: to_json(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [to_json(v) for v in value]
-    return value
+    if value is None or isinstance(value, str | int | float):
+        return value
+    raise TypeError(f"summary.json has no {type(value).__name__} values: {value!r}")
 
 
-def from_json(cls: type[T], data: Mapping[str, Any]) -> T:
+def from_json(cls: type[T], data: JSONObject) -> T:
     """``cls`` from its JSON object. Keys it does not declare are ignored (they belong to
     another part of the schema or a writer's extra); a declared key that is missing takes the
     field's default, and one without a default is an error naming it."""
@@ -368,26 +387,30 @@ def from_json(cls: type[T], data: Mapping[str, Any]) -> T:
         raise ValueError(f"{cls.__name__}: {exc}") from None
 
 
-def _decode(tp: Any, value: Any) -> Any:
+def _decode(tp: object, value: JSON) -> object:
+    """``value`` as the field type ``tp`` declares (as ``get_type_hints`` gives it)."""
     if value is None:
         return None
     origin = get_origin(tp)
     if origin is Union or origin is types.UnionType:
-        (inner,) = [a for a in get_args(tp) if a is not type(None)]
-        return _decode(inner, value)
-    if is_dataclass(tp):
-        return from_json(tp, value)  # type: ignore[arg-type]
+        inner = [a for a in get_args(tp) if a is not type(None)]
+        # one type or None; more than one is a JSON value (protocol/jsonvalue.py), kept as read
+        return _decode(inner[0], value) if len(inner) == 1 else value
+    if tp is Stop:
+        return Stop.from_json(obj(value))
+    if isinstance(tp, type) and is_dataclass(tp):
+        return from_json(tp, obj(value))
     if origin is tuple:
         args = get_args(tp)
         if len(args) == 2 and args[1] is Ellipsis:
-            return tuple(_decode(args[0], v) for v in value)
-        return tuple(_decode(a, v) for a, v in zip(args, value, strict=True))
+            return tuple(_decode(args[0], v) for v in array(value))
+        return tuple(_decode(a, v) for a, v in zip(args, array(value), strict=True))
     if origin is Mapping or origin is dict:
         _key, item = get_args(tp)
-        return {k: _decode(item, v) for k, v in value.items()}
+        return {k: _decode(item, v) for k, v in obj(value).items()}
     return value
 
 
-def read(data: Mapping[str, Any]) -> Summary:
+def read(data: JSONObject) -> Summary:
     """A summary of the current version from its decoded JSON."""
     return from_json(Summary, data)

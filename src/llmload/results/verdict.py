@@ -6,9 +6,9 @@ the console, ``summary.json``'s ``exit``, the report's banner, the Prometheus ex
 
 What the summary must say for it (written by the run engine):
 
-- ``run.stopped``: how the run ended early, if it did: ``{"by": "interrupt"}`` (SIGINT or
-  SIGTERM), or ``{"by": "fail_fast", kind, status, message, requests}`` when the first requests
-  all failed the same way (``failfast.py``);
+- ``run.stopped``: how the run ended early, if it did (``core/stop.py``): ``Interrupted`` (SIGINT
+  or SIGTERM), or ``FailedFast`` when the first requests all failed the same way
+  (``failfast.py``);
 - per stage: ``requests`` (outcomes of the requests sent in the window), ``attempts`` (every
   request of the stage, warm-up and drain included), ``errors`` and ``error_samples`` (one
   server answer per kind), ``error_rate``, ``client_bound``, ``partial``;
@@ -19,11 +19,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import orjson
 
 from llmload.config.settings import ChecksConfig
+from llmload.core.stop import FailedFast, Interrupted
+from llmload.protocol.jsonvalue import JSON, obj
 from llmload.results.exitcodes import PRECEDENCE, ExitCode
 from llmload.results.slo import evaluate
 from llmload.results.summary import ErrorCount, ErrorExample, Exit, RunInfo, Stage, Summary
@@ -75,7 +76,7 @@ def server_message(detail: str | None) -> str:
 
 def hint(kind: str, status: int | None, run: RunInfo) -> str:
     """What the user can do about a failure of this kind."""
-    request = run.options.get("request") or {}
+    request = obj(run.options.get("request") or {}, "options.request")
     key_env = request.get("api_key_env") or "OPENAI_API_KEY"
     if status in (401, 403):
         if request.get("api_key_set"):
@@ -129,7 +130,7 @@ def top_errors(stages: Sequence[Stage]) -> tuple[ErrorCount, ...]:
     )
 
 
-def _nothing_measured(stages: Sequence[Stage], run: RunInfo, server: Mapping[str, Any]) -> str:
+def _nothing_measured(stages: Sequence[Stage], run: RunInfo, server: Mapping[str, JSON]) -> str:
     """Why no stage has a request in its window, in the user's terms."""
     finished = sum(s.attempts.finished for s in stages)
     unfinished = sum(s.attempts.unfinished for s in stages)
@@ -185,14 +186,14 @@ def _slo_reasons(stages: Sequence[Stage], checks: ChecksConfig) -> list[str]:
 
 
 def _interrupted(summary: Summary) -> list[str]:
-    stopped = summary.run.stopped or {}
-    if stopped.get("by") != "interrupt":
+    stopped = summary.run.stopped
+    if not isinstance(stopped, Interrupted):
         return []
     partial = [s.name for s in summary.stages if s.partial]
     cut = f"; {', '.join(partial)} cut short" if partial else ""
-    if stopped.get("process"):  # a worker, not the run: the others went on without it
+    if stopped.process:  # a worker, not the run: the others went on without it
         return [
-            f"interrupted: {stopped['process']} was stopped by SIGINT or SIGTERM and the run "
+            f"interrupted: {stopped.process} was stopped by SIGINT or SIGTERM and the run "
             f"went on without its users{cut}"
         ]
     return [f"interrupted (SIGINT or SIGTERM): the results hold what was measured until then{cut}"]
@@ -200,13 +201,13 @@ def _interrupted(summary: Summary) -> list[str]:
 
 def _could_not_start(summary: Summary) -> list[str]:
     run, stages = summary.run, summary.stages
-    stopped = run.stopped or {}
-    if stopped.get("by") == "fail_fast":
+    stopped = run.stopped
+    if isinstance(stopped, FailedFast):
         said = ErrorCount(
-            kind=stopped.get("kind", "?"),
-            count=int(stopped.get("requests", 0)),
-            status=stopped.get("status"),
-            message=server_message(stopped.get("message")),
+            kind=stopped.kind,
+            count=stopped.requests,
+            status=stopped.status,
+            message=server_message(stopped.message),
         )
         return [
             f"every request failed: {said.describe()} — "
@@ -244,7 +245,7 @@ def judge(summary: Summary | None, checks: ChecksConfig) -> Verdict:
         ExitCode.INTERRUPTED: _interrupted(summary),
         ExitCode.COULD_NOT_START: _could_not_start(summary),
         ExitCode.INCOMPLETE: [
-            f"worker {w['worker']} was lost; up to {w['requests_missing_at_most']} requests may be missing"
+            f"worker {w.worker} was lost; up to {w.requests_missing_at_most} requests may be missing"
             for w in summary.run.lost_workers
         ],
         ExitCode.ERRORS_OVER_LIMIT: _error_reasons(stages, checks.max_error_rate),

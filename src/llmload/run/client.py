@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TypedDict
 
 from greenlet import GreenletExit
 
@@ -37,6 +37,14 @@ class Call:
     headers: tuple[tuple[str, str], ...] = ()  # added to the run's own for this request
     images: int = 0  # image_url parts the body carries, and their files' bytes
     image_bytes: int = 0
+
+
+class _Shape(TypedDict):
+    """What the run's options and a call's own fields make of every body."""
+
+    max_tokens: int | None
+    ignore_eos: bool
+    extra: Mapping[str, object]
 
 
 class ChatClient:
@@ -83,11 +91,11 @@ class ChatClient:
 
     def chat(
         self,
-        messages: Sequence[Mapping[str, Any]],
+        messages: Sequence[Mapping[str, object]],
         *,
         max_tokens: int | None,
         stream: bool | None = None,
-        fields: Mapping[str, Any] | None = None,
+        fields: Mapping[str, object] | None = None,
         name: str | None = None,
         headers: tuple[tuple[str, str], ...] = (),
     ) -> Call:
@@ -103,7 +111,7 @@ class ChatClient:
         *,
         max_tokens: int | None,
         stream: bool | None = None,
-        fields: Mapping[str, Any] | None = None,
+        fields: Mapping[str, object] | None = None,
         name: str | None = None,
         headers: tuple[tuple[str, str], ...] = (),
     ) -> Call:
@@ -117,17 +125,17 @@ class ChatClient:
         self,
         inputs: str | Sequence[str],
         *,
-        fields: Mapping[str, Any] | None = None,
+        fields: Mapping[str, object] | None = None,
         name: str | None = None,
         headers: tuple[tuple[str, str], ...] = (),
     ) -> Call:
         body = embeddings_body(self.model, inputs, extra={**self.request.extra_body, **(fields or {})})
         return Call("embeddings", _exact(body), False, name=name, headers=headers)
 
-    def _shape(self, max_tokens: int | None, fields: Mapping[str, Any] | None) -> dict[str, Any]:
+    def _shape(self, max_tokens: int | None, fields: Mapping[str, object] | None) -> _Shape:
         r = self.request
         extra = {**r.extra_body, **fields} if fields else r.extra_body
-        return {"max_tokens": max_tokens, "ignore_eos": r.ignore_eos, "extra": extra}
+        return _Shape(max_tokens=max_tokens, ignore_eos=r.ignore_eos, extra=extra)
 
     def run(
         self,
@@ -206,7 +214,7 @@ class ChatClient:
         return done
 
 
-def _limit(max_tokens: int | None, fields: Mapping[str, Any] | None) -> int | None:
+def _limit(max_tokens: int | None, fields: Mapping[str, object] | None) -> int | None:
     """The output limit the record keeps: ``max_tokens``, or its newer name
     ``max_completion_tokens`` where only that was given."""
     newer = (fields or {}).get("max_completion_tokens")

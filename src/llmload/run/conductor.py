@@ -12,7 +12,6 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
 
 import gevent
 
@@ -44,8 +43,8 @@ class Conductor:
         self.saturation: Saturation | None = None
         self._announce = announce
         self._progress = progress
-        self._ticker: gevent.Greenlet[Any, None] | None = None
-        self._progress_greenlet: gevent.Greenlet[Any, None] | None = None
+        self._ticker: gevent.Greenlet[[], None] | None = None
+        self._progress_greenlet: gevent.Greenlet[[], None] | None = None
         self.started = time.time()
 
     def _saturated(self, remaining: list[StagePlan]) -> bool:

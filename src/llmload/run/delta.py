@@ -17,11 +17,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
+from llmload.core.health import HealthSnapshot
+from llmload.core.stop import Stop
 from llmload.metrics.aggregate import StageStats
 from llmload.metrics.classic import ClassicStats
 from llmload.metrics.timeseries import TimeSeries
+from llmload.protocol.jsonvalue import (
+    JSON,
+    JSONObject,
+    array,
+    integer,
+    number,
+    obj,
+    optional_number,
+    optional_string,
+)
 
 MESSAGE = "llmload_delta"
 
@@ -43,13 +54,13 @@ class Delta:
     tokens_received: int = 0
     completed: Mapping[int, int] = field(default_factory=dict)
     in_flight_measured: Mapping[int, int] = field(default_factory=dict)
-    health_now: Mapping[str, Any] = field(default_factory=dict)
-    health: Mapping[int, Mapping[str, Any]] = field(default_factory=dict)
+    health_now: Mapping[str, float | None] = field(default_factory=dict)  # Session.health_now
+    health: Mapping[int, HealthSnapshot] = field(default_factory=dict)
     lateness: Mapping[int, Mapping[str, float]] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
-    stopped: Mapping[str, Any] | None = None
+    stopped: Stop | None = None
 
-    def to_wire(self) -> dict[str, Any]:
+    def to_wire(self) -> dict[str, JSON]:
         return {
             "seq": self.seq,
             "name": self.name,
@@ -66,41 +77,56 @@ class Delta:
             "completed": _str_keys(self.completed),
             "in_flight_measured": _str_keys(self.in_flight_measured),
             "health_now": dict(self.health_now),
-            "health": _str_keys(self.health),
+            "health": {str(k): v.to_dict() for k, v in self.health.items()},
             "lateness": _str_keys(self.lateness),
             "warnings": list(self.warnings),
-            "stopped": None if self.stopped is None else dict(self.stopped),
+            "stopped": None if self.stopped is None else self.stopped.to_json(),
         }
 
     @classmethod
-    def from_wire(cls, data: Mapping[str, Any]) -> Delta:
-        series = data.get("timeseries")
+    def from_wire(cls, data: JSONObject) -> Delta:
+        series, stopped = data.get("timeseries"), data.get("stopped")
         return cls(
-            seq=int(data["seq"]),
+            seq=integer(data["seq"], "seq"),
             name=str(data["name"]),
             records_file=str(data["records_file"]),
             final=bool(data.get("final")),
-            model=data.get("model"),
-            stages={int(k): StageStats.from_dict(v) for k, v in data.get("stages", {}).items()},
-            classic={int(k): ClassicStats.from_dict(v) for k, v in data.get("classic", {}).items()},
-            timeseries=None if series is None else TimeSeries.from_dict(series),
-            users=int(data.get("users", 0)),
-            in_flight=int(data.get("in_flight", 0)),
-            records=int(data.get("records", 0)),
-            tokens_received=int(data.get("tokens_received", 0)),
-            completed=_int_keys(data.get("completed")),
-            in_flight_measured=_int_keys(data.get("in_flight_measured")),
-            health_now=data.get("health_now") or {},
-            health=_int_keys(data.get("health")),
-            lateness=_int_keys(data.get("lateness")),
-            warnings=tuple(data.get("warnings") or ()),
-            stopped=data.get("stopped") or None,
+            model=optional_string(data.get("model"), "model"),
+            stages={k: StageStats.from_dict(v) for k, v in _objects(data, "stages").items()},
+            classic={k: ClassicStats.from_dict(v) for k, v in _objects(data, "classic").items()},
+            timeseries=None if series is None else TimeSeries.from_dict(_dict(series, "timeseries")),
+            users=integer(data.get("users", 0), "users"),
+            in_flight=integer(data.get("in_flight", 0), "in_flight"),
+            records=integer(data.get("records", 0), "records"),
+            tokens_received=integer(data.get("tokens_received", 0), "tokens_received"),
+            completed=_counts(data, "completed"),
+            in_flight_measured=_counts(data, "in_flight_measured"),
+            health_now={k: optional_number(v, k) for k, v in obj(data.get("health_now") or {}).items()},
+            health={k: HealthSnapshot.from_dict(v) for k, v in _objects(data, "health").items()},
+            lateness={
+                k: {phase: number(s, phase) for phase, s in v.items()}
+                for k, v in _objects(data, "lateness").items()
+            },
+            warnings=tuple(str(w) for w in array(data.get("warnings") or ())),
+            stopped=Stop.from_json(obj(stopped, "stopped")) if stopped else None,
         )
 
 
-def _str_keys(values: Mapping[int, Any]) -> dict[str, Any]:
+def _str_keys(values: Mapping[int, JSON]) -> dict[str, JSON]:
     return {str(k): v for k, v in values.items()}
 
 
-def _int_keys(values: Mapping[str, Any] | None) -> dict[int, Any]:
-    return {int(k): v for k, v in (values or {}).items()}
+def _dict(value: JSON, what: str) -> dict[str, JSON]:
+    # the metrics' from_dict take the dicts msgpack decodes to
+    if isinstance(value, dict):
+        return value
+    raise ValueError(f"{what}: expected a JSON object, got {type(value).__name__}")
+
+
+def _objects(data: JSONObject, key: str) -> dict[int, dict[str, JSON]]:
+    """A per-stage map of objects: stage keys are strings on the wire."""
+    return {int(k): _dict(v, f"{key}.{k}") for k, v in obj(data.get(key) or {}, key).items()}
+
+
+def _counts(data: JSONObject, key: str) -> dict[int, int]:
+    return {int(k): integer(v, f"{key}.{k}") for k, v in obj(data.get(key) or {}, key).items()}

@@ -4,20 +4,22 @@ files, the exit decision, the report, and the live exporter's start."""
 from __future__ import annotations
 
 import sys
-from typing import Any
+from collections.abc import Mapping, Sequence
 
 from llmload.config.settings import RunConfig
 from llmload.export import console
 from llmload.export.prometheus import ExporterHandle, ExportSource, start_exporter
 from llmload.export.report import write_report
 from llmload.export.results import ResultsDir
+from llmload.metrics.timeseries import TimeRow
+from llmload.protocol.jsonvalue import JSON
 from llmload.results.exitcodes import ExitCode
 from llmload.results.summary import Summary, to_json
 from llmload.results.verdict import judge
 
 
 def write_results(
-    results: ResultsDir, summary: Summary, stats: list[dict[str, Any]], series: list[dict[str, Any]]
+    results: ResultsDir, summary: Summary, stats: Sequence[Mapping[str, JSON]], series: Sequence[TimeRow]
 ) -> None:
     results.write_json("histograms.json", {"stages": stats})
     results.write_csv("timeseries.csv", series)

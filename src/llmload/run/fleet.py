@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
 
+from llmload.core.health import HealthSnapshot
 from llmload.core.phases import Phase
 from llmload.core.stages import Announcement, Progress
+from llmload.core.stop import Stop
 from llmload.metrics.aggregate import StageStats
 from llmload.metrics.classic import ClassicStats
 from llmload.metrics.timeseries import TimeSeries
+from llmload.protocol.jsonvalue import JSON, JSONObject
 from llmload.results.build import StageView
+from llmload.results.summary import LostWorker
 from llmload.run.delta import Delta
 
 
@@ -34,12 +37,12 @@ class WorkerView:
     users: int = 0
     tokens_received: int = 0
     in_flight: int = 0
-    health_now: dict[str, Any] = field(default_factory=dict)
+    health_now: dict[str, float | None] = field(default_factory=dict)
     records: int = 0
     records_file: str | None = None
     completed: dict[int, int] = field(default_factory=dict)
     in_flight_measured: dict[int, int] = field(default_factory=dict)
-    health: dict[int, Mapping[str, Any]] = field(default_factory=dict)
+    health: dict[int, HealthSnapshot] = field(default_factory=dict)
     lateness: dict[int, Mapping[str, float]] = field(default_factory=dict)
     min_e2e_s: float | None = None
 
@@ -62,7 +65,7 @@ class Fleet:
         self.timeseries = TimeSeries()
         self.classic: dict[int, ClassicStats] = {}
         self.announcements: list[tuple[float, int, str]] = []
-        self.stopped: dict[str, Any] | None = None  # why the run ends early (verdict.py)
+        self.stopped: Stop | None = None  # why the run ends early (verdict.py)
         self.exit_code: int | None = None  # the verdict, once the run has ended
         self.warnings: list[str] = []  # what the workers' starts found doubtful, once each
 
@@ -86,7 +89,7 @@ class Fleet:
             self.workers[client_id] = WorkerView(client_id, name or client_id, time.time())
         return self.workers[client_id]
 
-    def on_delta(self, client_id: str, data: Mapping[str, Any]) -> None:
+    def on_delta(self, client_id: str, data: JSONObject) -> None:
         """Merge one worker's message (its wire form, ``delta.py``) unless already merged."""
         d = Delta.from_wire(data)
         w = self.join(client_id, d.name)
@@ -111,8 +114,8 @@ class Fleet:
         w.tokens_received = d.tokens_received
         self.model = self.model or d.model
         self.warnings += [x for x in dict.fromkeys(d.warnings) if x not in self.warnings]
-        if d.stopped and self.stopped is None:
-            self.stopped = {**d.stopped, "process": w.name}
+        if d.stopped is not None and self.stopped is None:
+            self.stopped = replace(d.stopped, process=w.name)
         w.final = w.final or d.final
 
     def progress(self) -> Progress:
@@ -136,7 +139,7 @@ class Fleet:
 
     # -- results --------------------------------------------------------------------------------
 
-    def lost_report(self, now: float, max_tokens: int | None) -> list[dict[str, Any]]:
+    def lost_report(self, now: float, max_tokens: int | None) -> list[LostWorker]:
         """For each lost worker: what it may have taken along since its last delta.
 
         Each of its users had at most one request in flight and could complete at most one
@@ -151,14 +154,14 @@ class Fleet:
             per_user = 1 + (silence / w.min_e2e_s if w.min_e2e_s else silence)
             bound = int(w.users * per_user + 0.999999)
             out.append(
-                {
-                    "worker": w.name,
-                    "client_id": w.client_id,
-                    "silent_s": round(silence, 3),
-                    "last_seq": w.last_seq,
-                    "requests_missing_at_most": bound,
-                    "output_tokens_missing_at_most": None if max_tokens is None else bound * max_tokens,
-                }
+                LostWorker(
+                    worker=w.name,
+                    client_id=w.client_id,
+                    silent_s=round(silence, 3),
+                    last_seq=w.last_seq,
+                    requests_missing_at_most=bound,
+                    output_tokens_missing_at_most=None if max_tokens is None else bound * max_tokens,
+                )
             )
         return out
 
@@ -190,7 +193,7 @@ class Fleet:
             )
         return views
 
-    def record_files(self) -> list[dict[str, Any]]:
+    def record_files(self) -> list[dict[str, JSON]]:
         return [
             {"process": w.name, "records": w.records, "records_file": w.records_file, "lost": w.lost}
             for w in self.workers.values()

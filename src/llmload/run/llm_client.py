@@ -13,16 +13,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from llmload.config.settings import Endpoint
 from llmload.core.answer import Answer, ToolCall, read_answer
 from llmload.core.phases import Window
-from llmload.core.record import OK, RequestRecord
-from llmload.errors import ErrorKind
+from llmload.core.record import OK, Outcome, RequestRecord
 from llmload.metrics import derive
+from llmload.protocol.jsonvalue import JSON
 from llmload.run.client import Call, ChatClient
-from llmload.run.request import send_request
+from llmload.run.request import RequestEvent, send_request
 from llmload.run.session import Session
 from llmload.transport.base import Transport
 from llmload.workload.prompts import Prompt
@@ -65,14 +64,14 @@ class Reply:
     """What one call got back. A failed call has an empty answer and says why in ``error``."""
 
     request_id: str
-    outcome: str  # "ok", an error kind (``http_4xx``, ``check_failed``, ...) or "unfinished"
+    outcome: Outcome  # OK, a failure (``http_4xx``, ``check_failed``, ...) or UNFINISHED
     status: int | None
     error: str | None
     answer: Answer
     timings: Timings
     prompt_tokens: int | None
     output_tokens: int
-    sent: tuple[Mapping[str, Any], ...] = ()  # the chat messages that were sent
+    sent: tuple[Mapping[str, object], ...] = ()  # the chat messages that were sent
 
     @property
     def ok(self) -> bool:
@@ -95,7 +94,7 @@ class Reply:
         return self.answer.finish_reason
 
     @property
-    def usage(self) -> Mapping[str, Any] | None:
+    def usage(self) -> Mapping[str, JSON] | None:
         return self.answer.usage
 
     @property
@@ -103,12 +102,12 @@ class Reply:
         return self.answer.embeddings
 
     @property
-    def message(self) -> dict[str, Any]:
+    def message(self) -> dict[str, JSON]:
         """The assistant message to append for the next turn."""
         return self.answer.message
 
     @property
-    def messages(self) -> list[Mapping[str, Any]]:
+    def messages(self) -> list[Mapping[str, object]]:
         """The conversation so far: what was sent, then the assistant's answer."""
         return [*self.sent, self.message]
 
@@ -118,12 +117,12 @@ class LLMClient:
 
     def __init__(
         self,
-        environment: Any,
+        report: RequestEvent,
         session: Session,
         user_id: int,
         transport: Callable[[], Transport],
     ) -> None:
-        self._environment = environment
+        self._report = report
         self._session = session
         self._user_id = user_id
         self._transport = transport
@@ -133,14 +132,14 @@ class LLMClient:
 
     def chat(
         self,
-        messages: Sequence[Mapping[str, Any]],
+        messages: Sequence[Mapping[str, object]],
         *,
         max_tokens: int | None = None,
         stream: bool | None = None,
         name: str | None = None,
         check: Check | None = None,
         headers: Mapping[str, str] | None = None,
-        **fields: Any,
+        **fields: object,
     ) -> Reply:
         """``POST /v1/chat/completions``. ``fields`` are the request's other OpenAI fields
         (``tools``, ``tool_choice``, ``response_format``, ``temperature``,
@@ -166,7 +165,7 @@ class LLMClient:
         name: str | None = None,
         check: Check | None = None,
         headers: Mapping[str, str] | None = None,
-        **fields: Any,
+        **fields: object,
     ) -> Reply:
         """``POST /v1/completions``, as ``chat``."""
         call = self._client().completions(
@@ -186,7 +185,7 @@ class LLMClient:
         name: str | None = None,
         check: Check | None = None,
         headers: Mapping[str, str] | None = None,
-        **fields: Any,
+        **fields: object,
     ) -> Reply:
         """``POST /v1/embeddings``: one input or a batch; its latency is end to end, and the
         summary counts its ``usage.prompt_tokens`` as input tokens."""
@@ -221,7 +220,7 @@ class LLMClient:
     ) -> RequestRecord:
         index, self.count = self.count, self.count + 1
         return send_request(
-            self._environment,
+            self._report,
             self._session,
             transport or self._transport(),
             call,
@@ -233,7 +232,7 @@ class LLMClient:
             judge=judge,
         )
 
-    def _reply(self, call: Call, check: Check | None, sent: tuple[Mapping[str, Any], ...]) -> Reply:
+    def _reply(self, call: Call, check: Check | None, sent: tuple[Mapping[str, object], ...]) -> Reply:
         payloads: list[bytes] = []
         replies: list[Reply] = []
 
@@ -243,7 +242,7 @@ class LLMClient:
             if check is not None and reply.ok:
                 verdict = check(reply)
                 if verdict is not None and verdict is not True:
-                    record.outcome = ErrorKind.CHECK_FAILED.value
+                    record.outcome = Outcome.CHECK_FAILED
                     record.error_detail = (verdict or "the scenario's check failed")[:500]
                     reply = replace(reply, outcome=record.outcome, error=record.error_detail)
             replies.append(reply)
@@ -259,7 +258,7 @@ def _pairs(headers: Mapping[str, str] | None) -> tuple[tuple[str, str], ...]:
     return tuple((headers or {}).items())
 
 
-def _reply_of(record: RequestRecord, payloads: list[bytes], sent: tuple[Mapping[str, Any], ...]) -> Reply:
+def _reply_of(record: RequestRecord, payloads: list[bytes], sent: tuple[Mapping[str, object], ...]) -> Reply:
     # An error answer's body is the server's complaint, not an answer: ``error`` quotes it.
     answer = read_answer(payloads, stream=record.stream) if record.status == 200 else Answer()
     return Reply(

@@ -13,11 +13,10 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Iterator
-from typing import Any
 
 import gevent
 
-from llmload.core.health import HealthLimits, is_client_bound
+from llmload.core.health import HealthLimits, HealthSnapshot, is_client_bound
 from llmload.metrics.histogram import LogHistogram
 
 
@@ -31,7 +30,7 @@ class HealthMonitor:
         self._interval_ns = int(interval_s * 1e9)
         self._rng = rng or random.Random()
         self._lag = LogHistogram()
-        self._greenlet: gevent.Greenlet[Any, None] | None = None
+        self._greenlet: gevent.Greenlet[[], None] | None = None
         self._since_ns = time.perf_counter_ns()
         self._cpu_since = time.process_time()
 
@@ -72,18 +71,18 @@ class HealthMonitor:
         self._since_ns = time.perf_counter_ns()
         self._cpu_since = time.process_time()
 
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self) -> HealthSnapshot:
         wall = (time.perf_counter_ns() - self._since_ns) / 1e9
         cpu = (time.process_time() - self._cpu_since) / wall if wall > 0 else 0.0
         lag = self._lag
         p99 = (lag.quantile(0.99) or 0) / 1e6 if lag.count else None
-        return {
-            "loop_lag_p50_ms": round((lag.quantile(0.5) or 0) / 1e6, 3) if lag.count else None,
-            "loop_lag_p99_ms": None if p99 is None else round(p99, 3),
-            "loop_lag_max_ms": round(lag.max / 1e6, 3) if lag.max is not None else None,
-            "loop_lag_samples": lag.count,
-            "cpu_percent": round(100 * cpu, 1),
-        }
+        return HealthSnapshot(
+            loop_lag_p50_ms=round((lag.quantile(0.5) or 0) / 1e6, 3) if lag.count else None,
+            loop_lag_p99_ms=None if p99 is None else round(p99, 3),
+            loop_lag_max_ms=round(lag.max / 1e6, 3) if lag.max is not None else None,
+            loop_lag_samples=lag.count,
+            cpu_percent=round(100 * cpu, 1),
+        )
 
-    def is_bound(self, snapshot: dict[str, Any]) -> bool:
+    def is_bound(self, snapshot: HealthSnapshot) -> bool:
         return is_client_bound(snapshot, self.limits)

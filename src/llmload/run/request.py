@@ -1,14 +1,14 @@
 """``send_request``: what every user does per request, from the session's count to Locust's event.
 
 Separate from the user classes so that it imports no locust (importing locust monkey-patches the
-process): the request path is then testable in a plain process, and ``environment`` is anything
-with Locust's ``events.request``.
+process): the request path is then testable in a plain process, and all it takes of Locust is
+the one call it makes per request (``RequestEvent``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Protocol
 
 import gevent
 
@@ -19,8 +19,24 @@ from llmload.run.session import Session
 from llmload.transport.base import Transport
 
 
+class RequestEvent(Protocol):
+    """Locust's ``environment.events.request.fire``: its request statistics and web UI count
+    what this is told."""
+
+    def __call__(
+        self,
+        *,
+        request_type: str,
+        name: str,
+        response_time: float,
+        response_length: int,
+        exception: BaseException | None,
+        context: dict[str, object],
+    ) -> None: ...
+
+
 def send_request(
-    environment: Any,
+    report: RequestEvent,
     session: Session,
     transport: Transport,
     call: Call,
@@ -70,18 +86,18 @@ def send_request(
             judge(record)
     finally:  # also when the run ends the user here: a finished request is never dropped
         session.on_record(record, counted)
-        report_to_locust(environment, record.name or client.request_path(call.endpoint), record)
+        report_to_locust(report, record.name or client.request_path(call.endpoint), record)
     if scheduled_ns is None and record.outcome != OK:
         gevent.sleep(session.backoff_s())  # a failing server is not hammered by a tight loop
     return record
 
 
-def report_to_locust(environment: Any, name: str, r: RequestRecord) -> None:
+def report_to_locust(report: RequestEvent, name: str, r: RequestRecord) -> None:
     """Exactly one Locust request event per real request; "response_length" carries the output
     tokens, the only size that matters here. Metrics never travel as fake requests."""
     e2e_ms = ((r.done_ns or 0) - (r.sent_ns or r.scheduled_ns)) / 1e6
     error = None if r.outcome == OK else RuntimeError(f"{r.outcome}: {r.error_detail or ''}")
-    environment.events.request.fire(
+    report(
         request_type="POST",
         name=name,
         response_time=e2e_ms,

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import sys
 from dataclasses import replace
-from typing import Any
 
 import gevent
 
@@ -18,6 +17,7 @@ from llmload.config.settings import RunConfig
 from llmload.core.phases import Phase
 from llmload.core.redact import redact_url
 from llmload.core.stages import Announcement
+from llmload.protocol.jsonvalue import JSON
 from llmload.results.build import cache_warning
 from llmload.results.summary import Stage, Summary
 from llmload.target import gpu
@@ -52,10 +52,11 @@ class ServerWatch:
         self._config = config
         self._planned = planned_concurrency
         self._interval_s = interval_s
-        self.info: dict[str, Any] = {}
+        self.info: dict[str, JSON] = {}  # the fingerprint, its warnings, whether /metrics answered
+        self._warnings: list[str] = []
         self._server: _Windows | None = None
         self._gpu: _Windows | None = None
-        self._greenlet: gevent.Greenlet[Any, None] | None = None
+        self._greenlet: gevent.Greenlet[[], None] | None = None
 
     def start(self) -> None:
         host, key = self._config.host, self._config.request.api_key
@@ -63,18 +64,19 @@ class ServerWatch:
         # while a hung server keeps the look waiting says so.
         self.info = {"url": redact_url(host), "reachable": False}
         self.info = fingerprint(host, api_key=key)
-        self.info["warnings"] = warnings(self.info, self._planned)
+        self._warnings = warnings(self.info, self._planned)
+        self.info["warnings"] = self._warnings  # the same list: a GPU warning below joins it
         server = Scraper(host, api_key=key)
         self._server = _Windows(server)
         if self._config.gpu_metrics:
             self._gpu = _Windows(Scraper(host, url=self._config.gpu_metrics, reducer=gpu.reduce))
             if self._gpu.scraper.poll() is None or not self._gpu.scraper.snapshots[-1].values.get("gpus"):
                 why = self._gpu.scraper.last_error or "no DCGM_FI_DEV_* metric in its answer"
-                self.info["warnings"].append(
+                self._warnings.append(
                     f"--gpu-metrics {redact_url(self._config.gpu_metrics)}: {why}; "
                     "no GPU numbers unless it answers later (is dcgm-exporter running there?)"
                 )
-        for warning in self.info["warnings"]:
+        for warning in self._warnings:
             print(f"llmload: WARNING: {warning}", file=sys.stderr, flush=True)
         if server.poll() is not None or self._gpu is not None:
             self._greenlet = gevent.spawn(self._loop)
@@ -93,7 +95,7 @@ class ServerWatch:
         for watched in self._watched():
             watched.on_phase(a)
 
-    def stage(self, index: int) -> dict[str, Any] | None:
+    def stage(self, index: int) -> dict[str, JSON] | None:
         samples = None if self._server is None else self._server.stages.get(index)
         return None if samples is None else summarize(samples[0], samples[-1], samples)
 
@@ -107,7 +109,7 @@ class ServerWatch:
     def attach(self, summary: Summary) -> Summary:
         """The summary with what the server said: about itself, and per stage its /metrics."""
         stages = tuple(self._attach_stage(stage) for stage in summary.stages)
-        warnings = (*self.info.get("warnings", []), *summary.warnings)
+        warnings = (*self._warnings, *summary.warnings)
         return replace(summary, server=self.info, stages=stages, warnings=warnings)
 
     def _attach_stage(self, stage: Stage) -> Stage:
@@ -118,5 +120,7 @@ class ServerWatch:
         server = self.stage(stage.index)
         if server is None:
             return stage
-        warning = cache_warning(server.get("prefix_cache_hit_rate"), self._config.workload, "server /metrics")
+        rate = server.get("prefix_cache_hit_rate")
+        hit_rate = float(rate) if isinstance(rate, int | float) else None
+        warning = cache_warning(hit_rate, self._config.workload, "server /metrics")
         return replace(stage, server=server, warnings=(*stage.warnings, *([warning] if warning else [])))

@@ -12,21 +12,23 @@ import itertools
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
-from typing import Any
 
 import gevent
 
 from llmload.config.settings import RunConfig
 from llmload.core.failfast import FailFast
+from llmload.core.health import HealthSnapshot
 from llmload.core.phases import Phase, Window
 from llmload.core.record import OK, UNFINISHED, RequestRecord
 from llmload.core.stages import Announcement, Progress
+from llmload.core.stop import Stop
 from llmload.export.results import ResultsDir, new_run_id
 from llmload.metrics import derive
 from llmload.metrics.aggregate import StageStats
 from llmload.metrics.classic import ClassicStats
 from llmload.metrics.slo import request_meets
 from llmload.metrics.timeseries import TimeSeries
+from llmload.protocol.jsonvalue import JSON
 from llmload.results.build import StageView
 from llmload.run.client import ChatClient
 from llmload.run.monitor import HealthMonitor
@@ -63,7 +65,7 @@ class StageState:
     started_ns: int | None = None  # when the stage began, in this process's perf_counter_ns
     window: Window = dataclasses.field(default_factory=Window)
     stats: StageStats = dataclasses.field(default_factory=StageStats)
-    health: dict[str, Any] | None = None
+    health: HealthSnapshot | None = None
     closed: bool = False  # the drain ended: late finishers count as unfinished
     lateness_s: dict[str, float] = dataclasses.field(default_factory=dict)
 
@@ -104,19 +106,19 @@ class Session:
         self.active: set[RequestRecord] = set()  # in flight, for live token counts
         self._finished_tokens = 0
         self._wall_minus_perf_ns = time.time_ns() - time.perf_counter_ns()
-        self._sampler: gevent.Greenlet[Any, None] | None = None
+        self._sampler: gevent.Greenlet[[], None] | None = None
         self._completed: Counter[int] = Counter()
         self._in_flight_measured: Counter[int] = Counter()
         self._pending: deque[tuple[RequestRecord, bool]] = deque()  # finished, not yet folded
-        self._folder: gevent.Greenlet[Any, None] | None = None
+        self._folder: gevent.Greenlet[[], None] | None = None
         self._folding: Iterator[None] = iter(())  # the record the folder is part way through
         self.warnings: list[str] = []  # for the summary: what start found doubtful
         # --max-error-rate 1 accepts every failure: a run meant to measure them is not stopped.
         accepts_all = config.checks.max_error_rate is not None and config.checks.max_error_rate >= 1
         self._fail_fast = FailFast(armed=not accepts_all)
-        self.stopped: dict[str, Any] | None = None  # why the run ends early, once it must
+        self.stopped: Stop | None = None  # why the run ends early, once it must
         self.exit_code: int | None = None  # the verdict, once the run has ended (the exporter)
-        self.on_stop: Callable[[dict[str, Any]], None] | None = None  # the role stops the run
+        self.on_stop: Callable[[Stop], None] | None = None  # the role stops the run
         self._failures_in_a_row = 0
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -261,7 +263,7 @@ class Session:
             if self.on_stop is not None:
                 self.on_stop(stop)
 
-    def stop(self, why: dict[str, Any]) -> None:
+    def stop(self, why: Stop) -> None:
         """The run ends early (interrupted, or another process failed fast): say why."""
         if self.stopped is None:
             self.stopped = why
@@ -378,8 +380,8 @@ class Session:
         reads = sum(h.count for h in per_read)
         events = sum(h.total for h in per_read)
         return {
-            "loop_lag_p99_ms": snap["loop_lag_p99_ms"],
-            "cpu_percent": snap["cpu_percent"],
+            "loop_lag_p99_ms": snap.loop_lag_p99_ms,
+            "cpu_percent": snap.cpu_percent,
             "events_per_read_mean": events / reads if reads else None,
         }
 
@@ -388,7 +390,7 @@ class Session:
         taken, self.timeseries = self.timeseries, TimeSeries()
         return taken
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, JSON]:
         self.fold_pending()
         return {
             "process": self.process_tag,

@@ -4,10 +4,10 @@ seconds, and a final one once the worker's users have stopped."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import gevent
 
+from llmload.protocol.jsonvalue import JSON
 from llmload.run.delta import MESSAGE, Delta
 from llmload.run.session import Session
 
@@ -18,7 +18,7 @@ class Shipper:
     def __init__(
         self,
         session: Session,
-        send: Callable[[str, dict[str, Any]], None],
+        send: Callable[[str, dict[str, JSON]], None],
         users: Callable[[], int],
         interval_s: float = 2.0,
     ) -> None:
@@ -27,7 +27,7 @@ class Shipper:
         self._users = users
         self._interval_s = interval_s
         self._seq = 0
-        self._greenlet: gevent.Greenlet[Any, None] | None = None
+        self._greenlet: gevent.Greenlet[[], None] | None = None
         self.final_sent = False
 
     def start(self) -> None:

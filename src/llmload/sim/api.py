@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TypeAlias
 from urllib.parse import parse_qs
 
 import orjson
@@ -24,12 +24,14 @@ from llmload.sim.embeddings import Embeddings
 from llmload.sim.engine import Engine
 from llmload.sim.gpu import SimGpu
 from llmload.sim.http import HttpConnection, HttpRequest
+from llmload.sim.jsonvalue import JSON
 from llmload.sim.metrics import render_metrics
 from llmload.sim.render import error_body
 from llmload.sim.request import BadRequest, tokenize_answer
 from llmload.sim.truth import Truth
 
 _GENERATION_PATHS = frozenset({"/v1/chat/completions", "/v1/completions"})
+Answer: TypeAlias = tuple[int, JSON | bytes]  # an HTTP status and its JSON body (bytes: as they are)
 
 
 class App:
@@ -52,7 +54,7 @@ class App:
         self._gpu = SimGpu(truth) if config.dcgm else None
         self._completions = Completions(config, truth, engine, is_ready)
         self._embeddings = Embeddings(config, truth, is_ready)
-        self._routes: dict[str, Callable[[HttpRequest], tuple[int, Any]]] = {
+        self._routes: dict[str, Callable[[HttpRequest], Answer]] = {
             "/v1/models": self._models,
             "/health": self._health,
             "/version": self._version,
@@ -108,32 +110,32 @@ class App:
             status, answer = 400, error_body(exc.message, "BadRequestError", 400, exc.param)
         self._json(conn, status, answer)
 
-    def _json(self, conn: HttpConnection, status: int, body: Any) -> None:
+    def _json(self, conn: HttpConnection, status: int, body: JSON | bytes) -> None:
         raw = body if isinstance(body, bytes) else orjson.dumps(body)
         headers = [("server", self._config.server_header), ("content-type", "application/json")]
         conn.respond(status, headers, raw)
 
-    def _not_ready(self) -> tuple[int, Any] | None:
+    def _not_ready(self) -> Answer | None:
         if self._is_ready():
             return None
         return 503, _error("the model is loading", 503)
 
-    def _health(self, request: HttpRequest) -> tuple[int, Any]:
+    def _health(self, request: HttpRequest) -> Answer:
         return self._not_ready() or (200, b"")
 
-    def _models(self, request: HttpRequest) -> tuple[int, Any]:
+    def _models(self, request: HttpRequest) -> Answer:
         return self._not_ready() or (200, fingerprint.models(self._config, self._created))
 
-    def _version(self, request: HttpRequest) -> tuple[int, Any]:
+    def _version(self, request: HttpRequest) -> Answer:
         return 200, fingerprint.version(self._config)
 
-    def _server_info(self, request: HttpRequest) -> tuple[int, Any]:
+    def _server_info(self, request: HttpRequest) -> Answer:
         info = fingerprint.server_info(self._config, self._port())
         if info is None:
             return 404, _error("no route /get_server_info", 404)
         return 200, info
 
-    def _timeline(self, request: HttpRequest) -> tuple[int, Any]:
+    def _timeline(self, request: HttpRequest) -> Answer:
         return 200, self._truth.timeline(_since_ns(request))
 
     def _counters(self) -> dict[str, int]:

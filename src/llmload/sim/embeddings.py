@@ -16,12 +16,12 @@ import asyncio
 import math
 import zlib
 from collections.abc import Callable
-from typing import Any
 
 import orjson
 
 from llmload.sim.config import SimConfig
 from llmload.sim.http import HttpConnection, HttpRequest
+from llmload.sim.jsonvalue import JSON
 from llmload.sim.render import error_body
 from llmload.sim.truth import Truth
 
@@ -33,7 +33,7 @@ class BadInput(ValueError):
     pass
 
 
-def parse_inputs(body: Any) -> tuple[list[str], int, int]:
+def parse_inputs(body: JSON) -> tuple[list[str], int, int]:
     """(the inputs as text, their tokens, the vector length asked for); raise ``BadInput``."""
     if not isinstance(body, dict):
         raise BadInput("body must be a JSON object")
@@ -42,12 +42,14 @@ def parse_inputs(body: Any) -> tuple[list[str], int, int]:
         given = [given]
     if not isinstance(given, list) or not given:
         raise BadInput("input must be a string or a non-empty list")
+    lists = [x for x in given if isinstance(x, list) and all(isinstance(t, int) for t in x)]
     if all(isinstance(x, str) for x in given):
-        texts, tokens = given, sum(len(x.split()) for x in given)
+        texts = [str(x) for x in given]
+        tokens = sum(len(x.split()) for x in texts)
     elif all(isinstance(x, int) for x in given):
         texts, tokens = [" ".join(map(str, given))], len(given)
-    elif all(isinstance(x, list) and all(isinstance(t, int) for t in x) for x in given):
-        texts, tokens = [" ".join(map(str, x)) for x in given], sum(len(x) for x in given)
+    elif len(lists) == len(given):
+        texts, tokens = [" ".join(map(str, x)) for x in lists], sum(len(x) for x in lists)
     else:
         raise BadInput("input must be strings, token ids or lists of token ids")
     dimensions = body.get("dimensions", DEFAULT_DIMENSIONS)

@@ -8,16 +8,16 @@ vLLM); an ``sglang`` profile answers ``/get_server_info`` with its launch argume
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
 from llmload.sim.config import SimConfig
+from llmload.sim.jsonvalue import JSON
 
 
-def version(config: SimConfig) -> dict[str, Any]:
+def version(config: SimConfig) -> dict[str, JSON]:
     return {"version": config.profile.version}
 
 
-def models(config: SimConfig, created: int) -> dict[str, Any]:
+def models(config: SimConfig, created: int) -> dict[str, JSON]:
     return {
         "object": "list",
         "data": [
@@ -34,7 +34,7 @@ def models(config: SimConfig, created: int) -> dict[str, Any]:
     }
 
 
-def sim_settings(config: SimConfig) -> dict[str, Any]:
+def sim_settings(config: SimConfig) -> dict[str, JSON]:
     """The simulator's own parameters, for anyone who wants to know what they are talking to."""
     timing = dataclasses.asdict(config.timing) if config.timing else None
     return {
@@ -47,11 +47,11 @@ def sim_settings(config: SimConfig) -> dict[str, Any]:
     }
 
 
-def server_info(config: SimConfig, port: int) -> dict[str, Any] | None:
+def server_info(config: SimConfig, port: int) -> dict[str, JSON] | None:
     """SGLang's ``/get_server_info``; None for engines that do not serve it."""
     if config.profile.engine != "sglang":
         return None
-    info: dict[str, Any] = {
+    info: dict[str, JSON] = {
         "model_path": config.model,
         "served_model_name": config.model,
         "host": config.host,

@@ -25,8 +25,10 @@ import urllib.error
 import urllib.request
 from collections.abc import Sequence
 from types import TracebackType
-from typing import IO, Any
+from typing import IO
 from urllib.parse import urlsplit
+
+from llmload.sim.jsonvalue import JSON
 
 ANNOUNCE_PREFIX = "llmload sim listening on "
 
@@ -105,30 +107,44 @@ class SimProcess:
         except urllib.error.HTTPError as exc:
             return exc.code, exc.read()
 
-    def get_json(self, path: str) -> Any:
+    def get_json(self, path: str) -> JSON:
         status, body = self.get(path)
         if status != 200:
             raise RuntimeError(f"GET {path}: HTTP {status}")
-        return json.loads(body)
+        value: JSON = json.loads(body)
+        return value
 
-    def requests(self) -> list[dict[str, Any]]:
+    def _objects(self, path: str) -> list[dict[str, JSON]]:
+        found = self.get_json(path)
+        if not isinstance(found, list) or not all(isinstance(x, dict) for x in found):
+            raise RuntimeError(f"GET {path}: not a list of objects")
+        return [x for x in found if isinstance(x, dict)]
+
+    def _object(self, path: str) -> dict[str, JSON]:
+        found = self.get_json(path)
+        if not isinstance(found, dict):
+            raise RuntimeError(f"GET {path}: not an object")
+        return found
+
+    def requests(self) -> list[dict[str, JSON]]:
         """Per-request ground truth, in arrival order (``GET /sim/requests``)."""
-        entries: list[dict[str, Any]] = self.get_json("/sim/requests")
-        return entries
+        return self._objects("/sim/requests")
 
     def counters(self) -> dict[str, int]:
-        counters: dict[str, int] = self.get_json("/sim/counters")
-        return counters
+        return {k: v for k, v in self._object("/sim/counters").items() if isinstance(v, int)}
 
     def timeline(self, since_ns: int = 0) -> list[tuple[int, int]]:
         """``(t_ns, cumulative tokens written)``, one point per decode step."""
         points = self.get_json(f"/sim/timeline?since_ns={since_ns}")
-        return [(int(t), int(n)) for t, n in points]
+        return [
+            (p[0], p[1])
+            for p in (points if isinstance(points, list) else ())
+            if isinstance(p, list) and isinstance(p[0], int) and isinstance(p[1], int)
+        ]
 
-    def stats(self, since_ns: int = 0) -> dict[str, Any]:
+    def stats(self, since_ns: int = 0) -> dict[str, JSON]:
         """Step lateness and durations, over the steps since ``since_ns``."""
-        stats: dict[str, Any] = self.get_json(f"/sim/stats?since_ns={since_ns}")
-        return stats
+        return self._object(f"/sim/stats?since_ns={since_ns}")
 
     def wait_ready(self, timeout_s: float = 30.0) -> None:
         """Poll ``/health`` until 200 (only needed with ``--startup-delay-s``)."""

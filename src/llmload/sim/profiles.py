@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from llmload.sim.jsonvalue import JSON
 from llmload.sim.model import (
     DEFAULT_OUTPUT_TOKENS,
     DEFAULT_PROMPT_TOKENS,
@@ -38,7 +39,7 @@ class Profile:
     engine: str  # "vllm" or "sglang": the fingerprint endpoints and headers
     version: str
     model: str = "sim-llama-3-8b"
-    launch_args: tuple[tuple[str, object], ...] = field(default=())
+    launch_args: tuple[tuple[str, JSON], ...] = field(default=())
 
     def params(self) -> ModelParams:
         return solve(self)
@@ -106,7 +107,7 @@ _TWO = ("step_base_ns", "step_per_seq_ns")
 
 def all_profiles() -> tuple[Profile, ...]:
     """The built-in profiles; the first is the default."""
-    sglang_args: tuple[tuple[str, object], ...] = (("tp_size", 1), ("mem_fraction_static", 0.88))
+    sglang_args: tuple[tuple[str, JSON], ...] = (("tp_size", 1), ("mem_fraction_static", 0.88))
     return (
         Profile("vllm", ((1, 82.5), (128, 1536.0)), _TWO, _BASE, "vllm", "0.10.2"),
         Profile(

@@ -7,10 +7,9 @@ event costs two concatenations. Output words are plain ASCII, so no JSON escapin
 
 from __future__ import annotations
 
-from typing import Any
-
 import orjson
 
+from llmload.sim.jsonvalue import JSON
 from llmload.sim.tokens import VOCABULARY
 
 DONE_EVENT = b"data: [DONE]\n\n"
@@ -33,7 +32,7 @@ def usage(prompt_tokens: int, completion_tokens: int) -> dict[str, int]:
 
 def final_usage(
     prompt_tokens: int, completion_tokens: int, cached_tokens: int | None, reasoning_tokens: int | None = None
-) -> dict[str, Any]:
+) -> dict[str, JSON]:
     """The usage of a whole response: ``prompt_tokens_details.cached_tokens`` as OpenAI reports,
     and ``completion_tokens_details.reasoning_tokens`` when the model thought (OpenAI, vLLM).
 
@@ -42,7 +41,7 @@ def final_usage(
     leaves them out, as a server without a prefix cache does (and the bench harness's fixed
     payloads, which must be the same bytes for every revision they compare).
     """
-    out: dict[str, Any] = usage(prompt_tokens, completion_tokens)
+    out: dict[str, JSON] = {**usage(prompt_tokens, completion_tokens)}
     if cached_tokens is not None:
         out["prompt_tokens_details"] = {"cached_tokens": cached_tokens}
     if reasoning_tokens is not None:
@@ -188,16 +187,17 @@ def completion_body(
 ) -> bytes:
     """A whole non-streamed response body; with ``tool`` (id, name), ``text`` is its arguments;
     ``reasoning`` (text, tokens): the thinking, in ``message.reasoning_content`` (vLLM)."""
-    choice: dict[str, Any] = {"index": 0, "logprobs": None, "finish_reason": finish_reason}
-    if chat and tool is not None:
-        call = {"id": tool[0], "type": "function", "function": {"name": tool[1], "arguments": text}}
-        choice["message"] = {"role": "assistant", "content": None, "tool_calls": [call]}
-    elif chat:
-        choice["message"] = {"role": "assistant", "content": text, "tool_calls": []}
+    choice: dict[str, JSON] = {"index": 0, "logprobs": None, "finish_reason": finish_reason}
+    if chat:
+        message: dict[str, JSON] = {"role": "assistant", "content": text, "tool_calls": []}
+        if tool is not None:
+            call: JSON = {"id": tool[0], "type": "function", "function": {"name": tool[1], "arguments": text}}
+            message = {"role": "assistant", "content": None, "tool_calls": [call]}
+        if reasoning is not None:
+            message["reasoning_content"] = reasoning[0]
+        choice["message"] = message
     else:
         choice["text"] = text
-    if reasoning is not None and chat:
-        choice["message"]["reasoning_content"] = reasoning[0]
     return orjson.dumps(
         {
             "id": response_id,

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import zlib
 from fractions import Fraction
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import orjson
 
 from llmload.sim.images import ImageError, tokens_of
+from llmload.sim.jsonvalue import JSON, JSONObject
 from llmload.sim.shapes import Shape, answer_shape
 from llmload.sim.tokens import GENERATION_PROMPT, Token, message_open, split_words
 
@@ -56,7 +57,7 @@ class GenRequest(NamedTuple):
     images: int = 0  # image_url parts (their patches are in ``prompt``, ``images.py``)
 
 
-def _int_field(body: dict[str, Any], name: str, default: int | None, low: int) -> int | None:
+def _int_field(body: JSONObject, name: str, default: int | None, low: int) -> int | None:
     value = body.get(name)
     if value is None:
         return default
@@ -65,7 +66,7 @@ def _int_field(body: dict[str, Any], name: str, default: int | None, low: int) -
     return value
 
 
-def _seed(body: dict[str, Any]) -> int | None:
+def _seed(body: JSONObject) -> int | None:
     value = body.get("seed")
     if value is None:
         return None
@@ -74,7 +75,7 @@ def _seed(body: dict[str, Any]) -> int | None:
     return value
 
 
-def _bool_field(body: dict[str, Any], name: str) -> bool:
+def _bool_field(body: JSONObject, name: str) -> bool:
     value = body.get(name, False)
     if value is None:
         return False
@@ -97,12 +98,11 @@ def _content_tokens(content: object, per_word: Fraction) -> tuple[list[Token], i
     for part in content:
         if not isinstance(part, dict):
             continue
-        if isinstance(part.get("text"), str):
-            tokens += split_words(part["text"].split(), per_word)
+        text, image = part.get("text"), part.get("image_url")
+        if isinstance(text, str):
+            tokens += split_words(text.split(), per_word)
         elif part.get("type") == "image_url":
-            url = (
-                (part.get("image_url") or {}).get("url") if isinstance(part.get("image_url"), dict) else None
-            )
+            url = image.get("url") if isinstance(image, dict) else None
             try:
                 tokens += tokens_of(url if isinstance(url, str) else "")
             except ImageError as exc:
@@ -111,7 +111,7 @@ def _content_tokens(content: object, per_word: Fraction) -> tuple[list[Token], i
     return tokens, images
 
 
-def _chat_prompt(body: dict[str, Any], per_word: Fraction = ONE) -> tuple[list[Token], int]:
+def _chat_prompt(body: JSONObject, per_word: Fraction = ONE) -> tuple[list[Token], int]:
     """The chat prompt as the model reads it: template tokens, words (``tokens.py``) and
     image patches (``images.py``); and the number of images."""
     messages = body.get("messages")
@@ -130,19 +130,20 @@ def _chat_prompt(body: dict[str, Any], per_word: Fraction = ONE) -> tuple[list[T
     return prompt, images
 
 
-def _completion_prompt(body: dict[str, Any], per_word: Fraction = ONE) -> list[Token]:
+def _completion_prompt(body: JSONObject, per_word: Fraction = ONE) -> list[Token]:
     prompt = body.get("prompt")
     if isinstance(prompt, str):
         return split_words(prompt.split(), per_word)
     if isinstance(prompt, list) and prompt:
         if all(isinstance(p, str) for p in prompt):
             return [token for p in prompt for token in split_words(p.split(), per_word)]
-        if all(isinstance(p, int) and not isinstance(p, bool) for p in prompt):
-            return list(prompt)  # already token ids
+        ids: list[Token] = [p for p in prompt if isinstance(p, int) and not isinstance(p, bool)]
+        if len(ids) == len(prompt):
+            return ids  # already token ids
     raise BadRequest("prompt must be a string, a list of strings or a list of token ids", "prompt")
 
 
-def _stream_options(body: dict[str, Any]) -> tuple[bool, bool]:
+def _stream_options(body: JSONObject) -> tuple[bool, bool]:
     options = body.get("stream_options")
     if options is None:
         return False, False
@@ -195,7 +196,7 @@ def parse_body(raw: bytes, chat: bool, response_id: str = "", per_word: Fraction
     )
 
 
-def tokenize_answer(raw: bytes, per_word: Fraction = ONE) -> tuple[int, dict[str, Any]]:
+def tokenize_answer(raw: bytes, per_word: Fraction = ONE) -> tuple[int, dict[str, JSON]]:
     """``POST /tokenize``: vLLM's and SGLang's ``{"prompt"}`` (or ``{"messages"}``, templated)
     answered ``{"count", "max_model_len", "tokens"}``; llama.cpp's ``{"content"}`` answered
     ``{"tokens"}``. Token ids are the tokens' CRC-32s: stable, and only their number matters."""
@@ -205,8 +206,9 @@ def tokenize_answer(raw: bytes, per_word: Fraction = ONE) -> tuple[int, dict[str
         raise BadRequest(f"body is not valid JSON: {exc}") from None
     if not isinstance(body, dict):
         raise BadRequest("body must be a JSON object")
-    if isinstance(body.get("content"), str):
-        tokens = split_words(body["content"].split(), per_word)
+    content = body.get("content")
+    if isinstance(content, str):
+        tokens = split_words(content.split(), per_word)
         return 200, {"tokens": _ids(tokens)}
     if "messages" in body:
         tokens, _images = _chat_prompt(body, per_word)

@@ -12,7 +12,7 @@ import ssl
 import sys
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Literal, overload
 
 from llmload.errors import ConfigError
 from llmload.sim.api import App
@@ -39,7 +39,11 @@ def _ssl_context(config: SimConfig) -> ssl.SSLContext | None:
     return context
 
 
-def _open(flag: str, path: Path | None, mode: str) -> IO[Any] | None:
+@overload
+def _open(flag: str, path: Path | None, mode: Literal["ab"]) -> IO[bytes] | None: ...
+@overload
+def _open(flag: str, path: Path | None, mode: Literal["a"]) -> IO[str] | None: ...
+def _open(flag: str, path: Path | None, mode: str) -> IO[bytes] | IO[str] | None:
     if path is None:
         return None
     try:
@@ -101,7 +105,7 @@ async def serve(config: SimConfig, announce: Callable[[str], None]) -> None:
             request_log.close()
 
 
-def run_loop(main: Coroutine[Any, Any, None]) -> None:
+def run_loop(main: Coroutine[object, object, None]) -> None:
     """Run ``main`` on uvloop when it is importable, else on asyncio's default loop."""
     try:
         import uvloop

@@ -20,10 +20,12 @@ have the schema's required keys and types, not to satisfy every constraint.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, NamedTuple
+from collections.abc import Mapping, Sequence
+from typing import NamedTuple
 
 import orjson
+
+from llmload.sim.jsonvalue import JSON, JSONObject
 
 _SLOT = "\x00llmload-words\x00"  # stands in for the words while the form is rendered
 
@@ -34,7 +36,7 @@ class Shape(NamedTuple):
     tool: tuple[str, str] | None  # a tool call's (id, function name); None: the text is content
 
 
-def answer_shape(body: Mapping[str, Any], response_id: str) -> Shape | None:
+def answer_shape(body: JSONObject, response_id: str) -> Shape | None:
     """The form the answer to this chat request takes, or None for plain text."""
     tool = _tool(body)
     if tool is not None:
@@ -53,33 +55,43 @@ def answer_shape(body: Mapping[str, Any], response_id: str) -> Shape | None:
     return None
 
 
-def _tool(body: Mapping[str, Any]) -> tuple[str, Mapping[str, Any]] | None:
-    tools = [t.get("function") for t in body.get("tools") or () if isinstance(t, Mapping)]
-    functions = {f.get("name"): f for f in tools if isinstance(f, Mapping) and isinstance(f.get("name"), str)}
+def _tool(body: JSONObject) -> tuple[str, JSONObject] | None:
+    functions: dict[str, JSONObject] = {}
+    for tool in _items(body.get("tools")):
+        f = tool.get("function") if isinstance(tool, Mapping) else None
+        if isinstance(f, Mapping) and isinstance(f.get("name"), str):
+            functions[str(f["name"])] = f
     if not functions:
         return None
     choice = body.get("tool_choice", "auto")
     if choice == "none":
         return None
     if isinstance(choice, Mapping):
-        name = (choice.get("function") or {}).get("name")
-        function = functions.get(name)
+        chosen = choice.get("function")
+        wanted = chosen.get("name") if isinstance(chosen, Mapping) else None
+        name = wanted if isinstance(wanted, str) else ""
+        function = functions.get(name) if isinstance(wanted, str) else None
     else:
-        messages = body.get("messages") or [{}]
+        messages = _items(body.get("messages")) or [{}]
         last = messages[-1] if isinstance(messages[-1], Mapping) else {}
         if choice != "required" and last.get("role") == "tool":
             return None
-        function = next(iter(functions.values()))
+        name, function = next(iter(functions.items()))
     if function is None:
         return None
     parameters = function.get("parameters")
-    return str(function["name"]), parameters if isinstance(parameters, Mapping) else {}
+    return name, parameters if isinstance(parameters, Mapping) else {}
 
 
-def _fill(schema: Mapping[str, Any]) -> dict[str, Any]:
+def _items(value: JSON) -> Sequence[JSON]:
+    """A field that should be an array, as one (a string or an object is not)."""
+    return value if isinstance(value, list | tuple) else ()
+
+
+def _fill(schema: JSONObject) -> dict[str, JSON]:
     """An object of the schema's shape whose first string property holds the words."""
     properties = schema.get("properties")
-    out: dict[str, Any] = {}
+    out: dict[str, JSON] = {}
     placed = False
     for key, given in properties.items() if isinstance(properties, Mapping) else ():
         prop = given if isinstance(given, Mapping) else {}
@@ -93,9 +105,10 @@ def _fill(schema: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _value(prop: Mapping[str, Any]) -> Any:
-    if prop.get("enum"):
-        return prop["enum"][0]
+def _value(prop: JSONObject) -> JSON:
+    enum = _items(prop.get("enum"))
+    if enum:
+        return enum[0]
     kind = prop.get("type")
     if kind in ("integer", "number"):
         return prop.get("minimum", 0)
@@ -108,7 +121,7 @@ def _value(prop: Mapping[str, Any]) -> Any:
     return ""
 
 
-def _around_words(form: dict[str, Any]) -> tuple[str, str]:
+def _around_words(form: JSONObject) -> tuple[str, str]:
     # The words are the last key's value or not: either way the slot splits the JSON in two.
     text = orjson.dumps(form).decode()
     before, after = text.split(orjson.dumps(_SLOT).decode(), 1)

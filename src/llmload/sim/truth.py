@@ -11,10 +11,11 @@ import time
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO
 
 import orjson
 
+from llmload.sim.jsonvalue import JSON
 from llmload.sim.priority import is_realtime
 
 # vLLM's bucket bounds for vllm:time_to_first_token_seconds.
@@ -47,7 +48,7 @@ class RequestEntry:
     first_answer_ns: int | None = None  # the write of the first answer (content) token
     images: int = 0  # image_url parts of the prompt (their patches are in prompt_tokens)
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> dict[str, JSON]:
         return {
             "id": self.id,
             "client": self.client,
@@ -110,10 +111,21 @@ class Truth:
         self.entries: deque[RequestEntry] = deque(maxlen=ring)
         self._log = log
 
-    def begin(self, **fields: Any) -> RequestEntry:
+    def begin(
+        self,
+        *,
+        id: str,
+        client: str,
+        path: str,
+        stream: bool,
+        arrival_ns: int,
+        client_request_id: str | None = None,
+    ) -> RequestEntry:
         """Register a generation request as it arrives; ids follow arrival order."""
         self.requests_total += 1
-        return RequestEntry(index=self.requests_total, **fields)
+        return RequestEntry(
+            self.requests_total, id, client, path, stream, arrival_ns, client_request_id=client_request_id
+        )
 
     def finish(self, entry: RequestEntry, outcome: str | None = None) -> None:
         """Close a request's entry (once) and append it to the log."""
@@ -145,7 +157,7 @@ class Truth:
     def timeline(self, since_ns: int = 0) -> list[tuple[int, int]]:
         return [(t, tokens) for t, tokens, _, _ in self.steps if t >= since_ns]
 
-    def requests(self) -> list[dict[str, Any]]:
+    def requests(self) -> list[dict[str, JSON]]:
         return [e.as_json() for e in sorted(self.entries, key=lambda e: e.index)]
 
     def counters(self, running: int, waiting: int) -> dict[str, int]:
@@ -162,7 +174,7 @@ class Truth:
             "cpu_ns": time.process_time_ns(),
         }
 
-    def stats(self, since_ns: int = 0) -> dict[str, Any]:
+    def stats(self, since_ns: int = 0) -> dict[str, JSON]:
         """Step lateness and durations over the steps that ended at or after ``since_ns``."""
         window = [step for step in self.steps if step[0] >= since_ns]
         return {

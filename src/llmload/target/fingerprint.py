@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
 
 import httpx
 
 from llmload.errors import ConfigError
+from llmload.protocol.jsonvalue import JSON, JSONObject
 
 _PROBES = ("/v1/models", "/version", "/get_server_info", "/server_info?config_format=json", "/info", "/props")
 _SECRETS = ("api_key", "_token", "secret", "password")  # endings of secret-bearing key names
@@ -39,9 +39,9 @@ def auth_headers(api_key: str | None) -> dict[str, str]:
     return {"Authorization": f"Bearer {api_key}"} if api_key else {}
 
 
-def _redact(value: Any) -> Any:
+def _redact(value: JSON) -> JSON:
     """Launch arguments go into summary.json: never copy a key or token from them."""
-    if isinstance(value, dict):
+    if isinstance(value, Mapping):
         return {
             k: "<redacted>" if v and f"_{k.lower()}".endswith(_SECRETS) else _redact(v)
             for k, v in value.items()
@@ -68,22 +68,23 @@ def _split_top(text: str) -> list[str]:
     return parts
 
 
-def _literal(raw: str) -> Any:
+def _literal(raw: str) -> JSON:
     if raw in _PYTHON_WORDS:
         return _PYTHON_WORDS[raw]
     if raw[:1] == raw[-1:] and raw[:1] in "'\"" and len(raw) > 1:
         return raw[1:-1]
     try:
-        return json.loads(raw)  # numbers, and compilation_config={...}
+        value: JSON = json.loads(raw)  # numbers, and compilation_config={...}
     except ValueError:
         return raw
+    return value
 
 
-def vllm_settings(server_info: Mapping[str, Any]) -> dict[str, Any]:
+def vllm_settings(server_info: JSONObject) -> dict[str, JSON]:
     """Flat settings from vLLM's ``/server_info``: its config as text (``str(VllmConfig)``, the
     same text as the "Initializing ... with config:" log line) or, when asked, as JSON sections."""
     config = server_info.get("vllm_config")
-    settings: dict[str, Any] = {}
+    settings: dict[str, JSON] = {}
     if isinstance(config, str):
         for part in _split_top(config):
             key, sep, raw = part.strip().partition("=")
@@ -101,12 +102,12 @@ def vllm_settings(server_info: Mapping[str, Any]) -> dict[str, Any]:
     return settings
 
 
-def llamacpp_settings(props: Mapping[str, Any]) -> dict[str, Any]:
+def llamacpp_settings(props: JSONObject) -> dict[str, JSON]:
     """Flat settings from llama.cpp's ``/props``: its slots, each slot's context, the model and
     the build (the chat template and the sampling defaults are left out: long, and no setting)."""
-    generation = props.get("default_generation_settings")
-    generation = generation if isinstance(generation, dict) else {}
-    settings = {
+    given = props.get("default_generation_settings")
+    generation = given if isinstance(given, Mapping) else {}
+    settings: dict[str, JSON] = {
         "total_slots": props.get("total_slots"),
         "n_ctx": generation.get("n_ctx", props.get("n_ctx")),
         "model_path": props.get("model_path"),
@@ -120,117 +121,138 @@ def llamacpp_settings(props: Mapping[str, Any]) -> dict[str, Any]:
 
 def _probe(
     client: httpx.Client, url: str, path: str, headers: dict[str, str]
-) -> tuple[int | str, tuple[Any, str | None] | None]:
+) -> tuple[int | str, tuple[JSON, str | None] | None]:
     """(status, (JSON body or None, server header)); without an HTTP answer: (error name, None)."""
     try:
         response = client.get(url + path, headers=headers)
     except httpx.HTTPError as exc:
         return type(exc).__name__, None
     try:
-        body = response.json() if response.status_code == 200 else None
+        body: JSON = response.json() if response.status_code == 200 else None
     except ValueError:
         body = None
     return response.status_code, (body, response.headers.get("server"))
 
 
-def _models(body: Any) -> list[dict[str, Any]]:
-    data = body.get("data") if isinstance(body, dict) else None
+def _models(body: JSON) -> list[dict[str, JSON]]:
+    data = body.get("data") if isinstance(body, Mapping) else None
     return [
         {"id": m.get("id"), "max_model_len": m.get("max_model_len"), "owned_by": m.get("owned_by")}
-        for m in data or []
-        if isinstance(m, dict)
+        for m in (data if isinstance(data, list) else [])
+        if isinstance(m, Mapping)
     ]
 
 
-def _votes(info: Mapping[str, Any], bodies: Mapping[str, Any]) -> list[tuple[str, str]]:
+def _votes(
+    models: list[dict[str, JSON]], server_header: str | None, bodies: Mapping[str, JSON]
+) -> list[tuple[str, str]]:
     votes: list[tuple[str, str]] = []
-    if isinstance(bodies.get("/get_server_info"), dict):
+    sglang, vllm, llama = bodies.get("/get_server_info"), bodies.get("/server_info"), bodies.get("/props")
+    if isinstance(sglang, Mapping):
         votes.append(("sglang", "GET /get_server_info answered with launch arguments"))
-    if isinstance(bodies.get("/server_info"), dict) and "vllm_config" in bodies["/server_info"]:
+    if isinstance(vllm, Mapping) and "vllm_config" in vllm:
         votes.append(("vllm", "GET /server_info answered with a vllm_config"))
     owners = {"vllm": "vllm", "sglang": "sglang", "llamacpp": "llama.cpp", "tgi": "tgi"}
-    for model in info["models"]:
+    for model in models:
         if (engine := owners.get(str(model["owned_by"]).lower())) is not None:
             votes.append((engine, f"/v1/models owned_by={model['owned_by']}"))
     tgi = bodies.get("/info")
-    if isinstance(tgi, dict) and str(tgi.get("router", "")).startswith("text-generation"):
+    if isinstance(tgi, Mapping) and str(tgi.get("router", "")).startswith("text-generation"):
         votes.append(("tgi", f"GET /info router={tgi['router']}"))
-    if isinstance(bodies.get("/props"), dict) and "default_generation_settings" in bodies["/props"]:
+    if isinstance(llama, Mapping) and "default_generation_settings" in llama:
         votes.append(("llama.cpp", "GET /props answered with default_generation_settings"))
-    header = (info["server_header"] or "").lower()
+    header = (server_header or "").lower()
     for word, engine in (("vllm", "vllm"), ("sglang", "sglang"), ("llama.cpp", "llama.cpp")):
         if word in header:
-            votes.append((engine, f"server header {info['server_header']!r}"))
+            votes.append((engine, f"server header {server_header!r}"))
     return votes
 
 
 def fingerprint(
     host: str, *, api_key: str | None = None, timeout_s: float = 5.0, client: httpx.Client | None = None
-) -> dict[str, Any]:
+) -> dict[str, JSON]:
     """Everything the target says about itself, JSON-safe; absent endpoints are simply absent."""
     url = base_url(host)
     http = client if client is not None else httpx.Client(timeout=timeout_s)
-    info: dict[str, Any] = {
-        "url": url,
-        "reachable": False,
-        "server_header": None,
-        "endpoints": {},
-        "models": [],
-        "version": None,
-        "launch_args": None,
-    }
-    bodies: dict[str, Any] = {}
+    endpoints: dict[str, JSON] = {}
+    bodies: dict[str, JSON] = {}
+    server_header: str | None = None
     try:
         for path in _PROBES:
             status, answer = _probe(http, url, path, auth_headers(api_key))
-            info["endpoints"][path.partition("?")[0]] = status
+            endpoints[path.partition("?")[0]] = status
             if answer is None:
                 break  # no HTTP answer: the next probes would fail (or time out) the same way
-            info["reachable"] = True
             bodies[path.partition("?")[0]], header = answer
-            info["server_header"] = info["server_header"] or header
+            server_header = server_header or header
     finally:
         if client is None:
             http.close()
-    return _interpret(info, bodies)
+    info: dict[str, JSON] = {
+        "url": url,
+        "reachable": bool(bodies),
+        "server_header": server_header,
+        "endpoints": endpoints,
+    }
+    return _interpret(info, server_header, bodies)
 
 
-def _interpret(info: dict[str, Any], bodies: Mapping[str, Any]) -> dict[str, Any]:
-    info["models"] = _models(bodies.get("/v1/models"))
+def _interpret(
+    info: dict[str, JSON], server_header: str | None, bodies: Mapping[str, JSON]
+) -> dict[str, JSON]:
+    models = _models(bodies.get("/v1/models"))
     sglang, vllm, llama = bodies.get("/get_server_info"), bodies.get("/server_info"), bodies.get("/props")
-    if isinstance(sglang, dict):
-        info["launch_args"] = _redact({k: v for k, v in sglang.items() if k != "internal_states"})
-    elif isinstance(vllm, dict):
-        info["launch_args"] = _redact(vllm_settings(vllm))
-    elif isinstance(llama, dict) and "default_generation_settings" in llama:
-        info["launch_args"] = _redact(llamacpp_settings(llama))
-        if llama.get("build_info") and not info["version"]:
-            info["version"] = str(llama["build_info"])
+    launch_args: JSON = None
+    version: str | None = None
+    if isinstance(sglang, Mapping):
+        launch_args = _redact({k: v for k, v in sglang.items() if k != "internal_states"})
+    elif isinstance(vllm, Mapping):
+        launch_args = _redact(vllm_settings(vllm))
+    elif isinstance(llama, Mapping) and "default_generation_settings" in llama:
+        launch_args = _redact(llamacpp_settings(llama))
+        if llama.get("build_info"):
+            version = str(llama["build_info"])
     for source in (bodies.get("/version"), sglang, bodies.get("/info")):
-        if isinstance(source, dict) and source.get("version") and not info["version"]:
-            info["version"] = str(source["version"])
-    votes = _votes(info, bodies)
+        if isinstance(source, Mapping) and source.get("version") and not version:
+            version = str(source["version"])
+    votes = _votes(models, server_header, bodies)
     engines = [engine for engine, _ in votes]
-    info["engine"] = max(engines, key=engines.count) if engines else "unknown"
-    info["engine_evidence"] = [why for engine, why in votes if engine == info["engine"]]
-    return info
+    engine = max(engines, key=engines.count) if engines else "unknown"
+    return {
+        **info,
+        "models": models,
+        "version": version,
+        "launch_args": launch_args,
+        "engine": engine,
+        "engine_evidence": [why for e, why in votes if e == engine],
+    }
 
 
-def _on(value: Any) -> bool:
+def _on(value: JSON) -> bool:
     return value is True or str(value).lower() in ("true", "1")
 
 
-def _cuda_graphs(s: Mapping[str, Any]) -> list[str]:
+def _integer(value: JSON) -> int | None:
+    """A launch argument's number, whether the engine wrote it as a number or as text."""
+    if isinstance(value, int | float):
+        return int(value)
+    try:
+        return int(value) if isinstance(value, str) else None
+    except ValueError:
+        return None
+
+
+def _cuda_graphs(s: JSONObject) -> list[str]:
     slower = f"single-stream decode is typically 2-3x slower; {_NOT_PRODUCTION}"
     compilation = s.get("compilation_config")
-    mode = compilation.get("cudagraph_mode") if isinstance(compilation, dict) else None
+    mode = compilation.get("cudagraph_mode") if isinstance(compilation, Mapping) else None
     if _on(s.get("disable_cuda_graph")):
         return [f"CUDA graphs are disabled (disable_cuda_graph=true): {slower}"]
     if _on(s.get("enforce_eager")):
         return [f"eager mode is on, so CUDA graphs are off (enforce_eager=true): {slower}"]
     if mode in (0, "NONE"):
         return [f"CUDA graphs are disabled (cudagraph_mode={mode}): {slower}"]
-    level = compilation.get("level", compilation.get("mode")) if isinstance(compilation, dict) else None
+    level = compilation.get("level", compilation.get("mode")) if isinstance(compilation, Mapping) else None
     if level in (0, "NONE"):
         return [
             f"torch.compile is off (compilation level {level}): vLLM compiles the model by "
@@ -239,7 +261,7 @@ def _cuda_graphs(s: Mapping[str, Any]) -> list[str]:
     return []
 
 
-def _speculative(s: Mapping[str, Any]) -> list[str]:
+def _speculative(s: JSONObject) -> list[str]:
     algorithm = s.get("speculative_algorithm")
     if algorithm:
         keys = ("speculative_num_steps", "speculative_num_draft_tokens", "speculative_draft_model_path")
@@ -258,10 +280,11 @@ def _speculative(s: Mapping[str, Any]) -> list[str]:
     return []
 
 
-def warnings(info: Mapping[str, Any], planned_concurrency: int | None = None) -> list[str]:
+def warnings(info: JSONObject, planned_concurrency: int | None = None) -> list[str]:
     """Loud, specific warnings about settings that distort a benchmark, from ``fingerprint``'s
     ``launch_args``; each one says what the setting does to the numbers."""
-    s: Mapping[str, Any] = info.get("launch_args") or {}
+    given = info.get("launch_args")
+    s: JSONObject = given if isinstance(given, Mapping) else {}
     out = _cuda_graphs(s)
     level = next((str(s[k]) for k in ("log_level", "VLLM_LOGGING_LEVEL") if s.get(k)), "")
     if level.lower() == "debug":
@@ -277,8 +300,8 @@ def warnings(info: Mapping[str, Any], planned_concurrency: int | None = None) ->
             f"{_NOT_PRODUCTION}"
         )
     cap_key = next((k for k in ("max_running_requests", "max_num_seqs", "total_slots") if s.get(k)), None)
-    if cap_key and planned_concurrency and int(s[cap_key]) < planned_concurrency:
-        cap = int(s[cap_key])
+    cap = _integer(s[cap_key]) if cap_key else None
+    if cap_key and cap is not None and planned_concurrency and cap < planned_concurrency:
         out.append(
             f"the server runs at most {cap} sequences at once ({cap_key}={cap}) but the "
             f"plan drives {planned_concurrency} concurrent streams: the rest queue, TTFT "

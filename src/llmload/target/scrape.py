@@ -37,10 +37,10 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any
 
 import httpx
 
+from llmload.protocol.jsonvalue import JSON
 from llmload.target.fingerprint import auth_headers, base_url
 from llmload.target.promtext import Sample, parse
 
@@ -223,7 +223,9 @@ def _stats(samples: Sequence[Snapshot], key: str) -> dict[str, float] | None:
     return {"min": min(seen), "mean": sum(seen) / len(seen), "max": max(seen)}
 
 
-def _spec(first: Snapshot, last: Snapshot, samples: Sequence[Snapshot], reset: bool) -> dict[str, Any] | None:
+def _spec(
+    first: Snapshot, last: Snapshot, samples: Sequence[Snapshot], reset: bool
+) -> dict[str, JSON] | None:
     keys = ("spec_drafts", "spec_draft_tokens", "spec_accepted_tokens")
     drafts, draft_tokens, accepted = (None if reset else _delta(first, last, k) for k in keys)
     gauge = _stats(samples, "spec_accept_length")
@@ -240,7 +242,7 @@ def _spec(first: Snapshot, last: Snapshot, samples: Sequence[Snapshot], reset: b
     }
 
 
-def summarize(first: Snapshot, last: Snapshot, samples: Sequence[Snapshot]) -> dict[str, Any]:
+def summarize(first: Snapshot, last: Snapshot, samples: Sequence[Snapshot]) -> dict[str, JSON]:
     """Server-side numbers between two scrapes, JSON-safe, ``None`` where unknown.
 
     ``samples`` are the scrapes of the window (empty: just ``first`` and ``last``), for the
@@ -256,7 +258,7 @@ def summarize(first: Snapshot, last: Snapshot, samples: Sequence[Snapshot]) -> d
 
     generated = delta("generation_tokens")
     gauges = list(samples) or [first, last]
-    out: dict[str, Any] = {
+    out: dict[str, JSON] = {
         "available": True,
         "window_s": window_s,
         "counter_reset": reset,

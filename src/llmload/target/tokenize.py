@@ -11,7 +11,6 @@ Control plane: httpx, a dozen calls at start, nothing on the hot path.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
 
 import httpx
 
@@ -49,7 +48,7 @@ class ServerTokenizer:
         )
 
     def _post(self, shape: str, text: str) -> int | None:
-        body: dict[str, Any] = (
+        body: dict[str, str] = (
             {"model": self._model, "prompt": text} if shape == "prompt" else {"content": text}
         )
         try:

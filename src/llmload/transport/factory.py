@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from llmload.config.settings import TransportConfig
 from llmload.protocol.origin import Origin, parse_origin
 from llmload.transport.base import Transport
+
+if TYPE_CHECKING:  # imported for real only once Locust has patched the process (see below)
+    import ssl
+
+    import httpx
 
 __all__ = ["TransportConfig", "TransportFactory"]  # the config is importable from here too
 
@@ -22,8 +27,8 @@ class TransportFactory:
     def __init__(self, config: TransportConfig) -> None:
         self.config = config
         self._origin: Origin = parse_origin(config.base_url)
-        self._ssl_context: Any = None
-        self._client: Any = None  # the shared httpx.Client
+        self._ssl_context: ssl.SSLContext | None = None
+        self._client: httpx.Client | None = None  # kind httpx: shared by every user
         if config.kind == "httpx":
             from llmload.transport.httpx_ import build_client
             from llmload.transport.tls import client_context
@@ -48,6 +53,7 @@ class TransportFactory:
         if config.kind == "httpx":
             from llmload.transport.httpx_ import HttpxTransport
 
+            assert self._client is not None, "built with the factory, for kind httpx"
             return HttpxTransport(self._client, self._origin, connect_timeout_s=config.connect_timeout_s)
         from llmload.transport.lean import LeanTransport
 

@@ -22,8 +22,9 @@ What httpx does not let us see, and what we do instead:
 from __future__ import annotations
 
 import logging
+import ssl
+from collections.abc import Mapping
 from time import perf_counter_ns
-from typing import Any
 
 import httpx
 
@@ -36,7 +37,7 @@ _IDENTITY = ("Accept-Encoding", "identity")  # iter_raw hands over the body stil
 
 def build_client(
     *,
-    ssl_context: Any,
+    ssl_context: ssl.SSLContext,
     pool_size: int,
     connect_timeout_s: float,
     http2: bool = False,
@@ -152,7 +153,7 @@ class _Trace:
         self.new_connection = False
         self.responded = False  # the response head arrived
 
-    def __call__(self, name: str, info: dict[str, Any]) -> None:
+    def __call__(self, name: str, info: Mapping[str, object]) -> None:
         if name == "connection.connect_tcp.started":
             self._connect_start_ns = perf_counter_ns()
             self.new_connection = True

@@ -12,7 +12,7 @@ from __future__ import annotations
 import socket
 import ssl
 from time import perf_counter_ns
-from typing import Any, Final
+from typing import Final
 
 import gevent
 
@@ -50,7 +50,7 @@ class LeanTransport:
         self._origin = origin
         self._connect_timeout_s = connect_timeout_s
         self._ssl_context = ssl_context if origin.tls else None
-        self._sock: Any = None  # the idle keep-alive connection, when there is one
+        self._sock: socket.socket | None = None  # the idle keep-alive connection, if any
 
     def exchange(self, request: HttpRequest, sink: ResponseSink) -> None:
         sock, self._sock = self._sock, None
@@ -74,7 +74,9 @@ class LeanTransport:
 
     # -- one attempt on one connection -----------------------------------------------------------
 
-    def _attempt(self, sock: Any, request: HttpRequest, sink: ResponseSink, *, reused: bool) -> None:
+    def _attempt(
+        self, sock: socket.socket, request: HttpRequest, sink: ResponseSink, *, reused: bool
+    ) -> None:
         reusable = False
         origin = self._origin
         try:
@@ -92,7 +94,7 @@ class LeanTransport:
             else:
                 sock.close()
 
-    def _send(self, sock: Any, payload: bytes, sink: ResponseSink, *, reused: bool) -> None:
+    def _send(self, sock: socket.socket, payload: bytes, sink: ResponseSink, *, reused: bool) -> None:
         apply_deadline(sock, sink)
         sink.on_sent(perf_counter_ns())
         try:
@@ -104,7 +106,9 @@ class LeanTransport:
                 raise StaleConnection(str(exc)) from exc
             raise TransportFailure(ErrorKind.CONNECT_ERROR, f"request not sent: {exc}") from exc
 
-    def _receive(self, sock: Any, parser: ResponseParser, sink: ResponseSink, *, reused: bool) -> bool:
+    def _receive(
+        self, sock: socket.socket, parser: ResponseParser, sink: ResponseSink, *, reused: bool
+    ) -> bool:
         """Deliver the response; return whether the connection may be reused."""
         recv = sock.recv
         tls = self._ssl_context is not None
@@ -157,7 +161,7 @@ class LeanTransport:
 
     # -- connecting ------------------------------------------------------------------------------
 
-    def _connect(self, sink: ResponseSink) -> Any:
+    def _connect(self, sink: ResponseSink) -> socket.socket:
         origin = self._origin
         start_ns = perf_counter_ns()
         try:
@@ -177,7 +181,7 @@ class LeanTransport:
         sink.on_connect(start_ns, perf_counter_ns())
         return sock
 
-    def _handshake(self, sock: Any, ctx: ssl.SSLContext, start_ns: int) -> Any:
+    def _handshake(self, sock: socket.socket, ctx: ssl.SSLContext, start_ns: int) -> ssl.SSLSocket:
         # The connect timeout bounds TCP connect and TLS handshake together.
         left_s = self._connect_timeout_s - (perf_counter_ns() - start_ns) / 1e9
         sock.settimeout(max(left_s, 0.001))
@@ -199,7 +203,7 @@ def _at_eof(parser: ResponseParser, sink: ResponseSink, t_ns: int, *, reused: bo
     raise TransportFailure(ErrorKind.STREAM_BROKEN, f"connection closed inside the {where}")
 
 
-def _drain_tail(sock: Any, parser: ResponseParser) -> bool:
+def _drain_tail(sock: socket.socket, parser: ResponseParser) -> bool:
     """Read what is left of the framing for a short grace; True if the connection is reusable.
 
     The sink wants no more body, so nothing read here is delivered. Bytes that are not there

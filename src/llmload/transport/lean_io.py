@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import socket
 from time import perf_counter_ns
-from typing import Any, Final
+from typing import Final
 
 import gevent
 import gevent.socket
@@ -19,8 +19,9 @@ from llmload.transport.base import ResponseSink, TransportFailure
 READ_SIZE: Final = 65536
 
 
-def open_connection(host: str, port: int, timeout_s: float) -> Any:
-    """A connected socket. An IP address is connected directly: ``create_connection`` would
+def open_connection(host: str, port: int, timeout_s: float) -> socket.socket:
+    """A connected socket (gevent's: it has the stdlib socket's methods, and is the stdlib's
+    once Locust has patched the process). An IP address is connected directly: ``create_connection`` would
     resolve it on gevent's resolver threads, ten of them, and a ramp of 1,000 users queued there
     for seconds, each waiting greenlet holding ~3 KB (bench/memory.py)."""
     for family in (socket.AF_INET, socket.AF_INET6):
@@ -28,7 +29,7 @@ def open_connection(host: str, port: int, timeout_s: float) -> Any:
             socket.inet_pton(family, host)
         except OSError:
             continue
-        sock = gevent.socket.socket(family, socket.SOCK_STREAM)
+        sock: socket.socket = gevent.socket.socket(family, socket.SOCK_STREAM)
         try:
             sock.settimeout(timeout_s)
             sock.connect((host, port))
@@ -36,7 +37,8 @@ def open_connection(host: str, port: int, timeout_s: float) -> Any:
             sock.close()
             raise
         return sock
-    return gevent.socket.create_connection((host, port), timeout=timeout_s)
+    connected: socket.socket = gevent.socket.create_connection((host, port), timeout=timeout_s)
+    return connected
 
 
 class ReadDeadline:
@@ -81,7 +83,7 @@ class WaitFirst:
 
     __slots__ = ("_hub", "_watcher")
 
-    def __init__(self, sock: Any) -> None:
+    def __init__(self, sock: socket.socket) -> None:
         self._hub = gevent.get_hub()
         self._watcher = self._hub.loop.io(sock.fileno(), 1)  # 1: readable
 
@@ -92,7 +94,7 @@ class WaitFirst:
         self._watcher.close()
 
 
-def apply_deadline(sock: Any, sink: ResponseSink) -> None:
+def apply_deadline(sock: socket.socket, sink: ResponseSink) -> None:
     deadline_ns = sink.read_deadline_ns()
     if deadline_ns is None:
         sock.settimeout(None)
@@ -103,7 +105,7 @@ def apply_deadline(sock: Any, sink: ResponseSink) -> None:
     sock.settimeout(left_ns / 1e9)
 
 
-def take_arrived_records(sock: Any, data: bytes) -> bytes:
+def take_arrived_records(sock: socket.socket, data: bytes) -> bytes:
     """Add the TLS records that had already arrived to the one ``recv`` returned.
 
     A TLS ``recv`` returns one record, and servers write one record per event: without this, a

@@ -16,10 +16,11 @@ cache still sees the history repeat exactly from one turn to the next, as it wou
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from llmload.errors import ConfigError
-from llmload.workload.prompts import Prompt
+from llmload.workload.prompts import Prompt, text_of
 from llmload.workload.words import draw, filler, seed_key, unit
 
 # Each turn is a label value (a TTFT histogram per stage): keep them bounded.
@@ -31,7 +32,7 @@ _THINK_STREAM = 4  # the seed's stream for think times: independent of prompts a
 class Conversation:
     """What one user's conversation has said so far; a new one is ``Conversation()``."""
 
-    history: tuple[dict[str, str], ...] = ()
+    history: tuple[Mapping[str, object], ...] = ()
     turns_done: int = 0
     # words of the history (None once a message of unknown length, from a dataset, is in it)
     history_tokens: int | None = 0
@@ -53,11 +54,11 @@ class Conversation:
         messages = (*self.history, message)
         requested = None
         if self.history_tokens is not None and prompt.prompt_tokens_requested is not None:
-            requested = self.history_tokens + len(message["content"].split())
+            requested = self.history_tokens + len(text_of(message).split())
         return Prompt(
             messages=messages,
             # /v1/completions: the conversation as plain text, without any model's template
-            text="\n\n".join(m["content"] for m in messages),
+            text="\n\n".join(text_of(m) for m in messages),
             prompt_tokens_requested=requested,
             max_tokens=prompt.max_tokens,
             source=prompt.source,

@@ -16,7 +16,6 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import orjson
 
@@ -115,7 +114,7 @@ def _jsonl_prompts(text: str, path: str, name: str, max_tokens: int | None) -> l
 def _jsonl_prompt(entry: object, where: str, path: str, name: str, max_tokens: int | None) -> Prompt:
     if not isinstance(entry, dict) or not isinstance(entry.get("messages"), list):
         raise ConfigError(_OPTION, path, f'{where}: no "messages" list: {_MESSAGES_HINT}')
-    raw: list[Any] = entry["messages"]
+    raw: list[object] = entry["messages"]
     if not raw:
         raise ConfigError(_OPTION, path, f'{where}: "messages" is empty: {_MESSAGES_HINT}')
     messages = [
@@ -180,7 +179,7 @@ def _sharegpt_prompt(
 
 
 def _with_reply_length(
-    messages: Sequence[dict[str, str]], rest: list[Any], where: str, path: str, name: str
+    messages: Sequence[dict[str, str]], rest: list[object], where: str, path: str, name: str
 ) -> Prompt | None:
     """The prompt asking for as many tokens as the recorded reply has words (vLLM's way)."""
     if not rest:

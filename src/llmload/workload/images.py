@@ -21,10 +21,10 @@ from __future__ import annotations
 import base64
 import io
 import zlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from llmload.errors import ConfigError
 from llmload.workload.prompts import Prompt, PromptSource
@@ -133,13 +133,19 @@ class ImagePool:
         return out
 
 
-def with_images(messages: Sequence[dict[str, Any]], images: Sequence[Image]) -> tuple[dict[str, Any], ...]:
+def with_images(
+    messages: Sequence[Mapping[str, object]], images: Sequence[Image]
+) -> tuple[Mapping[str, object], ...]:
     """The messages with the images after the last user message's text, as content parts."""
     out = [dict(m) for m in messages]
     last = max((i for i, m in enumerate(out) if m.get("role") == "user"), default=len(out) - 1)
     text = out[last].get("content")
-    parts: list[dict[str, Any]] = (
-        [{"type": "text", "text": text}] if isinstance(text, str) else list(text or [])
+    parts: list[object] = (
+        [{"type": "text", "text": text}]
+        if isinstance(text, str)
+        else list(text)
+        if isinstance(text, list)
+        else []
     )
     parts += [{"type": "image_url", "image_url": {"url": image.url}} for image in images]
     out[last]["content"] = parts

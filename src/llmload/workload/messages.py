@@ -5,7 +5,7 @@ Plain dicts, as the API takes them, so that a scenario can build its own beside 
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Protocol
 
 
 class _Call(Protocol):
@@ -21,7 +21,7 @@ def user_message(text: str) -> dict[str, str]:
     return {"role": "user", "content": text}
 
 
-def tool_result(call: _Call, content: str) -> dict[str, Any]:
+def tool_result(call: _Call, content: str) -> dict[str, str]:
     """The message that answers a tool call with its result (send it after the assistant
     message that made the call: ``[*reply.messages, tool_result(reply.tool_calls[0], "42")]``)."""
     return {"role": "tool", "tool_call_id": call.id, "content": content}

@@ -15,8 +15,9 @@ length travels on each ``Prompt`` so reports can set it beside the server's ``pr
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from llmload.workload.lengths import (
     Fixed,
@@ -43,7 +44,7 @@ class Prompt:
     mutate them (the payload builder copies what it needs).
     """
 
-    messages: tuple[dict[str, Any], ...]  # for /v1/chat/completions
+    messages: tuple[Mapping[str, object], ...]  # for /v1/chat/completions, sent as they are
     text: str  # the same content as one string, for /v1/completions
     prompt_tokens_requested: int | None  # None where nothing asked for a length (datasets)
     max_tokens: int | None  # this request's output length, after jitter; None: server decides
@@ -52,6 +53,15 @@ class Prompt:
     labels: tuple[tuple[str, str], ...] = ()
     images: int = 0  # image_url parts in the last user message (workload/images.py)
     image_bytes: int = 0  # their encoded files' bytes
+
+
+def text_of(message: Mapping[str, object]) -> str:
+    """A chat message's text: its content, or the text parts of a content list (images)."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    parts = content if isinstance(content, list) else []
+    return " ".join(str(p["text"]) for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str))
 
 
 class PromptSource(Protocol):

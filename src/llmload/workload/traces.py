@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import orjson
 
@@ -119,7 +119,7 @@ def _read_text(path: str) -> str:
         raise ConfigError(_OPTION, path, f"cannot be read: {exc.strerror}") from None
 
 
-def _json_lines(text: str, path: str) -> Iterator[tuple[str, dict[str, Any]]]:
+def _json_lines(text: str, path: str) -> Iterator[tuple[str, dict[str, object]]]:
     # "\n" only: str.splitlines also breaks inside JSON strings at U+2028 and the like.
     for lineno, line in enumerate(text.split("\n"), start=1):
         if not line.strip():

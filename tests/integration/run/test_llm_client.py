@@ -68,7 +68,7 @@ def run(sim: SimProcess, tmp_path: Path) -> Iterator[tuple[Session, LLMClient, E
         session.apply(Announcement(0, phase, time.time(), 1))
     transport = session.transports.new()
     events = Events()
-    yield session, LLMClient(events, session, 0, lambda: transport), events
+    yield session, LLMClient(events.fire, session, 0, lambda: transport), events
     transport.close()
     session.close()
 

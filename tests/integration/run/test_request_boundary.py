@@ -113,7 +113,7 @@ def one_request(
     prompt = SyntheticPrompts(16, 4).get(0, 0)
     call = session.client().call(prompt, "chat")
     record = send_request(
-        environment, session, transport, call, user_id=0, index=0, scheduled_ns=scheduled_ns
+        environment.fire, session, transport, call, user_id=0, index=0, scheduled_ns=scheduled_ns
     )
     assert record.ok and record.output_tokens == 1, record
 

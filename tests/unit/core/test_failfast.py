@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from llmload.core.failfast import FailFast
 from llmload.core.phases import Phase
-from llmload.core.record import OK, UNFINISHED, RequestRecord
+from llmload.core.record import OK, UNFINISHED, Outcome, RequestRecord
+from llmload.core.stop import Stop
 
 
 def record(outcome: str, status: int | None = None, detail: str = "") -> RequestRecord:
     r = RequestRecord(
         request_id="x", user="0", stage=0, phase=Phase.WARMUP, endpoint="chat", stream=True, scheduled_ns=0
     )
-    r.outcome, r.status, r.error_detail = outcome, status, detail
+    r.outcome, r.status, r.error_detail = Outcome(outcome), status, detail
     return r
 
 
@@ -19,13 +20,15 @@ def test_twenty_identical_failures_stop_the_run_once() -> None:
     check = FailFast()
     stops = [check.observe(record("http_4xx", 400, "bad field")) for _ in range(25)]
     assert stops[:19] == [None] * 19
-    assert stops[19] == {
-        "by": "fail_fast",
-        "kind": "http_4xx",
-        "status": 400,
-        "message": "bad field",
-        "requests": 20,
-    }
+    assert stops[19] == Stop.from_json(
+        {
+            "by": "fail_fast",
+            "kind": "http_4xx",
+            "status": 400,
+            "message": "bad field",
+            "requests": 20,
+        }
+    )
     assert stops[20:] == [None] * 5
 
 

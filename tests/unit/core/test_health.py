@@ -9,7 +9,7 @@ import time
 
 import gevent
 
-from llmload.core.health import HealthLimits, is_client_bound
+from llmload.core.health import HealthLimits, HealthSnapshot, is_client_bound
 from llmload.run.monitor import HealthMonitor
 
 MS = 1_000_000
@@ -21,15 +21,15 @@ def test_a_long_stall_counts_every_tick_it_swallowed() -> None:
         monitor.observe(0)
     monitor.observe(100 * MS)  # one wake-up 100 ms late swallowed 5 ticks
     snap = monitor.snapshot()
-    assert snap["loop_lag_samples"] == 101
-    assert snap["loop_lag_p99_ms"] >= 60  # one late wake-up alone would leave the p99 at 0
+    assert snap.loop_lag_samples == 101
+    assert snap.loop_lag_p99_ms >= 60  # one late wake-up alone would leave the p99 at 0
 
 
 def test_limits() -> None:
     limits = HealthLimits(loop_lag_p99_ms=5.0, cpu_fraction=0.8)
-    assert not is_client_bound({"loop_lag_p99_ms": 4.9, "cpu_percent": 50.0}, limits)
-    assert is_client_bound({"loop_lag_p99_ms": 5.1, "cpu_percent": 10.0}, limits)
-    assert is_client_bound({"loop_lag_p99_ms": None, "cpu_percent": 81.0}, limits)
+    assert not is_client_bound(HealthSnapshot(loop_lag_p99_ms=4.9, cpu_percent=50.0), limits)
+    assert is_client_bound(HealthSnapshot(loop_lag_p99_ms=5.1, cpu_percent=10.0), limits)
+    assert is_client_bound(HealthSnapshot(loop_lag_p99_ms=None, cpu_percent=81.0), limits)
 
 
 def test_wake_ups_are_poisson_so_no_period_is_sampled_at_one_phase() -> None:
@@ -59,5 +59,5 @@ def test_stalls_in_step_with_the_sampling_mean_are_still_seen() -> None:
     monitor.stop()
     staller.kill()
     snap = monitor.snapshot()
-    assert snap["loop_lag_samples"] > 30
-    assert snap["loop_lag_p99_ms"] >= 4.0
+    assert snap.loop_lag_samples > 30
+    assert snap.loop_lag_p99_ms >= 4.0

@@ -6,7 +6,9 @@ import random
 
 import msgpack  # type: ignore[import-untyped]
 
+from llmload.core.health import HealthSnapshot
 from llmload.core.phases import Window
+from llmload.core.stop import Stop
 from llmload.metrics.aggregate import StageStats
 from llmload.metrics.timeseries import TimeSeries
 from llmload.run.delta import Delta
@@ -33,10 +35,10 @@ def test_a_delta_survives_the_wire_with_int_stages_and_the_same_stats() -> None:
         tokens_received=900,
         completed={2: 40},
         in_flight_measured={2: 3},
-        health={2: {"loop_lag_p99_ms": 1.5}},
+        health={2: HealthSnapshot(loop_lag_p99_ms=1.5)},
         lateness={2: {"measure": 0.001}},
         warnings=("w",),
-        stopped={"by": "interrupt"},
+        stopped=Stop.from_json({"by": "interrupt"}),
     )
     wire = msgpack.unpackb(msgpack.packb(sent.to_wire()), strict_map_key=False)  # as Locust sends it
     assert all(isinstance(k, str) for k in wire["stages"])
@@ -45,7 +47,7 @@ def test_a_delta_survives_the_wire_with_int_stages_and_the_same_stats() -> None:
     assert (got.completed, got.in_flight_measured, got.health, got.lateness) == (
         {2: 40},
         {2: 3},
-        {2: {"loop_lag_p99_ms": 1.5}},
+        {2: HealthSnapshot(loop_lag_p99_ms=1.5)},
         {2: {"measure": 0.001}},
     )
     assert got.to_wire() == sent.to_wire()

@@ -6,6 +6,7 @@ from typing import Any
 
 from llmload.core.phases import Phase
 from llmload.core.stages import Announcement
+from llmload.core.stop import Stop
 from llmload.metrics.aggregate import StageStats
 from llmload.run.fleet import Fleet
 
@@ -70,12 +71,12 @@ def test_the_lost_bound_is_users_times_requests_per_shortest_e2e() -> None:
     fleet.mark_lost(["a"])
     (report,) = fleet.lost_report(worker.last_heard_wall + 2.0, max_tokens=100)
     # 2 s of silence: each of 4 users had one request in flight and could finish 4 more.
-    assert report["requests_missing_at_most"] == 4 * (1 + 4)
-    assert report["output_tokens_missing_at_most"] == 20 * 100
+    assert report.requests_missing_at_most == 4 * (1 + 4)
+    assert report.output_tokens_missing_at_most == 20 * 100
 
 
 def test_the_first_worker_to_stop_the_run_is_named() -> None:
     fleet = Fleet()
     fleet.on_delta("a", delta(0, stopped={"by": "fail_fast", "kind": "http_5xx"}))
     fleet.on_delta("b", {**delta(0, stopped={"by": "interrupt"}), "name": "worker-1"})
-    assert fleet.stopped == {"by": "fail_fast", "kind": "http_5xx", "process": "worker-0"}
+    assert fleet.stopped == Stop.from_json({"by": "fail_fast", "kind": "http_5xx", "process": "worker-0"})
