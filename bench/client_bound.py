@@ -7,12 +7,18 @@ The simulator (fixed timing: first token 50 ms after arrival, then one token eve
 ``--realtime``) runs pinned to CPU 0, so contention cannot move the truth. One llmload process
 (a local run: the same session and health monitor as a worker) runs a fixed, modest number of
 streams pinned to the last CPU; each level adds CPU contention, never streams (``Contention``):
-N busy-loop burners pinned to the client's CPU (``Nn``: the same at nice 19), or a cgroup limit
-of P% of one core (``qP``). Level ``rt`` is the clean baseline on a shared machine: no burners
+N busy-loop burners pinned to the client's CPU (``Nn``: the same at nice 19), a cgroup limit
+of P% of one core (``qP``), or a stall (``sN``): a SCHED_FIFO spinner on the client's CPU that
+holds it N ms out of every 2N ms on average (random gaps), so the client cannot run at all
+half the time. Level ``rt`` is the clean baseline on a shared machine: no burners
 and the client itself at SCHED_FIFO priority 1 (``chrt``), so nobody else delays it either.
 Levels ``lN`` overload by load instead: N streams and no contention (1,024 streams at this step
 offer ~51k events/s, about one worker's capacity: bench/capacity.py).
-Needs root for ``rt`` and ``qP``; ``--smoke`` runs ``rt`` and 4 burners, 12 s each. Rows go to
+Needs root for ``rt``, ``qP`` and ``sN``; ``--smoke`` runs ``rt`` and ``s20``, 12 s each. The
+smoke's contended level is a stall, not burners, because how late burners make a client depends
+on the kernel's scheduler: 4 burners at equal nice gave an error p99 of 15-30 ms on one 2-core
+VM and 4.8 ms on another (the waking client preempts a burner at once there), while a stall
+delays a token arriving in it by up to N ms on any kernel: p99 about 0.98 N. Rows go to
 ``bench/results/client_bound.json`` (``--json``), from which docs/performance.md shows them.
 
 Timing error of event ``i`` of a request: ``(event_ns[i] - sent_ns) - (sim TTFT + i * step)``,
@@ -65,19 +71,38 @@ def timing_errors(records: list[dict[str, Any]], ttft_ns: int, step_ns: int) -> 
 class Contention:
     """One level: ``rt`` (none, the client at SCHED_FIFO), ``N`` (N burners pinned to the
     client's CPU), ``Nn`` (the same at nice 19: light), ``qP`` (the client in a cgroup limited
-    to P% of one core, v1 or v2 cgroupfs), ``lN`` (no contention: N streams, overload by load)."""
+    to P% of one core, v1 or v2 cgroupfs), ``sN`` (a SCHED_FIFO spinner holding the client's
+    CPU N ms of every 2N), ``lN`` (no contention: N streams, overload by load)."""
 
     def __init__(self, level: str, cpu: int) -> None:
         self.level, self.cpu = level, cpu
         self.quota = int(level[1:]) if level.startswith("q") else None
         self.load = int(level[1:]) if level.startswith("l") else None
+        self.stall_ms = int(level[1:]) if level.startswith("s") else None
         self.realtime = level == "rt"
-        self.burners = 0 if self.realtime or self.quota or self.load else int(level.rstrip("n"))
+        other = self.realtime or self.quota or self.load or self.stall_ms
+        self.burners = 0 if other else int(level.rstrip("n"))
         nice = ["nice", "-n", "19"] if level.endswith("n") else []
         self._procs = [
             subprocess.Popen([*nice, "taskset", "-c", str(cpu), sys.executable, "-c", "while True: pass"])
             for _ in range(self.burners)
         ]
+        if self.stall_ms:
+            # Priority 2 is above the clean baseline's 1, and half the time is well inside the
+            # kernel's real-time throttle (95%), so the machine stays usable. The gaps are random
+            # because the simulator's tokens come on a fixed 20 ms grid: a fixed 2N ms cycle
+            # locks onto it and lands the stalls between tokens (s20 read an error p99 of 9.4 ms).
+            n = self.stall_ms / 1000
+            spin = (
+                "import random, time\n"
+                "while True:\n"
+                f"    end = time.monotonic() + {n}\n"
+                "    while time.monotonic() < end: pass\n"
+                f"    time.sleep(random.uniform({n / 2}, {n * 1.5}))\n"
+            )
+            self._procs.append(
+                subprocess.Popen(["chrt", "-f", "2", "taskset", "-c", str(cpu), sys.executable, "-c", spin])
+            )
         self._cgroup = self._make_cgroup() if self.quota else None
 
     def _make_cgroup(self) -> Path:
@@ -173,6 +198,7 @@ def run_level(
         "burners": contention.burners,
         "client_realtime": contention.realtime,
         "quota_percent": contention.quota,
+        "stall_ms": contention.stall_ms,
         "measured": stage["duration_s"] > 0,
         "events": len(errors),
         "error_p50_ms": round(_pct(errors, 0.5), 3),
@@ -201,11 +227,12 @@ def main() -> int:
     p.add_argument("--streams", type=int, default=32)
     p.add_argument(
         "--levels",
-        default="rt,0,1n,2n,1,2,4,8,q50,q20,q10,l256,l1024,l1536",
-        help="rt, N burners, Nn burners at nice 19, qP: a P%% cgroup CPU limit, lN: N streams",
+        default="rt,0,1n,2n,1,2,4,8,q50,q20,q10,s5,s20,l256,l1024,l1536",
+        help="rt, N burners, Nn burners at nice 19, qP: a P%% cgroup CPU limit, sN: an N ms stall "
+        "every 2N ms, lN: N streams",
     )
     p.add_argument("--seconds", type=int, default=20, help="run time of each level")
-    p.add_argument("--smoke", action="store_true", help="two levels (rt and 4 burners), 12 s")
+    p.add_argument("--smoke", action="store_true", help="two levels (rt and s20), 12 s")
     p.add_argument(
         "--json",
         type=Path,
@@ -216,7 +243,7 @@ def main() -> int:
     if len(cpus) < 2:
         print("needs two CPUs: one for the simulator, one for the client", file=sys.stderr)
         return 2
-    levels = ["rt", "4"] if args.smoke else [x.strip() for x in args.levels.split(",")]
+    levels = ["rt", "s20"] if args.smoke else [x.strip() for x in args.levels.split(",")]
     seconds = 12 if args.smoke else args.seconds
     limits, rows = HealthLimits(), []
     with (

@@ -80,7 +80,7 @@ Then, in the commits after that tuning (0ce9829, 91a00e8):
   readability, then `recv` (gevent's `recv` tries first and raises on every dry socket).
 - `protocol/`: a read that is exactly one chunk, or exactly one `data:` event, skips the framing
   loop and the SSE line machinery.
-- `locust/session.py`, `locust/user.py`: records counted at once and folded when the loop is idle;
+- `run/session.py`, `locust/user.py`: records counted at once and folded when the loop is idle;
   a user yields after its response (timing, not CPU: see Accuracy).
 
 And after those (4780181, 83c336d), for timing rather than CPU: `locust/request.send_request`

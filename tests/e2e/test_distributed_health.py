@@ -1,6 +1,6 @@
 """``client-bound`` against ground truth: ``bench/client_bound.py --smoke`` runs a fixed, modest
-stream count clean (the client at SCHED_FIFO, nothing else on its core) and under heavy CPU
-contention (4 busy-loop burners pinned to the client's core), and measures each run's timing
+stream count clean (the client at SCHED_FIFO, nothing else on its core) and stalled (a
+SCHED_FIFO spinner holds the client's core 20 ms of every 40 ms), and measures each run's timing
 error against the simulator. The flag must follow the error, not the stream count.
 """
 
@@ -48,7 +48,9 @@ def test_client_bound_follows_the_timing_error_under_cpu_contention(tmp_path: Pa
     assert out.exists(), "the bench failed"
     clean, contended = orjson.loads(out.read_bytes())["rows"]
     bound = HealthLimits().loop_lag_p99_ms
-    assert clean["level"] == "rt" and contended["burners"] == 4
+    assert clean["level"] == "rt" and contended["stall_ms"] == 20
+    # A token that arrives during a stall waits out the rest of it, so the p99 is near 20 ms
+    # on any kernel; 4 equal-nice burners gave 15-30 ms on one VM and 4.8 ms on another.
     assert contended["error_p99_ms"] >= 2 * bound, contended
     assert contended["client_bound"], contended
     if clean["error_p99_ms"] > bound / 2:
