@@ -29,3 +29,29 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         return
     report.outcome = "failed"
     report.longrepr = f"CI=true, so a skip fails the run: {reason}"
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups off the items
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests of a module that share a module-scoped fixture (a Prometheus, a llama-server, a
+    run they all read) go to one xdist worker (``--dist loadgroup``), so the fixture is set up
+    once, not once per worker: spread over four, test_prometheus.py's run cost 3 x 44 s."""
+    for item in items:
+        if not isinstance(item, pytest.Function):
+            continue
+        defs = item._fixtureinfo.name2fixturedefs.values()
+        if any(d[-1].scope == "module" for d in defs if d):
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+
+
+@pytest.hookimpl(trylast=True)  # after xdist has written the groups into the node ids
+def pytest_collection_finish(session: pytest.Session) -> None:
+    if not getattr(session.config.option, "loadgroup", False):
+        return
+    grouped = [i for i in session.items if i.get_closest_marker("xdist_group")]
+    if grouped and "@" not in grouped[0].nodeid:
+        raise pytest.UsageError(
+            "pytest-xdist's --dist loadgroup does not group with this pytest "
+            f"({pytest.__version__}; pytest-xdist #1386): install the test group's pins "
+            "(make .test), or every module fixture is set up once per worker"
+        )
