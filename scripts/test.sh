@@ -38,7 +38,7 @@ tier types "$BIN/mypy" src
 tier unit pytest -n 2 --junitxml="$OUT/unit.xml" tests/unit
 tier waiting pytest -n "$WORKERS" --dist loadgroup -m "not timing" --durations=10 \
     --junitxml="$OUT/waiting.xml" "${TIERS[@]/#/tests/}"
-tier alone pytest -m timing --durations=10 --junitxml="$OUT/alone.xml" "${TIERS[@]/#/tests/}"
+tier alone pytest -m timing --durations=30 --junitxml="$OUT/alone.xml" "${TIERS[@]/#/tests/}"
 
 "$BIN/python" - "$OUT" "${names[@]}" -- "${seconds[@]}" -- "${codes[@]}" <<'PY'
 import sys
