@@ -85,18 +85,25 @@ def test_client_timing_agrees_with_the_servers_own(
         run_time="14s",
     )
     done = [r for r in records(run) if r["phase"] == "measure"] or records(run)
-    spans, tpot_ratio = [], []
+    spans, tpot_ratio, first_token_late = [], [], []
     for r in done:
         t = r["server_timings"]
         ttft_ms = (r["first_token_ns"] - r["sent_ns"]) / 1e6
         assert ttft_ms >= t["prompt_ms"], (ttft_ms, t)  # the server's prefill is inside the TTFT
+        first_token_late.append(ttft_ms - t["prompt_ms"])
         span_ms = (r["last_token_ns"] - r["first_token_ns"]) / 1e6
         spans.append((span_ms, t["predicted_ms"]))
         tpot_ratio.append((span_ms / (r["output_tokens"] - 1)) / (t["predicted_ms"] / (t["predicted_n"] - 1)))
     allowed = [1 + 0.02 * predicted_ms for _, predicted_ms in spans]
     if users == 1:
-        for (span_ms, predicted_ms), bound in zip(spans, allowed, strict=True):
-            assert abs(span_ms - predicted_ms) <= bound, (span_ms, predicted_ms)
+        # A span can come out shorter than the server's only by as much as the first token
+        # reached the client late, and that lateness is inside this request's own TTFT minus
+        # the server's prefill (a busy CI machine once held one first token back 54 ms on a
+        # 1094 ms span). Longer than the server's it cannot be by more than the bound.
+        for (span_ms, predicted_ms), bound, late in zip(spans, allowed, first_token_late, strict=True):
+            assert -(bound + late) <= span_ms - predicted_ms <= bound, (span_ms, predicted_ms, late)
+        differences = [span_ms - predicted_ms for span_ms, predicted_ms in spans]
+        assert abs(statistics.median(differences)) <= statistics.median(allowed), spans
     else:
         # With other slots' prompts in the same batches, llama.cpp's predicted_ms starts when a
         # request's prompt is evaluated, and its first token can go out one batch later (once
