@@ -65,7 +65,7 @@ def _rows(rows: Sequence[CompareRow]) -> list[list[str]]:
     return [[row.label, *_value_cells(row), *row.ratios()] for row in rows]
 
 
-def _text_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+def text_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     widths = [max(len(str(r[i])) for r in [headers, *rows]) for i in range(len(headers))]
 
     def line(cells: Sequence[str]) -> str:
@@ -80,16 +80,16 @@ def _text_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[s
 def console(c: Comparison) -> str:
     out = ["llmload compare", ""]
     out += [f"  {x}  {label}  ·  {target}  ·  {verdict}" for x, label, target, verdict in _legend(c)]
-    out += ["", *_text_table(_headers(c, "", "letter"), _rows(c.headline))]
+    out += ["", *text_table(_headers(c, "", "letter"), _rows(c.headline))]
     if c.server_diffs:
         out += [
             "",
             "server differences:",
-            *_text_table(["", *_letters(len(c.runs))], [[k, *v] for k, v in c.server_diffs]),
+            *text_table(["", *_letters(len(c.runs))], [[k, *v] for k, v in c.server_diffs]),
         ]
     out += [f"warning [{label}]: {w}" for label, w in c.warnings]
-    out += ["", *_text_table(_headers(c, "at chosen levels", "letter"), _rows(c.latency))]
-    out += ["", *_text_table(_headers(c, "per stage", "letter"), _rows(c.per_stage))]
+    out += ["", *text_table(_headers(c, "at chosen levels", "letter"), _rows(c.latency))]
+    out += ["", *text_table(_headers(c, "per stage", "letter"), _rows(c.per_stage))]
     out += ["", "on the Pareto frontier (per-user against aggregate tok/s, all runs together):"]
     out += _frontier_lines(c)
     out += ["", _FOOTNOTE]
@@ -100,26 +100,26 @@ def _md_cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def _md_table(headers: Sequence[str], rows: Sequence[Sequence[str]], left: int = 1) -> list[str]:
+def md_table(headers: Sequence[str], rows: Sequence[Sequence[str]], left: int = 1) -> list[str]:
     align = ["---" if i < left else "---:" for i in range(len(headers))]
     return ["| " + " | ".join(_md_cell(x) for x in r) + " |" for r in (headers, align, *rows)]
 
 
 def markdown(c: Comparison) -> str:
     out = ["## llmload compare", ""]
-    out += _md_table(["run", "id (engine)", "target", "verdict"], [list(x) for x in _legend(c)], left=4)
-    out += ["", *_md_table(_headers(c, "", "full"), _rows(c.headline))]
+    out += md_table(["run", "id (engine)", "target", "verdict"], [list(x) for x in _legend(c)], left=4)
+    out += ["", *md_table(_headers(c, "", "full"), _rows(c.headline))]
     if c.server_diffs:
         out += [
             "",
             "**Server differences**",
             "",
-            *_md_table(["setting", *_letters(len(c.runs))], [[k, *v] for k, v in c.server_diffs]),
+            *md_table(["setting", *_letters(len(c.runs))], [[k, *v] for k, v in c.server_diffs]),
         ]
     if c.warnings:
         out += ["", *(f"- ⚠ **{label}**: {w}" for label, w in c.warnings)]
-    out += ["", "### At chosen concurrency levels", "", *_md_table(_headers(c, "", "full"), _rows(c.latency))]
-    out += ["", "### Per stage", "", *_md_table(_headers(c, "", "full"), _rows(c.per_stage))]
+    out += ["", "### At chosen concurrency levels", "", *md_table(_headers(c, "", "full"), _rows(c.latency))]
+    out += ["", "### Per stage", "", *md_table(_headers(c, "", "full"), _rows(c.per_stage))]
     out += ["", "**On the Pareto frontier** (per-user against aggregate tok/s, all runs together)", ""]
     out += [f"- {line.strip()}" for line in _frontier_lines(c)]
     out += ["", f"_{_FOOTNOTE}_"]
@@ -152,10 +152,12 @@ def _frontier_lines(c: Comparison) -> list[str]:
     return out
 
 
-def html_page(c: Comparison) -> str:
+def html_page(c: Comparison, *, title: str = "llmload compare", intro: Sequence[str] = ()) -> str:
+    """The page; ``intro`` goes between the title and the comparison (``llmload tune``'s answer)."""
     headers = _headers(c, "", "short")
     body = [
-        "<h1>llmload compare</h1>",
+        f"<h1>{h.esc(title)}</h1>",
+        *intro,
         h.table(("run", "id (engine)", "target", "verdict"), _legend(c), left=4),
         h.warnings_box([f"{label}: {w}" for label, w in c.warnings]),
         h.heading("Headline"),
@@ -191,4 +193,4 @@ def html_page(c: Comparison) -> str:
             else h.paragraph(NO_PLOTS, "note")
         ),
     ]
-    return h.page("llmload compare", body)
+    return h.page(title, body)

@@ -8,7 +8,8 @@ judging; a missed objective matters more than a warning about the load generator
 list every condition that held, in that order, so nothing is hidden by the code.
 
 ``WAIT_TIMEOUT`` and ``LOG_STALLED`` end a wait for the server (``llmload wait``, and the wait
-``llmload sweep|search`` do first); a run never ends with them.
+``llmload sweep|search`` do first); a run never ends with them. ``CONFIGS_FAILED`` ends only a
+``llmload tune`` experiment.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ class ExitCode(IntEnum):
     INCOMPLETE = 5
     WAIT_TIMEOUT = 6
     LOG_STALLED = 7
+    CONFIGS_FAILED = 8
     # 128 + SIGINT, what a shell reports for a program ended by Ctrl+C: scripts that test for
     # it keep working, and an interrupted run can never pass for a finished one.
     INTERRUPTED = 130
@@ -45,6 +47,8 @@ MEANINGS: Mapping[ExitCode, str] = {
     "if given, was still moving: slow loading)",
     ExitCode.LOG_STALLED: "waiting for the server: its `--log` stopped changing for `--log-stall` "
     "seconds: likely hung",
+    ExitCode.CONFIGS_FAILED: "`llmload tune`: some configurations' servers failed to start, never became "
+    "ready or died mid-sweep (each is recorded with its exit code and log tail); the others were measured",
     ExitCode.INTERRUPTED: "stopped by SIGINT or SIGTERM (Ctrl+C): what was measured so far is "
     "written, with `complete: false` and the cut stage marked partial",
 }

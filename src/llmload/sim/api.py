@@ -31,6 +31,8 @@ from llmload.sim.request import BadRequest, tokenize_answer
 from llmload.sim.truth import Truth
 
 _GENERATION_PATHS = frozenset({"/v1/chat/completions", "/v1/completions"})
+# Each engine's way to drop its prefix cache, served by the profiles that imitate it.
+_CACHE_RESETS = (("vllm", "/reset_prefix_cache"), ("sglang", "/flush_cache"))
 Answer: TypeAlias = tuple[int, JSON | bytes]  # an HTTP status and its JSON body (bytes: as they are)
 
 
@@ -85,6 +87,9 @@ class App:
         if path == "/tokenize":
             self._tokenize(request, conn)
             return
+        if (self._config.profile.engine, path) in _CACHE_RESETS:
+            self._reset_cache(request, conn)
+            return
         if path == "/metrics":
             headers = [("server", self._config.server_header)]
             headers.append(("content-type", "text/plain; version=0.0.4; charset=utf-8"))
@@ -109,6 +114,12 @@ class App:
         except BadRequest as exc:
             status, answer = 400, error_body(exc.message, "BadRequestError", 400, exc.param)
         self._json(conn, status, answer)
+
+    def _reset_cache(self, request: HttpRequest, conn: HttpConnection) -> None:
+        if request.method != "POST":
+            self._json(conn, 405, _error("use POST", 405))
+            return
+        self._json(conn, 200, {"dropped_tokens": self._engine.reset_prefix_cache()})
 
     def _json(self, conn: HttpConnection, status: int, body: JSON | bytes) -> None:
         raw = body if isinstance(body, bytes) else orjson.dumps(body)

@@ -58,6 +58,10 @@ class Engine(Protocol):
     @property
     def cache_stats(self) -> PrefixCacheStats: ...
 
+    def reset_prefix_cache(self) -> int:
+        """Forget every cached prefix; returns the tokens dropped."""
+        ...
+
 
 class BatchEngine:
     """Runs generations in a continuously batched loop following ``ModelParams``."""
@@ -97,6 +101,9 @@ class BatchEngine:
     @property
     def cache_stats(self) -> PrefixCacheStats:
         return self._cache_stats
+
+    def reset_prefix_cache(self) -> int:
+        return self.prefix_cache.clear() if self.prefix_cache is not None else 0
 
     def submit(self, generation: Generation) -> None:
         """Queue a request; an idle engine starts a step at once."""

@@ -59,6 +59,9 @@ class FixedEngine:
     def cache_stats(self) -> PrefixCacheStats:
         return self._cache_stats
 
+    def reset_prefix_cache(self) -> int:
+        return 0
+
     def submit(self, generation: Generation) -> None:
         deadline = generation.start_ns + self.timing.ttft_ns
         heapq.heappush(self._heap, (deadline, next(self._order), generation))

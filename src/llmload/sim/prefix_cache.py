@@ -103,6 +103,13 @@ class PrefixCache:
             self.stats.hits += cached
         return cached
 
+    def clear(self) -> int:
+        """Forget every cached block (vLLM's ``/reset_prefix_cache``, SGLang's ``/flush_cache``);
+        returns the tokens dropped."""
+        dropped = self.cached_tokens
+        self._blocks.clear()
+        return dropped
+
     def insert(self, tokens: Sequence[Hashable]) -> None:
         """Cache every full block of a prompt whose prefill has run, evicting the least recent."""
         blocks = self._blocks

@@ -41,6 +41,7 @@ class WaitCode(IntEnum):
     REFUSED = ExitCode.COULD_NOT_START  # 401/403: no key or a wrong one; waiting cannot help
     TIMEOUT_WHILE_LOG_MOVING = ExitCode.WAIT_TIMEOUT  # slow loading; also without a log
     LOG_STALLED = ExitCode.LOG_STALLED  # likely hung
+    SERVER_EXITED = ExitCode.COULD_NOT_START  # the server process we were given ended (llmload tune)
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +171,7 @@ class _Session:
     log: _LogWatch | None
     model: str | None
     api_key: str | None
+    exited: Callable[[], int | None]
     start: float = 0.0
     transitions: list[tuple[float, str]] = field(default_factory=list)
     shown_at: float = -PROGRESS_EVERY_S
@@ -212,6 +214,13 @@ class _Session:
             self.show(now, seen)
             if seen.state == "ready":
                 return self.result(WaitCode.READY, now, seen, f"ready after {now:.1f} s ({seen.detail})")
+            if (code := self.exited()) is not None:
+                return self.result(
+                    WaitCode.SERVER_EXITED,
+                    now,
+                    seen,
+                    f"the server exited with {code} (last seen: {seen.state})",
+                )
             if seen.state == UNAUTHORIZED:
                 return self.result(WaitCode.REFUSED, now, seen, f"the server refused: {seen.detail}")
             if log is not None and log.age(now) >= stall:
@@ -245,14 +254,16 @@ def wait_ready(
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
     client: httpx.Client | None = None,
+    exited: Callable[[], int | None] = lambda: None,
 ) -> WaitResult:
-    """Poll until the server generates (READY), the log stalls (LOG_STALLED) or time runs out."""
+    """Poll until the server generates (READY), the log stalls (LOG_STALLED), time runs out or
+    the server's process, where ``exited`` watches one, ends (SERVER_EXITED)."""
     if log_stall_s is not None and log_file is None:
         raise ConfigError("--log-stall", log_stall_s, "needs --log FILE: the stall is the log's")
     url = base_url(host)
     http = client if client is not None else httpx.Client(timeout=_ANSWER_S)
     log = _LogWatch(Path(log_file)) if log_file else None
-    session = _Session(url, http, out or sys.stdout, clock, sleep, log, model, api_key, clock())
+    session = _Session(url, http, out or sys.stdout, clock, sleep, log, model, api_key, exited, clock())
     try:
         return session.run(timeout_s, log_stall_s, interval_s)
     finally:

@@ -37,6 +37,7 @@ def test_the_documented_codes() -> None:
         ("INCOMPLETE", 5),
         ("WAIT_TIMEOUT", 6),
         ("LOG_STALLED", 7),
+        ("CONFIGS_FAILED", 8),
         ("INTERRUPTED", 130),
     ]
     assert PRECEDENCE == (
@@ -111,7 +112,7 @@ def test_markdown_table_lists_every_code_in_order() -> None:
     table = markdown_table()
     lines = table.splitlines()
     assert lines[0] == "| exit code | name | meaning |"
-    assert [line.split("|")[1].strip() for line in lines[2:11]] == [
+    assert [line.split("|")[1].strip() for line in lines[2:12]] == [
         "0",
         "1",
         "2",
@@ -120,6 +121,7 @@ def test_markdown_table_lists_every_code_in_order() -> None:
         "5",
         "6",
         "7",
+        "8",
         "130",
     ]
     assert (

@@ -1,0 +1,310 @@
+"""`llmload tune EXPERIMENT`: which server configuration to run, under your objectives.
+
+Each configuration of the experiment file (docs/tune.md) in turn: start its server, wait until
+it generates (its log tells slow loading from a hang), clear its prefix cache where the engine
+lets us, run the experiment's sweep against it, stop it. A configuration whose server fails to
+start, never becomes ready or dies mid-sweep is recorded with its exit code and the tail of its
+log, and the next one starts. At the end, one table over all of them, the recommendation line
+and ``llmload compare``'s comparison (``comparison.md``, ``report.html``).
+
+Results: ``RESULTS_DIR/NAME/<configuration>/`` holds each sweep's results, its ``server.log``
+and ``configuration.json`` (how it ended); ``--resume`` skips the configurations that ended and
+reruns the one a Ctrl+C cut.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+
+import orjson
+
+from llmload.cli.child import run_child
+from llmload.cli.sweep import _parser as sweep_parser
+from llmload.cli.sweep import echo, locust_command
+from llmload.config.experiment import (
+    Configuration,
+    Experiment,
+    client_argv,
+    load_experiment,
+    parse_overrides,
+    render,
+)
+from llmload.errors import ConfigError, ResultsError
+from llmload.export import compare_render, tune_render
+from llmload.export.compare import compare
+from llmload.export.rundata import load_run, read_summary, verdict_of
+from llmload.protocol.jsonvalue import JSON
+from llmload.results.choice import Candidate, Choice, candidate, choose, objectives_of
+from llmload.results.exitcodes import ExitCode
+from llmload.target import launch
+from llmload.target.fingerprint import auth_headers, fingerprint
+from llmload.target.wait import WaitCode, wait_ready
+
+STATE = "configuration.json"
+_DONE = ("complete", "failed")  # what --resume skips
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="llmload tune", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument("experiment", type=Path, metavar="EXPERIMENT", help="the experiment file (TOML)")
+    p.add_argument("--results-dir", type=Path, default=Path("results"), help="default: results")
+    p.add_argument("--name", help="the experiment's directory under --results-dir (default: its name)")
+    p.add_argument("--resume", action="store_true", help="continue an experiment: skip what ended")
+    p.add_argument("--retry-failed", action="store_true", help="with --resume: rerun failed configurations")
+    p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="override a parameter")
+    p.add_argument("--dry-run", action="store_true", help="print each configuration's commands and stop")
+    return p
+
+
+@dataclass(frozen=True, slots=True)
+class Ended:
+    """How one configuration ended."""
+
+    status: str  # complete, failed, partial
+    reason: str  # the sweep's verdict line, or why it failed
+    sweep_exit: int | None = None
+    server_exit: int | None = None
+    log_tail: str = ""
+    cache_reset: str = ""
+
+    def state(self, c: Configuration, started: float) -> dict[str, JSON]:
+        return {
+            "name": c.name,
+            "params": {k: v for k, v in c.params.items()},
+            "status": self.status,
+            "reason": self.reason,
+            "sweep_exit": self.sweep_exit,
+            "server_exit": self.server_exit,
+            "cache_reset": self.cache_reset,
+            "minutes": round((time.time() - started) / 60, 2),
+            "log_tail": self.log_tail,
+        }
+
+
+def _sweep_args(experiment: Experiment, c: Configuration, url: str, out: Path) -> argparse.Namespace:
+    argv = [
+        "--host",
+        url,
+        "--no-wait",
+        "--results-dir",
+        str(out),
+        "--run-id",
+        c.dirname,
+        *client_argv(c.client),
+    ]
+    parser = sweep_parser()
+    parser.exit_on_error = False
+    try:
+        args, unknown = parser.parse_known_args(argv)
+    except argparse.ArgumentError as exc:
+        raise ConfigError(f"client.{(exc.argument_name or '').lstrip('-')}", c.name, exc.message) from None
+    if unknown:
+        raise ConfigError("client", " ".join(unknown), f"not an option of llmload sweep (in {c.name})")
+    return args
+
+
+def _read_state(path: Path) -> dict[str, JSON]:
+    try:
+        value = orjson.loads(path.read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _write(path: Path, value: JSON) -> None:
+    path.write_bytes(orjson.dumps(value, option=orjson.OPT_INDENT_2) + b"\n")
+
+
+def _failed(reason: str, server: launch.Server, *, sweep_exit: int | None = None) -> Ended:
+    return Ended("failed", reason, sweep_exit, server.exit_code(), launch.log_tail(server.log))
+
+
+def run_one(experiment: Experiment, c: Configuration, cdir: Path) -> Ended:
+    """Start, wait, reset, sweep, stop: one configuration. Ctrl+C stops its server and raises."""
+    spec = experiment.server
+    log = cdir / "server.log"
+    values = c.values(
+        port=str(launch.free_port()), log=str(log.resolve()), dir=str(cdir.resolve()), python=sys.executable
+    )
+    url = render(spec.url, values, "server.url")
+    command = render(spec.command, values, "server.command") if spec.command else None
+    start = render(spec.start, values, "server.start") if spec.start else None
+    stop = render(spec.stop, values, "server.stop") if spec.stop else None
+    print(f"llmload tune: [{c.name}] starting: {command or start}", flush=True)
+    try:
+        server = launch.start(
+            url, log, experiment.directory, command=command, start_hook=start, stop_hook=stop
+        )
+    except launch.HookFailed as exc:
+        return Ended("failed", str(exc), server_exit=exc.code, log_tail=launch.log_tail(log))
+    cut = True
+    try:
+        ended = _measure(experiment, c, cdir, server)
+        cut = False
+        return ended
+    finally:
+        code = server.stop(spec.stop_grace_s)
+        if cut:
+            print(f"llmload tune: [{c.name}] interrupted; its server stopped (exit {code})", flush=True)
+
+
+def _measure(experiment: Experiment, c: Configuration, cdir: Path, server: launch.Server) -> Ended:
+    spec = experiment.server
+    api_key = os.environ.get("OPENAI_API_KEY") or None
+    waited = wait_ready(
+        server.url,
+        timeout_s=spec.ready_timeout_s,
+        log_file=str(server.log),
+        log_stall_s=spec.log_stall_s,
+        api_key=api_key,
+        exited=server.exit_code,
+    )
+    if waited.code is not WaitCode.READY:
+        return _failed(f"never ready: {waited.message}", server)
+    reset = "no cache reset: reset_cache = off"
+    if spec.reset_cache == "auto":
+        engine = fingerprint(server.url, api_key=api_key).get("engine")
+        reset = launch.reset_cache(server.url, str(engine) if engine else None, auth_headers(api_key))
+    print(f"llmload tune: [{c.name}] ready after {waited.elapsed_s:.1f} s; {reset}", flush=True)
+    command = locust_command(_sweep_args(experiment, c, server.url, cdir.parent), server.url)
+    echo(f"llmload tune: [{c.name}]", command)
+    code = run_child(command).returncode
+    if code == ExitCode.INTERRUPTED:
+        raise KeyboardInterrupt
+    if (died := server.exit_code()) is not None:
+        return _failed(f"the server exited with {died} during the sweep", server, sweep_exit=code)
+    if not (cdir / "summary.json").is_file():
+        return _failed(f"the sweep wrote no summary (exit {code})", server, sweep_exit=code)
+    verdict = verdict_of(read_summary(cdir))
+    return Ended("complete", verdict.line, sweep_exit=code, cache_reset=reset)
+
+
+def _outcomes(experiment: Experiment, out: Path) -> tuple[list[tune_render.Outcome], list[Candidate]]:
+    outcomes, candidates = [], []
+    for c in experiment.configurations:
+        state = _read_state(out / c.dirname / STATE)
+        status = str(state.get("status", "pending"))
+        minutes = state.get("minutes")
+        outcomes.append(
+            tune_render.Outcome(
+                c.name,
+                tuple(str(c.params.get(k, "-")) for k in c.varied),
+                status,
+                str(state.get("reason", "")),
+                float(minutes) if isinstance(minutes, int | float) else None,
+            )
+        )
+        if status == "complete":
+            candidates.append(candidate(c.name, read_summary(out / c.dirname)))
+        elif status == "failed":
+            candidates.append(Candidate(c.name, (), str(state.get("reason", ""))))
+    return outcomes, candidates
+
+
+def write_answer(experiment: Experiment, out: Path) -> tuple[Choice, list[tune_render.Outcome]]:
+    """tune.json, comparison.md and report.html from the configurations' states and results."""
+    outcomes, candidates = _outcomes(experiment, out)
+    complete = [
+        out / c.dirname
+        for c, o in zip(experiment.configurations, outcomes, strict=True)
+        if o.status == "complete"
+    ]
+    choice = choose(candidates, objectives_of({path.name: read_summary(path) for path in complete}))
+    varied = experiment.configurations[0].varied
+    markdown = tune_render.markdown(experiment.name, varied, outcomes, choice)
+    if complete:
+        comparison = compare([load_run(path) for path in complete])
+        markdown += "\n" + compare_render.markdown(comparison)
+        intro = tune_render.html_intro(varied, outcomes, choice)
+        page = compare_render.html_page(comparison, title=f"llmload tune: {experiment.name}", intro=intro)
+        (out / "report.html").write_text(page, encoding="utf-8")
+    (out / "comparison.md").write_text(markdown, encoding="utf-8")
+    states = [_read_state(out / c.dirname / STATE) or {"name": c.name} for c in experiment.configurations]
+    _write(
+        out / "tune.json",
+        {"experiment": experiment.name, "recommendation": choice.line(), "configurations": states},
+    )
+    return choice, outcomes
+
+
+def _dry_run(experiment: Experiment) -> int:
+    for c in experiment.configurations:
+        values = c.values(port="PORT", log="LOG", dir="DIR", python=sys.executable)
+        server = experiment.server
+        shown = render(server.command or server.start or "", values, "server")
+        print(f"{c.name}:\n  server: {shown}\n  url:    {render(server.url, values, 'server.url')}")
+        print(f"  sweep:  {' '.join(client_argv(c.client))}")
+    return 0
+
+
+def _exit_code(outcomes: Sequence[tune_render.Outcome], choice: Choice) -> ExitCode:
+    if any(o.status == "failed" for o in outcomes):
+        return ExitCode.CONFIGS_FAILED
+    if choice.by_throughput is None:
+        return ExitCode.SLO_MISSED
+    return ExitCode.OK
+
+
+def _terminated(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt  # SIGTERM (a Job deleted, say) ends the matrix as Ctrl+C does
+
+
+def main(argv: Sequence[str]) -> int:
+    signal.signal(signal.SIGTERM, _terminated)  # the servers live in sessions of their own
+    args = _parser().parse_args(list(argv))
+    experiment = load_experiment(args.experiment, parse_overrides(args.set))
+    for c in experiment.configurations:
+        _sweep_args(experiment, c, "http://127.0.0.1:1", Path("."))  # a bad option stops it here
+    if args.dry_run:
+        return _dry_run(experiment)
+    out = args.results_dir / (args.name or experiment.name)
+    if (out / "tune.json").exists() and not args.resume:
+        raise ResultsError(
+            f"{out} already holds this experiment: --resume continues it, --name NEW starts another"
+        )
+    out.mkdir(parents=True, exist_ok=True)
+    _write(out / "tune.json", {"experiment": experiment.name, "configurations": []})
+    begun = time.time()
+    interrupted = False
+    for c in experiment.configurations:
+        cdir = out / c.dirname
+        status = _read_state(cdir / STATE).get("status")
+        if args.resume and status in _DONE and not (status == "failed" and args.retry_failed):
+            print(f"llmload tune: [{c.name}] {status} before: skipped", flush=True)
+            continue
+        shutil.rmtree(cdir, ignore_errors=True)  # a cut or retried configuration starts clean
+        cdir.mkdir(parents=True)
+        started = time.time()
+        try:
+            ended = run_one(experiment, c, cdir)
+        except KeyboardInterrupt:
+            ended, interrupted = Ended("partial", "interrupted: --resume reruns it"), True
+        _write(cdir / STATE, ended.state(c, started))
+        print(f"llmload tune: [{c.name}] {ended.status}: {ended.reason}", flush=True)
+        if ended.status == "failed" and ended.log_tail:
+            print("  " + "\n  ".join(ended.log_tail.splitlines()[-5:]), flush=True)
+        if interrupted:
+            break
+    choice, outcomes = write_answer(experiment, out)
+    print(
+        "\n" + tune_render.console(experiment.name, experiment.configurations[0].varied, outcomes, choice),
+        end="",
+    )
+    print(
+        f"llmload tune: {(time.time() - begun) / 60:.1f} min; results in {out} (comparison.md, report.html)"
+    )
+    if interrupted:
+        print("llmload tune: interrupted: the same command with --resume continues", file=sys.stderr)
+        return int(ExitCode.INTERRUPTED)
+    return int(_exit_code(outcomes, choice))
