@@ -48,6 +48,8 @@ def best_in_slo(out: Path, names: list[str]) -> tuple[str, int, float]:
     return name, level, tok_s
 
 
+# three servers swept one after another: about 5 minutes, past the suite's 300 s default
+@pytest.mark.timeout(900)
 def test_the_engine_comparison_as_one_experiment(tmp_path: Path) -> None:
     proc = tune(REPO / "experiments" / "engines-sim.toml", "--results-dir", tmp_path)
     output = proc.stdout + proc.stderr
@@ -96,6 +98,7 @@ def _llama_experiment(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.timeout(900)
 def test_a_llama_server_grid_interrupted_and_resumed(tmp_path: Path) -> None:
     binary, model = built()
     experiment = _llama_experiment(tmp_path)
