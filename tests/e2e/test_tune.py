@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -15,7 +16,9 @@ from typing import Any
 import orjson
 import pytest
 
+from llmload.sim.model import per_stream_decode_tok_per_s, stage_output_tok_per_s
 from llmload.sim.profiles import get_profile
+from llmload.target.launch import free_port
 from tests.e2e.conftest import REPO
 from tests.support.llama import built
 from tests.support.schema import read_checked
@@ -42,13 +45,29 @@ def best_in_slo(out: Path, names: list[str]) -> tuple[str, int, float]:
     for name in names:
         summary = read_checked(out / name / "summary.json")
         for s in summary["stages"]:
-            if s["output_tok_per_s"] is not None and all(o["met"] for o in s["slo"]) and not s["partial"]:
+            if (
+                s["output_tok_per_s"] is not None
+                and all(o["met"] for o in s["slo"] or [])
+                and not s["partial"]
+            ):
                 found.append((s["output_tok_per_s"], name, s["concurrency"]))
     tok_s, name, level = max(found)
     return name, level, tok_s
 
 
-# three servers swept one after another: about 5 minutes, past the suite's 300 s default
+def _row(stdout: str, name: str) -> dict[str, str]:
+    """A configuration's row of tune's console table, by header, cut where the dashes under the
+    headers say each column is."""
+    lines = stdout.splitlines()
+    rule = next(i for i, line in enumerate(lines) if line.startswith("---") and set(line) <= {"-", " "})
+    spans = [m.span() for m in re.finditer(r"-+", lines[rule])]
+    row = next(line for line in lines[rule + 1 :] if line.startswith(name + " "))
+    return {lines[rule - 1][a:b].strip(): row[a:b].strip() for a, b in spans[:-1]} | {
+        lines[rule - 1][spans[-1][0] :].strip(): row[spans[-1][0] :].strip()
+    }
+
+
+# four servers swept one after another: about 7 minutes, past the suite's 300 s default
 @pytest.mark.timeout(900)
 def test_the_engine_comparison_as_one_experiment(tmp_path: Path) -> None:
     proc = tune(REPO / "experiments" / "engines-sim.toml", "--results-dir", tmp_path)
@@ -56,10 +75,13 @@ def test_the_engine_comparison_as_one_experiment(tmp_path: Path) -> None:
     assert proc.returncode == 0, output[-4000:]
     out = tmp_path / "engines-sim"
     targets = {"vllm": (82.5, 1536.0), "sglang-nograph": (27.0, 2216.0), "sglang": (63.6, 2370.0)}
+    heads = {
+        name: read_checked(out / name / "summary.json")["headline"] for name in [*targets, "vllm-eagle3"]
+    }
     for name, (single, peak) in targets.items():
-        head = read_checked(out / name / "summary.json")["headline"]
-        assert head["single_stream_tok_per_s"] == pytest.approx(single, rel=0.03), name
-        assert head["peak_tok_per_s"] == pytest.approx(peak, rel=0.03), name
+        assert heads[name]["single_stream_tok_per_s"] == pytest.approx(single, rel=0.03), name
+        assert heads[name]["peak_tok_per_s"] == pytest.approx(peak, rel=0.03), name
+    for name in heads:
         reset = {"vllm": "/reset_prefix_cache", "sglang": "/flush_cache"}[get_profile(name).engine]
         assert state(out, name)["cache_reset"] == f"cache reset: POST {reset} 200", state(out, name)
     nograph = read_checked(out / "sglang-nograph" / "summary.json")
@@ -69,20 +91,78 @@ def test_the_engine_comparison_as_one_experiment(tmp_path: Path) -> None:
     assert ready and float(ready.group(1)) >= 12, output[-3000:]
     # 2,370 against 2,216 tok/s at C=128, each within 3%: SGLang with graphs is the best in SLO;
     # vLLM's TPOT at C=128 (about 83 ms) misses the 70 ms objective, so its highest level is C=1.
-    name, level, tok_s = best_in_slo(out, list(targets))
+    name, level, tok_s = best_in_slo(out, [*targets, "vllm-eagle3"])
     assert (name, level) == ("sglang", 128)
     line = orjson.loads((out / "tune.json").read_bytes())["recommendation"]
     assert line.startswith(f"best under 'tpot_p50_ms<=70': sglang at C=128, {tok_s:.1f} tok/s"), line
     assert "sglang-nograph reaches" in line
-    assert re.search(r"^vllm\s+0\s+vllm\s+complete\s+[0-9,.]+\s+C=1\s", proc.stdout, re.M), proc.stdout
+    assert re.search(r"^vllm\s+0\s+vllm\s+complete\s+[0-9,.]+\s+[0-9,.]+\s+1\.00\s", proc.stdout, re.M), (
+        proc.stdout
+    )
     assert (
         line in (out / "comparison.md").read_text()
         and "disable_cuda_graph" in (out / "comparison.md").read_text()
     )
     assert "<h1>llmload tune: engines-sim</h1>" in (out / "report.html").read_text()
+    _check_the_drafter(out, proc.stdout, heads)
+    _check_no_answer_changed(out, proc.stdout, list(heads))
 
     again = tune(REPO / "experiments" / "engines-sim.toml", "--results-dir", tmp_path)
     assert again.returncode == 2 and "--resume continues it" in again.stderr, again.stderr
+
+
+def _check_the_drafter(out: Path, stdout: str, heads: dict[str, Any]) -> None:
+    """EAGLE-3 on vLLM: twice one stream's speed, less than vLLM's throughput at 128 streams."""
+    eagle, vllm = get_profile("vllm-eagle3").params(), get_profile("vllm").params()
+    head, plain = heads["vllm-eagle3"], heads["vllm"]
+    # each request's tokens per step are random (2.53 on average), so one stream's speed over the
+    # window's few requests spreads by about 2% (1 sigma); 128 streams average it out
+    assert head["single_stream_tok_per_s"] == pytest.approx(per_stream_decode_tok_per_s(eagle, 1), rel=0.08)
+    assert head["peak_tok_per_s"] == pytest.approx(stage_output_tok_per_s(eagle, 128), rel=0.03)
+    assert head["single_stream_tok_per_s"] > 1.8 * plain["single_stream_tok_per_s"]
+    assert head["peak_tok_per_s"] < 0.93 * plain["peak_tok_per_s"]  # the crossover: 0.85 modelled
+    row = _row(stdout, "vllm-eagle3")
+    tokens_per_chunk, acceptance = float(row["tok/chunk"]), float(row["accept"])
+    mean = eagle.speculation.mean_tokens_per_step if eagle.speculation else 0.0
+    assert tokens_per_chunk == pytest.approx(mean, rel=0.05), row
+    assert acceptance == pytest.approx((mean - 1) / 3, rel=0.08), row
+    summary = read_checked(out / "vllm-eagle3" / "summary.json")
+    assert any("speculative decoding is on" in w for w in summary["warnings"]), summary["warnings"]
+    assert vllm.speculation is None
+
+
+def _check_no_answer_changed(out: Path, stdout: str, names: list[str]) -> None:
+    """The simulator's answers depend on the prompt alone: nothing drifts, drafter or load."""
+    for name in names:
+        probes = orjson.loads((out / name / "probes.json").read_bytes())
+        assert probes["under_load_concurrency"] == 128
+        assert all(probes["alone"]) and probes["errors"] == [], probes
+        loaded = [t for t in probes["under_load"] if t is not None]
+        assert loaded and loaded == probes["alone"][: len(loaded)], probes
+        row = _row(stdout, name)
+        assert row["answers changed under load"].startswith("0/"), row
+        assert row["answers vs vllm"] == ("-" if name == "vllm" else "0/6 (0%)"), row
+    assert "answers that changed" not in stdout
+
+
+def _check_the_probes(out: Path, stdout: str) -> None:
+    """The quality guard: six probes at temperature 0 alone, then riding along with C=4."""
+    for name in ("np=1", "np=2", "np=4"):
+        probes = orjson.loads((out / name / "probes.json").read_bytes())
+        assert all(probes["alone"]) and probes["under_load_concurrency"] == 4, probes
+        assert any(probes["under_load"] or []), probes  # answered under load, not after it
+        row = _row(stdout, name)
+        assert re.fullmatch(r"[0-9]/[1-6] \([0-9]+%\)", row["answers changed under load"]), row
+        changed = _changed(out, name)
+        assert row["answers vs np=1"] == ("-" if name == "np=1" else f"{changed}/6 ({changed / 6:.0%})"), row
+    assert not (out / "bad-flag" / "probes.json").exists()
+
+
+def _changed(out: Path, name: str) -> int:
+    """Probes whose answer alone differs from np=1's, read from the two probes.json files."""
+    first = orjson.loads((out / "np=1" / "probes.json").read_bytes())["alone"]
+    own = orjson.loads((out / name / "probes.json").read_bytes())["alone"]
+    return sum(a.strip() != b.strip() for a, b in zip(own, first, strict=True))
 
 
 def _llama_experiment(tmp_path: Path) -> Path:
@@ -151,8 +231,82 @@ def test_a_llama_server_grid_interrupted_and_resumed(tmp_path: Path) -> None:
         slots = int(name.removeprefix("np="))
         assert state(out, name)["cache_reset"] == f"cache reset: erased {slots} slots", state(out, name)
 
+    _check_the_probes(out, resumed.stdout)
+
     name, level, tok_s = best_in_slo(out, ["np=1", "np=2", "np=4"])
     line = orjson.loads((out / "tune.json").read_bytes())["recommendation"]
     assert line.startswith(f"best under 'tpot_p50_ms<=250': {name} at C={level}, {tok_s:.1f} tok/s"), line
     assert line in resumed.stdout and (out / "report.html").is_file()
     print(resumed.stdout[-3000:])
+
+
+HOOKS = """
+name = "hooks"
+
+[server]
+start = "START"
+stop = "kill $(cat {dir}/sim.pid)"
+url = "http://127.0.0.1:{sim_port}"
+ready_timeout_s = 30
+
+[params]
+sim_port = PORT
+fail = ""
+
+[[configs]]
+name = "vllm"
+params = { profile = "vllm" }
+
+[[configs]]
+name = "broken"
+params = { profile = "vllm", fail = "echo the cluster said no; exit 3; " }
+
+[[configs]]
+name = "sglang"
+params = { profile = "sglang" }
+
+[client]
+levels = [2]
+stage_s = 3
+max_tokens = 16
+ignore_eos = true
+"""
+
+
+def _refused(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+    except OSError:
+        return True
+    return False
+
+
+def test_a_server_started_and_stopped_by_hooks(tmp_path: Path) -> None:
+    """A server that lives elsewhere: start and stop hooks and its own URL, one configuration's
+    start hook failing with the cluster's words, the next one started on the same port."""
+    port = free_port()
+    experiment = tmp_path / "hooks.toml"
+    start = "{fail}{python} -m llmload.sim --port {sim_port} --profile {profile} --log-file {log}"
+    start += " >/dev/null 2>&1 & echo $! > {dir}/sim.pid"  # the server outlives its start hook
+    experiment.write_text(HOOKS.replace("PORT", str(port)).replace("START", start))
+    proc = tune(experiment, "--results-dir", tmp_path, timeout_s=300)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 8, output[-4000:]  # CONFIGS_FAILED: the broken start hook
+    out = tmp_path / "hooks"
+    for name, reset in (("vllm", "/reset_prefix_cache"), ("sglang", "/flush_cache")):
+        assert state(out, name)["status"] == "complete", state(out, name)
+        assert state(out, name)["cache_reset"] == f"cache reset: POST {reset} 200"
+        assert read_checked(out / name / "summary.json")["stages"][0]["requests"]["ok"] > 0
+    broken = state(out, "broken")
+    assert broken["status"] == "failed" and broken["server_exit"] == 3, broken
+    assert "the cluster said no" in broken["log_tail"], broken
+    # each stop hook ran: the port the servers shared is free again
+    deadline = time.monotonic() + 10
+    while not _refused(port) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _refused(port)
+    line = orjson.loads((out / "tune.json").read_bytes())["recommendation"]
+    name, level, tok_s = best_in_slo(out, ["vllm", "sglang"])
+    assert line.startswith(f"best (no --slo: every level counts): {name} at C={level}, {tok_s:.1f} tok/s"), (
+        line
+    )

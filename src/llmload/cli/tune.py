@@ -21,7 +21,7 @@ import signal
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import FrameType
 
@@ -30,6 +30,7 @@ import orjson
 from llmload.cli.child import run_child
 from llmload.cli.sweep import _parser as sweep_parser
 from llmload.cli.sweep import echo, locust_command
+from llmload.cli.tune_probes import Guard, drifts, heaviest, read_object
 from llmload.config.experiment import (
     Configuration,
     Experiment,
@@ -38,6 +39,7 @@ from llmload.config.experiment import (
     parse_overrides,
     render,
 )
+from llmload.config.quality import Quality, drift_limit
 from llmload.errors import ConfigError, ResultsError
 from llmload.export import compare_render, tune_render
 from llmload.export.compare import compare
@@ -47,6 +49,7 @@ from llmload.results.choice import Candidate, Choice, candidate, choose, objecti
 from llmload.results.exitcodes import ExitCode
 from llmload.target import launch
 from llmload.target.fingerprint import auth_headers, fingerprint
+from llmload.target.probes import Answers
 from llmload.target.wait import WaitCode, wait_ready
 
 STATE = "configuration.json"
@@ -63,6 +66,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--resume", action="store_true", help="continue an experiment: skip what ended")
     p.add_argument("--retry-failed", action="store_true", help="with --resume: rerun failed configurations")
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="override a parameter")
+    p.add_argument(
+        "--max-answer-drift",
+        metavar="SHARE",
+        help="do not recommend a configuration whose probe answers changed more (0.1 or 10%%); "
+        "turns the quality guard on when the experiment has no [quality] table",
+    )
     p.add_argument("--dry-run", action="store_true", help="print each configuration's commands and stop")
     return p
 
@@ -92,7 +101,9 @@ class Ended:
         }
 
 
-def _sweep_args(experiment: Experiment, c: Configuration, url: str, out: Path) -> argparse.Namespace:
+def _sweep_args(
+    c: Configuration, url: str, out: Path, *, prometheus_port: int | None = None
+) -> argparse.Namespace:
     argv = [
         "--host",
         url,
@@ -111,15 +122,9 @@ def _sweep_args(experiment: Experiment, c: Configuration, url: str, out: Path) -
         raise ConfigError(f"client.{(exc.argument_name or '').lstrip('-')}", c.name, exc.message) from None
     if unknown:
         raise ConfigError("client", " ".join(unknown), f"not an option of llmload sweep (in {c.name})")
+    if prometheus_port is not None:  # the probes watch its stages (an option Locust's parser takes)
+        args.locust_args = [*args.locust_args, "--prometheus-port", str(prometheus_port)]
     return args
-
-
-def _read_state(path: Path) -> dict[str, JSON]:
-    try:
-        value = orjson.loads(path.read_bytes())
-    except (OSError, orjson.JSONDecodeError):
-        return {}
-    return value if isinstance(value, dict) else {}
 
 
 def _write(path: Path, value: JSON) -> None:
@@ -177,9 +182,21 @@ def _measure(experiment: Experiment, c: Configuration, cdir: Path, server: launc
         engine = fingerprint(server.url, api_key=api_key).get("engine")
         reset = launch.reset_cache(server.url, str(engine) if engine else None, auth_headers(api_key))
     print(f"llmload tune: [{c.name}] ready after {waited.elapsed_s:.1f} s; {reset}", flush=True)
-    command = locust_command(_sweep_args(experiment, c, server.url, cdir.parent), server.url)
-    echo(f"llmload tune: [{c.name}]", command)
-    code = run_child(command).returncode
+    guard = None
+    if experiment.quality is not None:
+        headers = auth_headers(api_key)
+        model = c.client.get("model")
+        guard = Guard(
+            experiment.quality, server.url, headers, model=str(model) if model else None, api_key=api_key
+        )
+        alone = guard.alone()
+        print(f"llmload tune: [{c.name}] probes alone: {_answered(alone)}", flush=True)
+    try:
+        code = _sweep(c, cdir, server.url, guard)
+    finally:
+        loaded = guard.write(cdir) if guard else None
+    if guard is not None:
+        print(f"llmload tune: [{c.name}] probes under load: {_answered(loaded)}", flush=True)
     if code == ExitCode.INTERRUPTED:
         raise KeyboardInterrupt
     if (died := server.exit_code()) is not None:
@@ -190,23 +207,47 @@ def _measure(experiment: Experiment, c: Configuration, cdir: Path, server: launc
     return Ended("complete", verdict.line, sweep_exit=code, cache_reset=reset)
 
 
+def _answered(answers: Answers | None) -> str:
+    if answers is None:
+        return "none (the heaviest stage was never seen full)"
+    got = sum(t is not None for t in answers.texts)
+    errors = f"; {answers.errors[0]}" if answers.errors else ""
+    return f"{got}/{len(answers.texts)} answered{errors}"
+
+
+def _sweep(c: Configuration, cdir: Path, url: str, guard: Guard | None) -> int:
+    """The configuration's sweep, its probes riding along with the heaviest stage."""
+    port = launch.free_port() if guard else None
+    args = _sweep_args(c, url, cdir.parent, prometheus_port=port)
+    if guard is not None:
+        guard.loaded(f"http://127.0.0.1:{port}/metrics", heaviest(args))
+    command = locust_command(args, url)
+    echo(f"llmload tune: [{c.name}]", command)
+    return run_child(command).returncode
+
+
 def _outcomes(experiment: Experiment, out: Path) -> tuple[list[tune_render.Outcome], list[Candidate]]:
     outcomes, candidates = [], []
+    drift = drifts(experiment, out)
     for c in experiment.configurations:
-        state = _read_state(out / c.dirname / STATE)
+        state = read_object(out / c.dirname / STATE)
         status = str(state.get("status", "pending"))
         minutes = state.get("minutes")
+        d = drift.get(c.name)
         outcomes.append(
             tune_render.Outcome(
                 c.name,
                 tuple(str(c.params.get(k, "-")) for k in c.varied),
                 status,
-                str(state.get("reason", "")),
+                (d.disqualified if d and d.disqualified and status == "complete" else "")
+                or str(state.get("reason", "")),
                 float(minutes) if isinstance(minutes, int | float) else None,
+                None if d is None else (d.under_load, d.against_first),
             )
         )
         if status == "complete":
-            candidates.append(candidate(c.name, read_summary(out / c.dirname)))
+            found = candidate(c.name, read_summary(out / c.dirname))
+            candidates.append(replace(found, disqualified=d.disqualified) if d else found)
         elif status == "failed":
             candidates.append(Candidate(c.name, (), str(state.get("reason", ""))))
     return outcomes, candidates
@@ -230,7 +271,7 @@ def write_answer(experiment: Experiment, out: Path) -> tuple[Choice, list[tune_r
         page = compare_render.html_page(comparison, title=f"llmload tune: {experiment.name}", intro=intro)
         (out / "report.html").write_text(page, encoding="utf-8")
     (out / "comparison.md").write_text(markdown, encoding="utf-8")
-    states = [_read_state(out / c.dirname / STATE) or {"name": c.name} for c in experiment.configurations]
+    states = [read_object(out / c.dirname / STATE) or {"name": c.name} for c in experiment.configurations]
     _write(
         out / "tune.json",
         {"experiment": experiment.name, "recommendation": choice.line(), "configurations": states},
@@ -264,8 +305,12 @@ def main(argv: Sequence[str]) -> int:
     signal.signal(signal.SIGTERM, _terminated)  # the servers live in sessions of their own
     args = _parser().parse_args(list(argv))
     experiment = load_experiment(args.experiment, parse_overrides(args.set))
+    if args.max_answer_drift is not None:
+        limit = drift_limit(args.max_answer_drift, "--max-answer-drift")
+        quality = replace(experiment.quality or Quality(), max_answer_drift=limit)
+        experiment = replace(experiment, quality=quality)
     for c in experiment.configurations:
-        _sweep_args(experiment, c, "http://127.0.0.1:1", Path("."))  # a bad option stops it here
+        _sweep_args(c, "http://127.0.0.1:1", Path("."))  # a bad option stops it here
     if args.dry_run:
         return _dry_run(experiment)
     out = args.results_dir / (args.name or experiment.name)
@@ -279,7 +324,7 @@ def main(argv: Sequence[str]) -> int:
     interrupted = False
     for c in experiment.configurations:
         cdir = out / c.dirname
-        status = _read_state(cdir / STATE).get("status")
+        status = read_object(cdir / STATE).get("status")
         if args.resume and status in _DONE and not (status == "failed" and args.retry_failed):
             print(f"llmload tune: [{c.name}] {status} before: skipped", flush=True)
             continue

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from llmload.config.quality import Quality, parse_quality
 from llmload.errors import ConfigError
 
 Scalar = str | int | float | bool
@@ -74,6 +75,7 @@ class Experiment:
     server: ServerSpec
     configurations: tuple[Configuration, ...]
     directory: Path = field(default=Path("."))  # where the file is: relative paths start there
+    quality: Quality | None = None  # None: no [quality] table, no probes
 
 
 def _text(value: Scalar) -> str:
@@ -229,11 +231,10 @@ def parse_experiment(
 ) -> Experiment:
     """The experiment a parsed TOML document describes; ``overrides`` (``--set k=v``) replace
     shared parameters."""
-    unknown = sorted(set(data) - {"name", "server", "params", "grid", "configs", "client"})
+    tables = ("name", "server", "params", "grid", "configs", "client", "quality")
+    unknown = sorted(set(data) - set(tables))
     if unknown:
-        raise ConfigError(
-            unknown[0], data[unknown[0]], "unknown key (known: name, server, params, grid, configs, client)"
-        )
+        raise ConfigError(unknown[0], data[unknown[0]], f"unknown key (known: {', '.join(tables)})")
     server = _server(_table(data, "server"))
     shared: dict[str, Scalar] = {k: _scalar(v, f"params.{k}") for k, v in _table(data, "params").items()}
     shared.update(overrides or {})
@@ -272,7 +273,8 @@ def parse_experiment(
         if c.dirname in seen:
             raise ConfigError("configs", c.name, "two configurations share this name")
         seen.add(c.dirname)
-    experiment = Experiment(str(data.get("name") or name), server, configurations, directory)
+    quality = parse_quality(_table(data, "quality"), directory) if "quality" in data else None
+    experiment = Experiment(str(data.get("name") or name), server, configurations, directory, quality)
     check_templates(experiment)
     return experiment
 

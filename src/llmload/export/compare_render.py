@@ -7,7 +7,7 @@ columns divide each run by A. Server differences sit right under the headline ro
 from __future__ import annotations
 
 import string
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from llmload.export import html as h
 from llmload.export.compare import NOISE, CompareRow, Comparison
@@ -65,12 +65,15 @@ def _rows(rows: Sequence[CompareRow]) -> list[list[str]]:
     return [[row.label, *_value_cells(row), *row.ratios()] for row in rows]
 
 
-def text_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+def text_table(
+    headers: Sequence[str], rows: Sequence[Sequence[str]], *, left: Collection[int] = (0,)
+) -> list[str]:
+    """Columns two spaces apart, numbers right-aligned, the columns in ``left`` (text) left."""
     widths = [max(len(str(r[i])) for r in [headers, *rows]) for i in range(len(headers))]
 
     def line(cells: Sequence[str]) -> str:
         return "  ".join(
-            str(x).ljust(w) if i == 0 else str(x).rjust(w)
+            str(x).ljust(w) if i in left else str(x).rjust(w)
             for i, (x, w) in enumerate(zip(cells, widths, strict=True))
         ).rstrip()
 

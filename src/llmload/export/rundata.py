@@ -256,7 +256,8 @@ def all_warnings(summary: Summary) -> list[str]:
     if not summary.complete:
         out.append("the run did not complete: later stages are missing or partial")
     out += list(summary.warnings)
-    out += [f"server: {w}" for w in array(summary.server.get("warnings") or [])]
+    # the run's own warnings already carry the fingerprint's: a server warning is said once
+    out += [f"server: {w}" for w in array(summary.server.get("warnings") or []) if w not in summary.warnings]
     for stage in summary.stages:
         if stage.client_bound:
             out.append(
@@ -265,39 +266,6 @@ def all_warnings(summary: Summary) -> list[str]:
             )
         out += [f"{stage.name}: {w}" for w in stage.warnings]
     return out
-
-
-def spec_decode(stage: Stage) -> tuple[float | None, float | None]:
-    """The server's speculative-decoding (acceptance rate, mean acceptance length) of a stage.
-
-    Looked up tolerantly: flat in ``stage.server`` or one level down (``spec_decode``), under
-    vLLM's names or SGLang's accept-length gauge (target/scrape.py writes both).
-    """
-    server = stage.server
-    if not isinstance(server, Mapping):
-        return None, None
-    places = [server, *(v for v in server.values() if isinstance(v, Mapping))]
-    rate = _first(places, ("acceptance_rate", "spec_decode_acceptance_rate", "accept_rate"))
-    length = _first(
-        places,
-        (
-            "mean_acceptance_length",
-            "acceptance_length",
-            "accept_length",
-            "spec_accept_length",
-            "accept_length_gauge_mean",
-        ),
-    )
-    return rate, length
-
-
-def _first(places: list[Mapping[str, JSON]], keys: tuple[str, ...]) -> float | None:
-    for place in places:
-        for key in keys:
-            value = place.get(key)
-            if isinstance(value, int | float) and not isinstance(value, bool):
-                return float(value)
-    return None
 
 
 def flatten(value: JSON, prefix: str = "") -> Iterator[tuple[str, str]]:

@@ -11,8 +11,8 @@ import io
 from collections.abc import Sequence
 from pathlib import Path
 
-from llmload.export.rundata import spec_decode
 from llmload.metrics.catalog import TABLE_LATENCIES, Column, latency_column
+from llmload.results.speculation import spec_decode
 from llmload.results.summary import Stage, Summary
 
 Cell = float | int | bool | None

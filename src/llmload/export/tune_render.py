@@ -1,6 +1,8 @@
 """``llmload tune``'s answer as console text, Markdown and the head of its report page: one row
 per configuration (the parameters that differ, how it ended, its numbers), then the
-recommendation line. The comparison under it is ``llmload compare``'s."""
+recommendation line. Tokens per chunk and the server's acceptance rate are those of the peak
+level: where a drafter (speculative decoding) pays, or does not. The comparison under it is
+``llmload compare``'s."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from dataclasses import dataclass
 from llmload.export import html as h
 from llmload.export.compare_render import md_table, text_table
 from llmload.results.choice import Candidate, Choice, Point
+from llmload.results.drift import Drift
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,11 +24,15 @@ class Outcome:
     status: str  # complete, failed, partial, pending
     verdict: str  # the sweep's verdict line, or why the configuration failed
     minutes: float | None
+    drift: tuple[Drift | None, Drift | None] | None = None  # under load, against the first; None: no probes
 
 
 _HEADERS = (
     "status",
+    "single-stream tok/s",
     "peak tok/s",
+    "tok/chunk",
+    "accept",
     "highest level in SLO",
     "tok/s there",
     "best tok/s in SLO",
@@ -37,23 +44,44 @@ def _at(point: Point | None, value: str) -> str:
     return "-" if point is None else value
 
 
+def _drift(o: Outcome) -> tuple[str, str]:
+    under, against = o.drift or (None, None)
+    return ("-" if under is None else under.text(), "-" if against is None else against.text())
+
+
+def examples(outcomes: Sequence[Outcome]) -> list[str]:
+    """One differing answer per configuration whose answers changed."""
+    out = []
+    for o in outcomes:
+        for what, d in zip(("under load", "vs the first"), o.drift or (), strict=False):
+            if d is not None and d.example:
+                out.append(f"{o.name}, {what}: {d.example}")
+    return out
+
+
 def rows(
     varied: Sequence[str], outcomes: Sequence[Outcome], choice: Choice
 ) -> tuple[list[str], list[list[str]]]:
     """The table: a column per varied parameter, then how the configuration did."""
     by_name: dict[str, Candidate] = {c.name: c for c in choice.candidates}
-    headers = ["configuration", *varied, *_HEADERS, "minutes", "verdict"]
+    probed = any(o.drift is not None for o in outcomes)
+    first = outcomes[0].name if outcomes else ""
+    drift_headers = ["answers changed under load", f"answers vs {first}"] if probed else []
+    headers = ["configuration", *varied, *_HEADERS, *drift_headers, "minutes", "verdict"]
     out = []
     for o in outcomes:
         c = by_name.get(o.name)
-        peak = max((p.output_tok_per_s for p in c.points), default=None) if c else None
+        peak = c.peak if c else None
         high, best, cheap = (c.highest, c.best, c.cheapest) if c else (None, None, None)
         out.append(
             [
                 o.name,
                 *o.params,
                 o.status,
-                h.fmt(peak),
+                h.fmt(c.single_stream_tok_per_s if c else None),
+                h.fmt(peak.output_tok_per_s if peak else None),
+                h.fmt(peak.tokens_per_chunk if peak else None, 2),
+                h.fmt(peak.acceptance_rate if peak else None, 2),
                 _at(high, high.where if high else ""),
                 _at(high, h.fmt(high.output_tok_per_s) if high else ""),
                 _at(best, f"{h.fmt(best.output_tok_per_s)} at {best.where}" if best else ""),
@@ -63,6 +91,7 @@ def rows(
                     if cheap and cheap.usd_per_m_output_tokens is not None
                     else "",
                 ),
+                *(_drift(o) if probed else ()),
                 "-" if o.minutes is None else f"{o.minutes:.1f}",
                 o.verdict,
             ]
@@ -72,21 +101,31 @@ def rows(
 
 def console(title: str, varied: Sequence[str], outcomes: Sequence[Outcome], choice: Choice) -> str:
     headers, body = rows(varied, outcomes, choice)
-    return "\n".join([f"llmload tune: {title}", "", *text_table(headers, body), "", choice.line()]) + "\n"
+    diffs = examples(outcomes)
+    lines = [
+        f"llmload tune: {title}",
+        "",
+        *text_table(headers, body, left=(*range(1 + len(varied)), len(headers) - 1)),
+        "",
+    ]
+    lines += ["answers that changed:", *(f"  {d}" for d in diffs), ""] if diffs else []
+    return "\n".join([*lines, choice.line()]) + "\n"
 
 
 def markdown(title: str, varied: Sequence[str], outcomes: Sequence[Outcome], choice: Choice) -> str:
     headers, body = rows(varied, outcomes, choice)
-    return (
-        "\n".join([f"## llmload tune: {title}", "", f"**{choice.line()}**", "", *md_table(headers, body)])
-        + "\n"
-    )
+    diffs = examples(outcomes)
+    lines = [f"## llmload tune: {title}", "", f"**{choice.line()}**", "", *md_table(headers, body)]
+    lines += ["", "Answers that changed:", "", *(f"- `{d}`" for d in diffs)] if diffs else []
+    return "\n".join(lines) + "\n"
 
 
 def html_intro(varied: Sequence[str], outcomes: Sequence[Outcome], choice: Choice) -> list[str]:
     headers, body = rows(varied, outcomes, choice)
+    diffs = examples(outcomes)
     return [
         h.paragraph(choice.line(), "big"),
         h.heading("Configurations"),
         h.table(headers, body, left=1 + len(varied)),
+        *([h.heading("Answers that changed"), *(h.paragraph(d) for d in diffs)] if diffs else []),
     ]

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from llmload.metrics.slo import parse_max_error_rate
 from llmload.protocol.jsonvalue import array, obj
+from llmload.results.speculation import spec_decode
 from llmload.results.summary import Stage, Summary
 
 DEFAULT_MAX_ERROR_RATE = 0.01  # --max-error-rate's default, as the verdict applies it
@@ -29,6 +30,8 @@ class Point:
     output_tok_per_s: float
     usd_per_m_output_tokens: float | None
     meets: bool
+    tokens_per_chunk: float | None = None  # mean tokens per token-bearing event but the first
+    acceptance_rate: float | None = None  # the server's speculative-decoding acceptance, if any
 
     @property
     def where(self) -> str:
@@ -44,10 +47,17 @@ class Candidate:
     name: str
     points: tuple[Point, ...]
     failed: str | None = None  # why it has no numbers (its server never ran, say)
+    single_stream_tok_per_s: float | None = None  # one stream's decode speed, the sweep's headline
+    disqualified: str = ""  # why it is not recommended whatever its numbers (its answers drifted)
 
     @property
     def met(self) -> tuple[Point, ...]:
-        return tuple(p for p in self.points if p.meets)
+        return () if self.disqualified else tuple(p for p in self.points if p.meets)
+
+    @property
+    def peak(self) -> Point | None:
+        """The level of the highest throughput, whether or not it met the objectives."""
+        return max(self.points, key=lambda p: p.output_tok_per_s, default=None)
 
     @property
     def highest(self) -> Point | None:
@@ -138,11 +148,14 @@ def candidate(name: str, summary: Summary) -> Candidate:
             s.output_tok_per_s,
             s.cost.usd_per_m_output_tokens if s.cost else None,
             _meets(s, limit),
+            s.tokens_per_event.mean if s.tokens_per_event else None,
+            spec_decode(s)[0],
         )
         for s in summary.stages
         if s.output_tok_per_s is not None
     )
-    return Candidate(name, points)
+    single = summary.headline.single_stream_tok_per_s if summary.headline else None
+    return Candidate(name, points, single_stream_tok_per_s=single)
 
 
 def objectives_of(summaries: Mapping[str, Summary]) -> str:

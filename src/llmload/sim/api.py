@@ -61,6 +61,7 @@ class App:
             "/health": self._health,
             "/version": self._version,
             "/get_server_info": self._server_info,
+            "/server_info": self._vllm_server_info,
             "/sim/requests": lambda r: (200, truth.requests()),
             "/sim/counters": lambda r: (200, self._counters()),
             "/sim/timeline": self._timeline,
@@ -146,6 +147,12 @@ class App:
             return 404, _error("no route /get_server_info", 404)
         return 200, info
 
+    def _vllm_server_info(self, request: HttpRequest) -> Answer:
+        info = fingerprint.vllm_server_info(self._config)
+        if info is None:
+            return 404, _error("no route /server_info", 404)
+        return 200, info
+
     def _timeline(self, request: HttpRequest) -> Answer:
         return 200, self._truth.timeline(_since_ns(request))
 
@@ -162,7 +169,7 @@ class App:
             running=engine.running_count,
             waiting=engine.waiting_count,
             kv_usage=kv_usage,
-            speculative=self._config.tokens_per_chunk > 1,
+            speculative=self._config.speculative,
             engine=self._config.profile.engine,
             cache=engine.cache_stats,
         )

@@ -11,7 +11,7 @@ from pathlib import Path
 from llmload.errors import ConfigError
 from llmload.sim.config import SimConfig
 from llmload.sim.faults import FaultPolicy, modes_text, parse_modes
-from llmload.sim.model import NS_PER_MS, FixedTiming, ModelParams
+from llmload.sim.model import NS_PER_MS, FixedTiming, ModelParams, Speculation
 from llmload.sim.profiles import get_profile, profile_names
 
 # Flags of the batching model: (flag, ModelParams field, scale from the flag's unit to the field's).
@@ -53,6 +53,7 @@ def _parser() -> argparse.ArgumentParser:
         "--prefix-cache-tokens", type=int, help="prefix cache capacity in tokens (default: the KV budget)"
     )
     _model_output(p)
+    _speculation(p)
     p.add_argument("--emit-timestamps", action="store_true", help="send_ns in every chunk")
     p.add_argument("--request-log", type=Path, help="append per-request ground truth (JSONL)")
     p.add_argument("--fault", help=f"MODE[,MODE...] for every request: {modes_text()}")
@@ -80,6 +81,48 @@ def _serving(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dcgm", action="store_true", help="/metrics also has a simulated GPU's DCGM gauges")
     p.add_argument("--certfile", type=Path, help="TLS certificate (PEM): serve https")
     p.add_argument("--keyfile", type=Path, help="TLS private key (PEM)")
+
+
+def _speculation(p: argparse.ArgumentParser) -> None:
+    spec = p.add_argument_group("speculative decoding (a drafter over the batching model)")
+    spec.add_argument("--draft-tokens", type=int, help="tokens the drafter proposes per step")
+    spec.add_argument(
+        "--draft-acceptance", type=float, help="chance each draft token is accepted, in turn (default 0.7)"
+    )
+    spec.add_argument("--draft-ms", type=float, help="one drafter pass (default 5%% of the step base)")
+    spec.add_argument(
+        "--draft-verify-cost",
+        type=float,
+        help="a verified draft token's share of a sequence's per-step cost (default 0.75)",
+    )
+
+
+def _speculation_of(
+    args: argparse.Namespace, given: Speculation | None, step_base_ns: int
+) -> Speculation | None:
+    """The profile's drafter (``given``), or the flags' (which start from it or from defaults)."""
+    flags = (args.draft_tokens, args.draft_acceptance, args.draft_ms, args.draft_verify_cost)
+    if all(f is None for f in flags):
+        return given
+    if given is None and args.draft_tokens is None:
+        raise ConfigError("--draft-tokens", None, "give it to turn speculative decoding on")
+    if args.draft_tokens is not None and args.draft_tokens < 0:
+        raise ConfigError("--draft-tokens", args.draft_tokens, "must be >= 0 (0: off)")
+    if args.draft_tokens == 0:
+        return None
+    base = given or Speculation(1, 0.7, round(step_base_ns * 0.05), 0.75)
+    acceptance = base.acceptance if args.draft_acceptance is None else args.draft_acceptance
+    if not 0.0 <= acceptance < 1.0:
+        raise ConfigError("--draft-acceptance", acceptance, "must be in [0, 1)")
+    verify = base.verify_cost if args.draft_verify_cost is None else args.draft_verify_cost
+    if verify < 0:
+        raise ConfigError("--draft-verify-cost", verify, "must be >= 0")
+    return Speculation(
+        base.draft_tokens if args.draft_tokens is None else args.draft_tokens,
+        acceptance,
+        base.draft_ns if args.draft_ms is None else _ns("--draft-ms", args.draft_ms),
+        verify,
+    )
 
 
 def _model_output(p: argparse.ArgumentParser) -> None:
@@ -142,7 +185,12 @@ def _params(args: argparse.Namespace, base: ModelParams) -> ModelParams:
                 raise ConfigError("--" + flag.replace("_", "-"), value, "must be >= 1")
             changes[flag] = value
     changes["prefix_cache_tokens"] = _prefix_cache_tokens(args, base, changes)
-    return dataclasses.replace(base, **changes)
+    ints = {f.name: changes.get(f.name, getattr(base, f.name)) for f in dataclasses.fields(ModelParams)}
+    params = ModelParams(**{**ints, "speculation": None})
+    speculation = _speculation_of(args, base.speculation, params.step_base_ns)
+    if speculation is not None and params.tokens_per_chunk != 1:
+        raise ConfigError("--tokens-per-chunk", params.tokens_per_chunk, "cannot be combined with a drafter")
+    return dataclasses.replace(params, speculation=speculation)
 
 
 def _prefix_cache_tokens(args: argparse.Namespace, base: ModelParams, changes: dict[str, int]) -> int:

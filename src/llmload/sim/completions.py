@@ -147,31 +147,33 @@ class Completions:
             include_usage=body.include_usage,
             headers=tuple(self._headers(entry.id, "application/json")),
         )
-        renderer = None
-        if body.stream:
-            renderer = ChunkRenderer(
-                chat=body.chat,
-                response_id=entry.id,
-                created=info.created,
-                model=info.model,
-                prompt_tokens=body.prompt_tokens,
-                continuous_usage=body.continuous_usage,
-                emit_timestamps=config.emit_timestamps,
-                tool=None if body.shape is None else body.shape.tool,
-            )
         cls = Generation if mode is None else FaultyGeneration
         return cls(
             info=info,
             plan=plan,
             text=TokenText.seeded(rng),
             tokens_per_chunk=config.tokens_per_chunk,
-            renderer=renderer,
+            renderer=self._renderer(body, info) if body.stream else None,
             entry=entry,
             conn=conn,
             truth=self._truth,
             prompt=body.prompt,
             shape=body.shape,
             reasoning=reasoning,
+            speculation=None if config.timing else config.params.speculation,
+            rng=SplitMix64(rng.next()),
+        )
+
+    def _renderer(self, body: GenRequest, info: ResponseInfo) -> ChunkRenderer:
+        return ChunkRenderer(
+            chat=body.chat,
+            response_id=info.response_id,
+            created=info.created,
+            model=info.model,
+            prompt_tokens=body.prompt_tokens,
+            continuous_usage=body.continuous_usage,
+            emit_timestamps=self._config.emit_timestamps,
+            tool=None if body.shape is None else body.shape.tool,
         )
 
     def _start(

@@ -42,6 +42,11 @@ class SimConfig:
         return self.timing.tokens_per_chunk if self.timing else self.params.tokens_per_chunk
 
     @property
+    def speculative(self) -> bool:
+        """Whether the engine drafts tokens (fixed chunks of more than one count as drafts)."""
+        return self.tokens_per_chunk > 1 or (self.timing is None and self.params.speculation is not None)
+
+    @property
     def server_header(self) -> str:
         """The ``server`` response header: it names the engine the profile imitates."""
         return f"llmload-sim ({self.profile.engine} {self.profile.version})"

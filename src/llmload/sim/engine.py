@@ -147,7 +147,7 @@ class BatchEngine:
             self._cache_stats.prefill_batch(admitted - prefill, admitted)
         else:
             self._cache_stats.decode_batch()
-        duration = self.params.step_ns(len(self.running), prefill)
+        duration = round(self.params.step_ns(len(self.running), prefill))
         self._step_start_ns = start_ns
         self._deadline_ns = start_ns + duration
         self._timer.arm(self._deadline_ns)
@@ -165,7 +165,7 @@ class BatchEngine:
             # A preempted sequence recomputes its generated tokens along with its prompt (less
             # what the prefix cache holds, see _lookup).
             need = generation.prompt_tokens + generation.generated
-            growth = (len(self.running) + 1) * params.tokens_per_chunk
+            growth = (len(self.running) + 1) * params.max_tokens_per_step
             if self.running and self._kv_tokens + need + growth > params.kv_budget_tokens:
                 break
             self.waiting.popleft()
@@ -199,10 +199,11 @@ class BatchEngine:
         stream simply pauses.
         """
         budget = self.params.kv_budget_tokens
-        growth = len(self.running) * self.params.tokens_per_chunk
+        per_seq = self.params.max_tokens_per_step
+        growth = len(self.running) * per_seq
         while len(self.running) > 1 and self._kv_tokens + growth > budget:
             victim = self.running.pop()
             self._kv_tokens -= victim.prompt_tokens + victim.generated
-            growth -= self.params.tokens_per_chunk
+            growth -= per_seq
             self.waiting.appendleft(victim)
             self._truth.preemptions_total += 1

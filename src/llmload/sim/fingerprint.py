@@ -1,8 +1,10 @@
 """What the simulator says about itself: the endpoints a client uses to recognise an engine.
 
 A ``vllm`` profile answers ``/version`` as vLLM does and has no ``/get_server_info`` (404, as on
-vLLM); an ``sglang`` profile answers ``/get_server_info`` with its launch arguments (so
-``sglang-nograph`` shows ``disable_cuda_graph: true``) and ``/version`` as SGLang does.
+vLLM); one with launch arguments also serves them as vLLM's development-mode ``/server_info``
+(``vllm-eagle3`` shows its ``speculative_config``). An ``sglang`` profile answers
+``/get_server_info`` with its launch arguments (so ``sglang-nograph`` shows
+``disable_cuda_graph: true``) and ``/version`` as SGLang does.
 """
 
 from __future__ import annotations
@@ -65,3 +67,11 @@ def server_info(config: SimConfig, port: int) -> dict[str, JSON] | None:
     info.update(dict(config.profile.launch_args))
     info["llmload_sim"] = sim_settings(config)
     return info
+
+
+def vllm_server_info(config: SimConfig) -> dict[str, JSON] | None:
+    """vLLM's ``/server_info`` (served with ``VLLM_SERVER_DEV_MODE=1``), its config as JSON
+    sections; None for a profile without launch arguments, as vLLM outside development mode."""
+    if config.profile.engine != "vllm" or not config.profile.launch_args:
+        return None
+    return {"vllm_config": dict(config.profile.launch_args), "llmload_sim": sim_settings(config)}

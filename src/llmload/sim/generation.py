@@ -2,7 +2,8 @@
 
 An engine calls ``step(now_ns)`` once per decode step (or timer deadline) for every sequence it
 holds; the generation decides how many tokens the event carries (1 first, then
-``tokens_per_chunk``, the last the remainder), renders it and writes it in one ``write``. The first
+``tokens_per_chunk``, or under speculative decoding one more than the draft tokens accepted that
+step, the last the remainder), renders it and writes it in one ``write``. The first
 write of a chat stream also carries the role-only event, the last also the usage event,
 ``[DONE]`` and the end of the chunked body: one write per stream per step, always.
 """
@@ -14,6 +15,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from llmload.sim.http import HttpConnection
+from llmload.sim.model import Speculation
 from llmload.sim.render import (
     DONE_EVENT,
     LAST_CHUNK,
@@ -23,7 +25,7 @@ from llmload.sim.render import (
     frame,
 )
 from llmload.sim.shapes import Shape, escaped
-from llmload.sim.tokens import OutputPlan, Token, TokenText
+from llmload.sim.tokens import OutputPlan, SplitMix64, Token, TokenText
 from llmload.sim.truth import RequestEntry, Truth
 
 
@@ -43,7 +45,9 @@ class Generation:
     """A request in flight, from admission to its last event."""
 
     __slots__ = (
+        "_accept_below",
         "_done_event",
+        "_drafts",
         "_renderer",
         "_shape",
         "_text",
@@ -59,6 +63,7 @@ class Generation:
         "prompt",
         "prompt_tokens",
         "reasoning",
+        "rng",
         "start_ns",
         "state",
         "truth",
@@ -79,6 +84,8 @@ class Generation:
         prompt: Sequence[Token] = (),
         shape: Shape | None = None,
         reasoning: int = 0,
+        speculation: Speculation | None = None,
+        rng: SplitMix64 | None = None,
     ) -> None:
         self.info = info
         # The plan's first ``reasoning`` tokens are thinking (``delta.reasoning_content``), the
@@ -93,6 +100,11 @@ class Generation:
         self.plan = plan
         self._text = text
         self.k = tokens_per_chunk
+        # Under speculation each step proposes ``_drafts`` tokens; a draw below ``_accept_below``
+        # (of 2**32) accepts the next. Fixed chunks of k count as k - 1 drafts, all accepted.
+        self._drafts = tokens_per_chunk - 1 if speculation is None else speculation.draft_tokens
+        self._accept_below = 0 if speculation is None else int(speculation.acceptance * 2**32)
+        self.rng = rng if rng is not None else SplitMix64(0)
         self._renderer = renderer  # None: a non-streamed request, written whole at the end
         self._done_event = DONE_EVENT
         self.entry = entry
@@ -128,7 +140,11 @@ class Generation:
             return False
         first = self.generated
         left = self.plan.tokens - first
-        n = 1 if first == 0 else (self.k if self.k < left else left)
+        if first == 0:
+            n = 1
+        else:
+            n = self.k if not self._accept_below else self._speculated()
+            n = n if n < left else left
         self.generated = first + n
         last = self.generated >= self.plan.tokens
         if self._renderer is None:
@@ -137,6 +153,14 @@ class Generation:
             return last
         self._emit(first, n, last)
         return last
+
+    def _speculated(self) -> int:
+        """Tokens of one speculative step: the drafts accepted before the first rejection, + 1."""
+        accepted = 0
+        below, rng = self._accept_below, self.rng
+        while accepted < self._drafts and (rng.next() & 0xFFFFFFFF) < below:
+            accepted += 1
+        return 1 + accepted
 
     def token_bytes(self, first: int, n: int) -> bytes:
         text = self._text
@@ -212,9 +236,9 @@ class Generation:
         truth.events_written_total += events
         if self.events == 0:
             truth.first_token(self.entry, sent_ns)
-        elif self.k > 1:
+        elif self._drafts:
             truth.drafts_total += 1
-            truth.draft_tokens_total += self.k - 1
+            truth.draft_tokens_total += self._drafts
             truth.accepted_tokens_total += n - 1
         self.written += n
         self.events += events

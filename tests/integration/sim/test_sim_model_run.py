@@ -6,7 +6,7 @@ import pytest
 from sim_load import closed_loop, tokens_at
 from sim_probe import tail_bound
 
-from llmload.sim.model import ModelParams, stage_output_tok_per_s
+from llmload.sim.model import ModelParams, Speculation, stage_output_tok_per_s, steps_per_request
 from llmload.sim.process import start_sim
 from llmload.sim.tokens import chat_prompt_tokens
 
@@ -23,6 +23,11 @@ WARMUP_S, RUN_S = 0.6, 3.0
     [
         pytest.param(8, ModelParams(4 * MS, MS // 2, 0, 10_000, max_running=64), id="linear"),
         pytest.param(12, ModelParams(3 * MS, MS // 4, 20_000, 10_000, max_running=8), id="capped"),
+        pytest.param(
+            6,
+            ModelParams(4 * MS, MS // 2, 0, 10_000, speculation=Speculation(3, 0.7, MS // 4, 0.75)),
+            id="speculative",
+        ),
     ],
 )
 def test_closed_loop_throughput_matches_model(users: int, params: ModelParams) -> None:
@@ -34,6 +39,9 @@ def test_closed_loop_throughput_matches_model(users: int, params: ModelParams) -
         f"--max-running={params.max_running}",
         "--realtime",
     ]
+    if (spec := params.speculation) is not None:
+        args += [f"--draft-tokens={spec.draft_tokens}", f"--draft-acceptance={spec.acceptance}"]
+        args += [f"--draft-ms={spec.draft_ns / MS}", f"--draft-verify-cost={spec.verify_cost}"]
     with start_sim(args) as sim:
         closed_loop(sim.port, users, RUN_S, output_tokens=OUTPUT_TOKENS, prompt_words=PROMPT_WORDS)
         timeline = sim.timeline()
@@ -46,6 +54,9 @@ def test_closed_loop_throughput_matches_model(users: int, params: ModelParams) -
     assert measured == pytest.approx(expected, rel=0.05), (measured, expected)
     assert all(e["prompt_tokens"] == prompt_tokens for e in entries)
     assert all(e["outcome"] == "ok" for e in entries)
+    # each request takes the steps (one event each) the drafter's acceptance predicts
+    steps = sum(int(e["events"]) for e in entries) / len(entries)
+    assert steps == pytest.approx(steps_per_request(params, OUTPUT_TOKENS), rel=0.05)
 
 
 def test_single_stream_first_token_is_one_prefill_step() -> None:

@@ -87,11 +87,14 @@ def test_set_overrides_a_shared_parameter() -> None:
     assert e.configurations[0].params["binary"] == "/opt/llama-server"
 
 
-@pytest.mark.parametrize("name", ["llama-slots.toml", "engines-sim.toml"])
-def test_the_shipped_experiments_load(name: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "count"), [("llama-slots.toml", 3), ("engines-sim.toml", 4), ("gpu-engines.toml", 5)]
+)
+def test_the_shipped_experiments_load(name: str, count: int) -> None:
     path = REPO / "experiments" / name
     e = load_experiment(path)
-    assert e.name == tomllib.loads(path.read_text())["name"] and len(e.configurations) == 3
+    assert e.name == tomllib.loads(path.read_text())["name"] and len(e.configurations) == count
+    assert e.quality is not None
 
 
 def test_a_file_that_is_not_toml_is_a_config_error(tmp_path: Path) -> None:

@@ -204,7 +204,7 @@ def test_cli(runs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixtur
 
 
 def test_acceptance_is_read_from_the_scraper_layout_and_sglang_gauge() -> None:
-    from llmload.export.rundata import spec_decode
+    from llmload.results.speculation import spec_decode
     from tests.support.summaries import stage
 
     vllm = stage(server={"spec_decode": {"acceptance_rate": 0.5, "mean_acceptance_length": 2.5}})

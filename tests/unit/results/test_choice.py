@@ -47,3 +47,11 @@ def test_nothing_met() -> None:
     assert (
         "no configuration met the objectives under 'ttft_p99_ms<=1' at any of the 1 levels" in choice.line()
     )
+
+
+def test_a_disqualified_configuration_is_never_recommended() -> None:
+    drifted = Candidate("np=4", B.points, disqualified="answers drifted under load: 3/6 (50%) > 10%")
+    choice = choose([A, drifted], "tpot_p50_ms<=50")
+    assert choice.by_throughput is not None and choice.by_throughput.name == "np=1"
+    assert choice.runner_up is None
+    assert drifted.peak == point(8, 120, True, 0.2)  # its numbers stay in the table

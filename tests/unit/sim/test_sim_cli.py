@@ -71,12 +71,27 @@ def test_faults_and_tls() -> None:
         (["--port", "70000"], "--port"),
         (["--prefix-cache-tokens", "0"], "--prefix-cache-tokens"),
         (["--no-prefix-cache", "--prefix-cache-tokens", "64"], "--prefix-cache-tokens"),
+        (["--draft-acceptance", "0.5"], "--draft-tokens"),
+        (["--draft-tokens", "3", "--draft-acceptance", "1"], "--draft-acceptance"),
+        (["--draft-tokens", "3", "--tokens-per-chunk", "2"], "--tokens-per-chunk"),
     ],
 )
 def test_mistakes_name_their_flag(argv: list[str], flag: str) -> None:
     with pytest.raises(ConfigError) as info:
         config_from_args(argv)
     assert info.value.option == flag
+
+
+def test_a_drafter_from_the_profile_or_the_flags() -> None:
+    eagle = config_from_args(["--profile", "vllm-eagle3"])
+    assert eagle.speculative and eagle.params.speculation is not None
+    assert eagle.params.speculation.draft_tokens == 3
+    assert config_from_args(["--profile", "vllm-eagle3", "--draft-tokens", "0"]).params.speculation is None
+    tuned = config_from_args(["--step-base-ms", "10", "--draft-tokens", "4", "--draft-acceptance", "0.5"])
+    assert tuned.params.speculation is not None
+    assert (tuned.params.speculation.draft_tokens, tuned.params.speculation.acceptance) == (4, 0.5)
+    assert tuned.params.speculation.draft_ns == 500_000  # 5% of the step base
+    assert not config_from_args([]).speculative
 
 
 def test_unknown_profile_is_an_argparse_error() -> None:

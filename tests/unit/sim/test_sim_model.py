@@ -8,11 +8,13 @@ from llmload.sim.model import (
     DEFAULT_PROMPT_TOKENS,
     FixedTiming,
     ModelParams,
+    Speculation,
     events_per_request,
     fixed_stage_output_tok_per_s,
     mean_running,
     per_stream_decode_tok_per_s,
     stage_output_tok_per_s,
+    steps_per_request,
 )
 
 MS = 1_000_000
@@ -81,3 +83,37 @@ def test_invalid_parameters() -> None:
         FixedTiming(0, 0)
     with pytest.raises(ValueError, match="concurrency"):
         mean_running(ModelParams(1, 1), 0, 1, 1)
+
+
+def test_a_drafter_emits_its_expected_tokens_per_step() -> None:
+    spec = Speculation(draft_tokens=3, acceptance=0.7, draft_ns=MS)
+    odds = spec.token_odds()
+    assert sum(odds) == pytest.approx(1.0)
+    assert sum((1 + j) * p for j, p in enumerate(odds)) == pytest.approx(spec.mean_tokens_per_step)
+    assert spec.mean_tokens_per_step == pytest.approx(1 + 0.7 + 0.49 + 0.343)
+    # no acceptance: one token a step, as without a drafter
+    none = ModelParams(10 * MS, MS, speculation=Speculation(3, 0.0, MS))
+    assert steps_per_request(none, 256) == pytest.approx(events_per_request(256, 1))
+    # a long request: its steps are its tokens after the first over the mean, plus the first
+    params = ModelParams(10 * MS, MS, speculation=spec)
+    assert steps_per_request(params, 2001) == pytest.approx(1 + 2000 / spec.mean_tokens_per_step, rel=0.002)
+
+
+def test_a_drafter_costs_its_passes_and_its_verification() -> None:
+    spec = Speculation(draft_tokens=3, acceptance=0.7, draft_ns=MS, verify_cost=0.5)
+    params = ModelParams(10 * MS, MS, 0, 20_000, speculation=spec)
+    assert params.step_ns(4, 100) == 10 * MS + 3 * MS + 4 * MS * (1 + 3 * 0.5) + 100 * 20_000
+    assert params.max_tokens_per_step == 4
+    with pytest.raises(ValueError, match="tokens_per_chunk"):
+        ModelParams(10 * MS, MS, tokens_per_chunk=2, speculation=spec)
+    with pytest.raises(ValueError, match="acceptance"):
+        Speculation(3, 1.0, MS)
+
+
+def test_speculation_helps_one_stream_and_costs_a_full_batch() -> None:
+    plain = ModelParams(10 * MS, MS // 2)
+    spec = ModelParams(10 * MS, MS // 2, speculation=Speculation(3, 0.7, MS // 2, 0.75))
+    ratio = {c: stage_output_tok_per_s(spec, c) / stage_output_tok_per_s(plain, c) for c in (1, 8, 128)}
+    assert ratio[1] > 1.8
+    assert ratio[1] > ratio[8] > ratio[128]
+    assert ratio[128] < 1.0

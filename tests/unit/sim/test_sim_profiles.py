@@ -76,3 +76,12 @@ def test_every_profile_caches_prefixes_in_its_kv_pool_and_solves_as_without(prof
     fixed = profile.fixed  # type: ignore[attr-defined]
     uncached = dataclasses.replace(profile, fixed=dataclasses.replace(fixed, prefix_cache_tokens=0))
     assert dataclasses.replace(solve(uncached), prefix_cache_tokens=params.prefix_cache_tokens) == params
+
+
+def test_the_eagle_profile_crosses_over_between_32_and_64_streams() -> None:
+    vllm, eagle = get_profile("vllm").params(), get_profile("vllm-eagle3").params()
+    ratio = {c: stage_output_tok_per_s(eagle, c) / stage_output_tok_per_s(vllm, c) for c in DEFAULT_SWEEP}
+    assert ratio[1] == pytest.approx(2.0, abs=0.05)
+    assert ratio[32] > 1.0 > ratio[64]
+    assert ratio[128] == pytest.approx(0.85, abs=0.02)
+    assert dict(get_profile("vllm-eagle3").launch_args)["speculative_config"]
