@@ -252,6 +252,7 @@ ready_timeout_s = 30
 [params]
 sim_port = PORT
 fail = ""
+model = "sim-llama-3-8b"
 
 [[configs]]
 name = "vllm"
@@ -265,11 +266,18 @@ params = { profile = "vllm", fail = "echo the cluster said no; exit 3; " }
 name = "sglang"
 params = { profile = "sglang" }
 
+[[configs]]
+name = "int4"
+params = { profile = "vllm", model = "sim-llama-3-8b-int4" }
+
 [client]
 levels = [2]
 stage_s = 3
 max_tokens = 16
 ignore_eos = true
+
+[quality]
+max_tokens = 8
 """
 
 
@@ -286,14 +294,20 @@ def test_a_server_started_and_stopped_by_hooks(tmp_path: Path) -> None:
     start hook failing with the cluster's words, the next one started on the same port."""
     port = free_port()
     experiment = tmp_path / "hooks.toml"
-    start = "{fail}{python} -m llmload.sim --port {sim_port} --profile {profile} --log-file {log}"
+    start = (
+        "{fail}{python} -m llmload.sim --port {sim_port} --profile {profile} --model {model} --log-file {log}"
+    )
     start += " >/dev/null 2>&1 & echo $! > {dir}/sim.pid"  # the server outlives its start hook
     experiment.write_text(HOOKS.replace("PORT", str(port)).replace("START", start))
-    proc = tune(experiment, "--results-dir", tmp_path, timeout_s=300)
+    proc = tune(experiment, "--results-dir", tmp_path, "--max-answer-drift", "10%", timeout_s=300)
     output = proc.stdout + proc.stderr
     assert proc.returncode == 8, output[-4000:]  # CONFIGS_FAILED: the broken start hook
     out = tmp_path / "hooks"
-    for name, reset in (("vllm", "/reset_prefix_cache"), ("sglang", "/flush_cache")):
+    for name, reset in (
+        ("vllm", "/reset_prefix_cache"),
+        ("sglang", "/flush_cache"),
+        ("int4", "/reset_prefix_cache"),
+    ):
         assert state(out, name)["status"] == "complete", state(out, name)
         assert state(out, name)["cache_reset"] == f"cache reset: POST {reset} 200"
         assert read_checked(out / name / "summary.json")["stages"][0]["requests"]["ok"] > 0
@@ -305,6 +319,13 @@ def test_a_server_started_and_stopped_by_hooks(tmp_path: Path) -> None:
     while not _refused(port) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert _refused(port)
+    # another checkpoint's name is another model to the simulator (its answers are seeded by the
+    # request): every answer changed, so the guard keeps it out of the recommendation
+    row = _row(proc.stdout, "int4")
+    assert row["answers vs vllm"] == "6/6 (100%)", row
+    assert row["verdict"].startswith("answers drifted against the first configuration: 6/6 (100%) > 10%"), row
+    assert "int4, vs the first: 'What is the capital of France? Answer" in proc.stdout
+    assert _row(proc.stdout, "sglang")["answers vs vllm"] == "0/6 (0%)"
     line = orjson.loads((out / "tune.json").read_bytes())["recommendation"]
     name, level, tok_s = best_in_slo(out, ["vllm", "sglang"])
     assert line.startswith(f"best (no --slo: every level counts): {name} at C={level}, {tok_s:.1f} tok/s"), (
