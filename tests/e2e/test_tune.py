@@ -40,17 +40,16 @@ def state(out: Path, name: str) -> dict[str, Any]:
 
 
 def best_in_slo(out: Path, names: list[str]) -> tuple[str, int, float]:
-    """The fastest level that met every objective, over the configurations' own summaries."""
+    """The fastest level that met every objective, over the configurations' own summaries (a
+    search's are its probes' runs, one level down)."""
     found = []
     for name in names:
-        summary = read_checked(out / name / "summary.json")
-        for s in summary["stages"]:
-            if (
-                s["output_tok_per_s"] is not None
-                and all(o["met"] for o in s["slo"] or [])
-                and not s["partial"]
-            ):
-                found.append((s["output_tok_per_s"], name, s["concurrency"]))
+        swept = out / name / "summary.json"
+        for path in [swept] if swept.is_file() else sorted((out / name).glob("*/summary.json")):
+            for s in read_checked(path)["stages"]:
+                met = all(o["met"] for o in s["slo"] or [])
+                if s["output_tok_per_s"] is not None and met and not s["partial"]:
+                    found.append((s["output_tok_per_s"], name, s["concurrency"]))
     tok_s, name, level = max(found)
     return name, level, tok_s
 
@@ -118,7 +117,15 @@ def _check_the_drafter(out: Path, stdout: str, heads: dict[str, Any]) -> None:
     # each request's tokens per step are random (2.53 on average), so one stream's speed over the
     # window's few requests spreads by about 2% (1 sigma); 128 streams average it out
     assert head["single_stream_tok_per_s"] == pytest.approx(per_stream_decode_tok_per_s(eagle, 1), rel=0.08)
-    assert head["peak_tok_per_s"] == pytest.approx(stage_output_tok_per_s(eagle, 128), rel=0.03)
+    # At 128 streams the client's tok/s is the server's own over the same window; against the
+    # model it moves with the acceptance the drafts happened to get (2.50 for an expected 2.53 in
+    # one CI run), so the model is scaled by the acceptance length observed
+    peak = read_checked(out / "vllm-eagle3" / "summary.json")["stages"][-1]
+    spec = peak["server"]["spec_decode"]
+    assert peak["output_tok_per_s"] == pytest.approx(peak["server"]["generation_tok_per_s"], rel=0.01)
+    expected = eagle.speculation.mean_tokens_per_step if eagle.speculation else 1.0
+    scaled = stage_output_tok_per_s(eagle, 128) * spec["mean_acceptance_length"] / expected
+    assert head["peak_tok_per_s"] == pytest.approx(scaled, rel=0.03), (spec, scaled)
     assert head["single_stream_tok_per_s"] > 1.8 * plain["single_stream_tok_per_s"]
     assert head["peak_tok_per_s"] < 0.93 * plain["peak_tok_per_s"]  # the crossover: 0.85 modelled
     row = _row(stdout, "vllm-eagle3")
@@ -270,11 +277,17 @@ params = { profile = "sglang" }
 name = "int4"
 params = { profile = "vllm", model = "sim-llama-3-8b-int4" }
 
+[[configs]]
+name = "searched"
+params = { profile = "vllm" }
+client = { mode = "search", min = 1, max = 12, stage_s = 2 }
+
 [client]
 levels = [2]
 stage_s = 3
 max_tokens = 16
 ignore_eos = true
+slo = "tpot_p50_ms<=17"
 
 [quality]
 max_tokens = 8
@@ -326,8 +339,14 @@ def test_a_server_started_and_stopped_by_hooks(tmp_path: Path) -> None:
     assert row["verdict"].startswith("answers drifted against the first configuration: 6/6 (100%) > 10%"), row
     assert "int4, vs the first: 'What is the capital of France? Answer" in proc.stdout
     assert _row(proc.stdout, "sglang")["answers vs vllm"] == "0/6 (0%)"
+    # a search instead of a sweep: vLLM's TPOT passes 17 ms at about 9 streams (11.6 ms + 0.55 ms
+    # per stream); the configuration's highest level in SLO is the search's answer
+    search = orjson.loads((out / "searched" / "searched.json").read_bytes())
+    assert search["highest_passing"] is not None and search["lowest_failing"] is not None, search
+    assert 6 <= search["highest_passing"] < search["lowest_failing"] <= 12, search
+    searched = _row(proc.stdout, "searched")
+    assert searched["highest level in SLO"] == f"C={search['highest_passing']:g}", searched
+    assert searched["verdict"].startswith("the highest concurrency meeting the objectives is"), searched
     line = orjson.loads((out / "tune.json").read_bytes())["recommendation"]
-    name, level, tok_s = best_in_slo(out, ["vllm", "sglang"])
-    assert line.startswith(f"best (no --slo: every level counts): {name} at C={level}, {tok_s:.1f} tok/s"), (
-        line
-    )
+    name, level, tok_s = best_in_slo(out, ["vllm", "sglang", "searched"])
+    assert line.startswith(f"best under 'tpot_p50_ms<=17': {name} at C={level}, {tok_s:.1f} tok/s"), line

@@ -109,7 +109,7 @@ def main(argv: Sequence[str]) -> int:
     }
     out = Path(args.results_dir) / f"{base_id}.json"
     out.write_bytes(orjson.dumps(result, option=orjson.OPT_INDENT_2))
-    print(_verdict(args.by, good, bad) + f"\nllmload search: details in {out}", flush=True)
+    print(search_verdict(args.by, good, bad) + f"\nllmload search: details in {out}", flush=True)
     return int(ExitCode.OK if good is not None else ExitCode.SLO_MISSED)
 
 
@@ -143,7 +143,7 @@ def vars_of(p: Probe) -> dict[str, JSON]:
     return {"level": p.level, "passed": p.passed, "summary": p.summary_path, "reasons": list(p.reasons)}
 
 
-def _verdict(by: str, good: float | None, bad: float | None) -> str:
+def search_verdict(by: str, good: float | None, bad: float | None) -> str:
     if good is None:
         return f"llmload search: even the lowest {by} ({bad:g}) misses the objectives"
     if bad is None:

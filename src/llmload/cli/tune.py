@@ -27,10 +27,10 @@ from types import FrameType
 
 import orjson
 
+from llmload.cli import tune_client
 from llmload.cli.child import run_child
-from llmload.cli.sweep import _parser as sweep_parser
-from llmload.cli.sweep import echo, locust_command
-from llmload.cli.tune_probes import Guard, drifts, heaviest, read_object
+from llmload.cli.sweep import echo
+from llmload.cli.tune_probes import Guard, drifts, read_object
 from llmload.config.experiment import (
     Configuration,
     Experiment,
@@ -40,12 +40,12 @@ from llmload.config.experiment import (
     render,
 )
 from llmload.config.quality import Quality, drift_limit
-from llmload.errors import ConfigError, ResultsError
+from llmload.errors import ResultsError
 from llmload.export import compare_render, tune_render
 from llmload.export.compare import compare
-from llmload.export.rundata import load_run, read_summary, verdict_of
+from llmload.export.rundata import load_run, read_summary
 from llmload.protocol.jsonvalue import JSON
-from llmload.results.choice import Candidate, Choice, candidate, choose, objectives_of
+from llmload.results.choice import Candidate, Choice, choose, objectives_of
 from llmload.results.exitcodes import ExitCode
 from llmload.target import launch
 from llmload.target.fingerprint import auth_headers, fingerprint
@@ -99,32 +99,6 @@ class Ended:
             "minutes": round((time.time() - started) / 60, 2),
             "log_tail": self.log_tail,
         }
-
-
-def _sweep_args(
-    c: Configuration, url: str, out: Path, *, prometheus_port: int | None = None
-) -> argparse.Namespace:
-    argv = [
-        "--host",
-        url,
-        "--no-wait",
-        "--results-dir",
-        str(out),
-        "--run-id",
-        c.dirname,
-        *client_argv(c.client),
-    ]
-    parser = sweep_parser()
-    parser.exit_on_error = False
-    try:
-        args, unknown = parser.parse_known_args(argv)
-    except argparse.ArgumentError as exc:
-        raise ConfigError(f"client.{(exc.argument_name or '').lstrip('-')}", c.name, exc.message) from None
-    if unknown:
-        raise ConfigError("client", " ".join(unknown), f"not an option of llmload sweep (in {c.name})")
-    if prometheus_port is not None:  # the probes watch its stages (an option Locust's parser takes)
-        args.locust_args = [*args.locust_args, "--prometheus-port", str(prometheus_port)]
-    return args
 
 
 def _write(path: Path, value: JSON) -> None:
@@ -200,11 +174,11 @@ def _measure(experiment: Experiment, c: Configuration, cdir: Path, server: launc
     if code == ExitCode.INTERRUPTED:
         raise KeyboardInterrupt
     if (died := server.exit_code()) is not None:
-        return _failed(f"the server exited with {died} during the sweep", server, sweep_exit=code)
-    if not (cdir / "summary.json").is_file():
-        return _failed(f"the sweep wrote no summary (exit {code})", server, sweep_exit=code)
-    verdict = verdict_of(read_summary(cdir))
-    return Ended("complete", verdict.line, sweep_exit=code, cache_reset=reset)
+        return _failed(f"the server exited with {died} during the {c.mode}", server, sweep_exit=code)
+    found = tune_client.measured(c, cdir)
+    if found is None:
+        return _failed(f"the {c.mode} wrote no summary (exit {code})", server, sweep_exit=code)
+    return Ended("complete", found.verdict, sweep_exit=code, cache_reset=reset)
 
 
 def _answered(answers: Answers | None) -> str:
@@ -216,18 +190,20 @@ def _answered(answers: Answers | None) -> str:
 
 
 def _sweep(c: Configuration, cdir: Path, url: str, guard: Guard | None) -> int:
-    """The configuration's sweep, its probes riding along with the heaviest stage."""
+    """The configuration's sweep (or search), its probes riding along with the heaviest stage."""
     port = launch.free_port() if guard else None
-    args = _sweep_args(c, url, cdir.parent, prometheus_port=port)
+    command = tune_client.command(c, url, cdir, prometheus_port=port)
     if guard is not None:
-        guard.loaded(f"http://127.0.0.1:{port}/metrics", heaviest(args))
-    command = locust_command(args, url)
+        guard.loaded(f"http://127.0.0.1:{port}/metrics", tune_client.heaviest(c, url, cdir))
     echo(f"llmload tune: [{c.name}]", command)
     return run_child(command).returncode
 
 
-def _outcomes(experiment: Experiment, out: Path) -> tuple[list[tune_render.Outcome], list[Candidate]]:
-    outcomes, candidates = [], []
+def _outcomes(
+    experiment: Experiment, out: Path
+) -> tuple[list[tune_render.Outcome], list[Candidate], dict[str, Path]]:
+    """How each configuration ended, its candidate, and the run compare shows for each complete one."""
+    outcomes, candidates, runs = [], [], {}
     drift = drifts(experiment, out)
     for c in experiment.configurations:
         state = read_object(out / c.dirname / STATE)
@@ -245,23 +221,20 @@ def _outcomes(experiment: Experiment, out: Path) -> tuple[list[tune_render.Outco
                 None if d is None else (d.under_load, d.against_first),
             )
         )
-        if status == "complete":
-            found = candidate(c.name, read_summary(out / c.dirname))
-            candidates.append(replace(found, disqualified=d.disqualified) if d else found)
+        found = tune_client.measured(c, out / c.dirname) if status == "complete" else None
+        if found is not None:
+            runs[c.name] = found.run_dir
+            candidates.append(replace(found.candidate, disqualified=d.disqualified) if d else found.candidate)
         elif status == "failed":
             candidates.append(Candidate(c.name, (), str(state.get("reason", ""))))
-    return outcomes, candidates
+    return outcomes, candidates, runs
 
 
 def write_answer(experiment: Experiment, out: Path) -> tuple[Choice, list[tune_render.Outcome]]:
     """tune.json, comparison.md and report.html from the configurations' states and results."""
-    outcomes, candidates = _outcomes(experiment, out)
-    complete = [
-        out / c.dirname
-        for c, o in zip(experiment.configurations, outcomes, strict=True)
-        if o.status == "complete"
-    ]
-    choice = choose(candidates, objectives_of({path.name: read_summary(path) for path in complete}))
+    outcomes, candidates, runs = _outcomes(experiment, out)
+    complete = list(runs.values())
+    choice = choose(candidates, objectives_of({name: read_summary(path) for name, path in runs.items()}))
     varied = experiment.configurations[0].varied
     markdown = tune_render.markdown(experiment.name, varied, outcomes, choice)
     if complete:
@@ -285,7 +258,7 @@ def _dry_run(experiment: Experiment) -> int:
         server = experiment.server
         shown = render(server.command or server.start or "", values, "server")
         print(f"{c.name}:\n  server: {shown}\n  url:    {render(server.url, values, 'server.url')}")
-        print(f"  sweep:  {' '.join(client_argv(c.client))}")
+        print(f"  {c.mode}:  {' '.join(client_argv(c.client))}")
     return 0
 
 
@@ -310,7 +283,7 @@ def main(argv: Sequence[str]) -> int:
         quality = replace(experiment.quality or Quality(), max_answer_drift=limit)
         experiment = replace(experiment, quality=quality)
     for c in experiment.configurations:
-        _sweep_args(c, "http://127.0.0.1:1", Path("."))  # a bad option stops it here
+        tune_client.parse_client(c, "http://127.0.0.1:1", Path("."))  # a bad option stops it here
     if args.dry_run:
         return _dry_run(experiment)
     out = args.results_dir / (args.name or experiment.name)

@@ -8,14 +8,12 @@ setting change them?). Neither changes a verdict unless ``max_answer_drift`` is 
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
 
-from llmload.config import values
 from llmload.config.experiment import Experiment
 from llmload.config.quality import Quality
 from llmload.protocol.jsonvalue import JSON
@@ -32,11 +30,6 @@ class Drifts:
     under_load: Drift | None  # against the same configuration alone
     against_first: Drift | None  # alone, against the first configuration alone
     disqualified: str = ""  # why --max-answer-drift rules it out; "" when it does not
-
-
-def heaviest(sweep: argparse.Namespace) -> int:
-    """The sweep's highest concurrency level, the one probes ride along with."""
-    return max(values.levels(sweep.levels, sweep))
 
 
 class Guard:

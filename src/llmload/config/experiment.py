@@ -26,6 +26,7 @@ from llmload.errors import ConfigError
 Scalar = str | int | float | bool
 ClientValue = Scalar | tuple[Scalar, ...]
 Reset = Literal["auto", "off"]
+Mode = Literal["sweep", "search"]
 
 RESERVED = ("port", "log", "config")
 _READY_TIMEOUT_S = 900.0
@@ -58,6 +59,7 @@ class Configuration:
     params: Mapping[str, Scalar]  # every parameter, shared ones included
     varied: tuple[str, ...]  # the parameters that differ between configurations
     client: Mapping[str, ClientValue]  # sweep options: the experiment's, then its own
+    mode: Mode = "sweep"  # llmload sweep over its levels, or llmload search for the highest
 
     @property
     def dirname(self) -> str:
@@ -222,6 +224,15 @@ def _named(configs: object) -> list[tuple[str, dict[str, Scalar], Mapping[str, o
     return out
 
 
+def _configuration(
+    name: str, params: dict[str, Scalar], varied: tuple[str, ...], client: dict[str, ClientValue]
+) -> Configuration:
+    mode = client.pop("mode", "sweep")
+    if mode not in ("sweep", "search"):
+        raise ConfigError("client.mode", mode, f"must be sweep or search (in {name})")
+    return Configuration(name, params, varied, client, "search" if mode == "search" else "sweep")
+
+
 def parse_experiment(
     data: Mapping[str, object],
     *,
@@ -265,7 +276,7 @@ def parse_experiment(
         )
     )
     configurations = tuple(
-        Configuration(label, params, varied, {**client, **_client(own, f"configs.{label}.client")})
+        _configuration(label, params, varied, {**client, **_client(own, f"configs.{label}.client")})
         for (label, _, own), params in zip(rows, all_params, strict=True)
     )
     seen: set[str] = set()

@@ -94,7 +94,9 @@ class Choice:
         best = self.by_throughput
         if best is None:
             tried = sum(len(c.points) for c in self.candidates)
-            return f"no configuration met the objectives {under} at any of the {tried} levels measured"
+            ruled = sum(bool(c.disqualified) for c in self.candidates)
+            out = f"no configuration met the objectives {under} at any of the {tried} levels measured"
+            return out + (f" ({ruled} ruled out: their answers drifted)" if ruled else "")
         text = f"best {under}: {best.name} at {best.point.where}, {best.point.output_tok_per_s:.1f} tok/s"
         if best.point.usd_per_m_output_tokens is not None:
             text += f", ${best.point.usd_per_m_output_tokens:.2f}/M"

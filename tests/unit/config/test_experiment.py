@@ -113,3 +113,34 @@ def test_the_schema_accepts_the_shipped_experiments_and_rejects_a_reserved_name(
         assert not list(validator.iter_errors(tomllib.loads(path.read_text()))), path
     bad = {"server": {"command": "x"}, "grid": {"np": [1]}, "params": {"port": 1}}
     assert list(validator.iter_errors(bad))
+
+
+def test_a_configuration_may_search_instead_of_sweeping(tmp_path: Path) -> None:
+    from llmload.cli.tune_client import command, heaviest, parse_client
+
+    e = parse_experiment(
+        {
+            "server": SERVER,
+            "configs": [
+                {"name": "swept", "params": {"np": 1}},
+                {"name": "searched", "params": {"np": 2}, "client": {"mode": "search", "max": 64}},
+            ],
+            "client": {"levels": [1, 8], "slo": "tpot_p50_ms<=50"},
+        },
+        name="x",
+    )
+    swept, searched = e.configurations
+    assert (swept.mode, searched.mode) == ("sweep", "search") and "mode" not in searched.client
+    assert heaviest(swept, "http://h", tmp_path / "swept") == 8
+    assert heaviest(searched, "http://h", tmp_path / "searched") == 64
+    argv = command(searched, "http://h", tmp_path / "searched", prometheus_port=9999)
+    assert argv[1:4] == ["-m", "llmload.cli", "search"] and argv[-3:] == ["--", "--prometheus-port", "9999"]
+    assert argv[argv.index("--results-dir") + 1] == str(tmp_path / "searched")
+    unjudged = parse_experiment(
+        {"server": SERVER, "grid": {"np": [1]}, "client": {"mode": "search"}}, name="x"
+    ).configurations[0]
+    with pytest.raises(ConfigError, match="a search needs an objective"):
+        parse_client(unjudged, "http://h", tmp_path)
+    with pytest.raises(ConfigError) as info:
+        parse_experiment({"server": SERVER, "grid": {"np": [1]}, "client": {"mode": "bisect"}}, name="x")
+    assert info.value.option == "client.mode"

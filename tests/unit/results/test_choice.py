@@ -55,3 +55,9 @@ def test_a_disqualified_configuration_is_never_recommended() -> None:
     assert choice.by_throughput is not None and choice.by_throughput.name == "np=1"
     assert choice.runner_up is None
     assert drifted.peak == point(8, 120, True, 0.2)  # its numbers stay in the table
+
+
+def test_when_every_configuration_drifted_the_line_says_so() -> None:
+    drifted = Candidate("np=4", B.points, disqualified="answers drifted")
+    line = choose([drifted], "").line()
+    assert line.endswith("at any of the 3 levels measured (1 ruled out: their answers drifted)"), line
