@@ -117,15 +117,18 @@ def _check_the_drafter(out: Path, stdout: str, heads: dict[str, Any]) -> None:
     # each request's tokens per step are random (2.53 on average), so one stream's speed over the
     # window's few requests spreads by about 2% (1 sigma); 128 streams average it out
     assert head["single_stream_tok_per_s"] == pytest.approx(per_stream_decode_tok_per_s(eagle, 1), rel=0.08)
-    # At 128 streams the client's tok/s is the server's own over the same window; against the
-    # model it moves with the acceptance the drafts happened to get (2.50 for an expected 2.53 in
-    # one CI run), so the model is scaled by the acceptance length observed
+    # At 128 streams one step carries about 320 tokens (2% of a 12 s window), and the window's
+    # edges fall inside steps: the client's count and the server's (scraped at instants near the
+    # edges) may each be off by a step. Against the model it also moves with the acceptance the
+    # drafts happened to get (2.50 for an expected 2.53 in one CI run): the model is scaled by
+    # the acceptance length observed.
     peak = read_checked(out / "vllm-eagle3" / "summary.json")["stages"][-1]
-    spec = peak["server"]["spec_decode"]
-    assert peak["output_tok_per_s"] == pytest.approx(peak["server"]["generation_tok_per_s"], rel=0.01)
+    server, spec = peak["server"], peak["server"]["spec_decode"]
+    step_share = server["running"]["mean"] * spec["mean_acceptance_length"] / peak["window_output_tokens"]
+    assert peak["output_tok_per_s"] == pytest.approx(server["generation_tok_per_s"], rel=2 * step_share)
     expected = eagle.speculation.mean_tokens_per_step if eagle.speculation else 1.0
     scaled = stage_output_tok_per_s(eagle, 128) * spec["mean_acceptance_length"] / expected
-    assert head["peak_tok_per_s"] == pytest.approx(scaled, rel=0.03), (spec, scaled)
+    assert head["peak_tok_per_s"] == pytest.approx(scaled, rel=0.03 + step_share), (spec, scaled)
     assert head["single_stream_tok_per_s"] > 1.8 * plain["single_stream_tok_per_s"]
     assert head["peak_tok_per_s"] < 0.93 * plain["peak_tok_per_s"]  # the crossover: 0.85 modelled
     row = _row(stdout, "vllm-eagle3")
