@@ -78,10 +78,16 @@ class CountingSink:
         self.reads = 0
         self.body_bytes = 0
 
-    def on_connect(self, start_ns: int, connected_ns: int) -> None:
+    def on_connect(self, start_ns: int, connected_ns: int, tls_start_ns: int | None = None) -> None:
         pass
 
     def on_sent(self, sent_ns: int) -> None:
+        pass
+
+    def on_written(self, t_ns: int) -> None:
+        pass
+
+    def on_first_byte(self, t_ns: int) -> None:
         pass
 
     def on_headers(self, t_ns: int, status: int, headers: dict[str, str]) -> None:

@@ -114,9 +114,17 @@ class RequestRecord:
     scheduled_ns: int
     prompt_tokens_requested: int | None = None
     max_tokens: int | None = None
+    # The HTTP phases (docs/metrics.md): the transport was handed the request at ``began``; a
+    # new connection ran from ``connect_start`` to ``connected``, its TLS handshake from
+    # ``tls_start``; the request was written from ``sent`` to ``written``; the response's first
+    # byte was read at ``first_byte`` and its head completed at ``headers``.
+    began_ns: int | None = None
     connect_start_ns: int | None = None
+    tls_start_ns: int | None = None
     connected_ns: int | None = None
     sent_ns: int | None = None
+    written_ns: int | None = None
+    first_byte_ns: int | None = None
     headers_ns: int | None = None
     first_token_ns: int | None = None
     first_output_ns: int | None = None
@@ -138,6 +146,7 @@ class RequestRecord:
     labels: tuple[tuple[str, str], ...] = ()  # workload labels, e.g. (("group", "2"), ("turn", "3"))
     name: str | None = None  # a scenario's label for this kind of request (Locust's ``name``)
     server_timings: ServerTimings | None = None  # the server's own account, where it gives one
+    trace_id: str | None = None  # the W3C trace id of the request's ``traceparent`` (32 hex digits)
     event_ns: array[int] = field(default_factory=lambda: array("q"))
     event_tokens: array[int] = field(default_factory=lambda: array("l"))
 
@@ -190,9 +199,13 @@ class RequestRecord:
             "token_events": self.token_events,
             "reads": self.reads,
             "scheduled_ns": self.scheduled_ns,
+            "began_ns": self.began_ns,
             "connect_start_ns": self.connect_start_ns,
+            "tls_start_ns": self.tls_start_ns,
             "connected_ns": self.connected_ns,
             "sent_ns": self.sent_ns,
+            "written_ns": self.written_ns,
+            "first_byte_ns": self.first_byte_ns,
             "headers_ns": self.headers_ns,
             "first_token_ns": self.first_token_ns,
             "first_output_ns": self.first_output_ns,
@@ -201,6 +214,7 @@ class RequestRecord:
             "labels": dict(self.labels),
             "name": self.name,
             "server_timings": None if self.server_timings is None else self.server_timings.to_json(),
+            "trace_id": self.trace_id,
             "event_ns": self.event_ns.tolist(),
             "event_tokens": self.event_tokens.tolist(),
         }

@@ -67,12 +67,21 @@ class ResponseRecorder:
 
     # -- ResponseSink --------------------------------------------------------------------------
 
-    def on_connect(self, start_ns: int, connected_ns: int) -> None:
-        self.record.connect_start_ns, self.record.connected_ns = start_ns, connected_ns
+    def on_connect(self, start_ns: int, connected_ns: int, tls_start_ns: int | None = None) -> None:
+        rec = self.record
+        rec.connect_start_ns, rec.connected_ns, rec.tls_start_ns = start_ns, connected_ns, tls_start_ns
 
     def on_sent(self, sent_ns: int) -> None:
         self.record.sent_ns = sent_ns
         self._last_read_ns = sent_ns
+        # A replay on a fresh connection (base.py) starts the phases after the send again.
+        self.record.written_ns = self.record.first_byte_ns = None
+
+    def on_written(self, t_ns: int) -> None:
+        self.record.written_ns = t_ns
+
+    def on_first_byte(self, t_ns: int) -> None:
+        self.record.first_byte_ns = t_ns
 
     def on_headers(self, t_ns: int, status: int, headers: dict[str, str]) -> None:
         self.record.headers_ns = t_ns

@@ -65,6 +65,7 @@ def render_stage(stage: Stage) -> str:
         f"  finish reasons: {_counts(stage.finish_reasons)} · errors: {_counts(stage.errors)}",
     ]
     lines += _server_timings(stage)
+    lines += _http_phases(stage)
     lines += _cost(stage)
     lines += _reasoning(stage)
     for name, part in stage.by_name.items():
@@ -120,6 +121,25 @@ def _server_timings(stage: Stage) -> list[str]:
         f"  client minus server, per request p50/p99: TTFT - prefill {p50_p99(t.ttft_minus_prefill_ms)}"
         f" ms · decode span {p50_p99(span)} ms · TPOT {p50_p99(tpot)} ms",
     ]
+
+
+def _http_phases(stage: Stage) -> list[str]:
+    p = stage.http_phases
+    if p is None:
+        return []
+    cells = " · ".join(
+        f"{label} {_num(m.p50)}"
+        for label, m in (
+            ("pool wait", p.pool_wait_ms),
+            ("connect", p.tcp_connect_ms),
+            ("TLS", p.tls_ms),
+            ("write", p.request_write_ms),
+            ("first byte", p.first_byte_ms),
+            ("first token", p.first_token_ms),
+        )
+        if m is not None
+    )
+    return [f"  HTTP phases p50 ms: {cells} ({p.new_connections:,} of {p.requests:,} requests connected)"]
 
 
 def _repeats(summary: Summary) -> list[str]:

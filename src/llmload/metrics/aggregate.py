@@ -21,6 +21,7 @@ from llmload.core.record import OK, UNFINISHED, RequestRecord
 from llmload.metrics import derive
 from llmload.metrics.catalog import LATENCY_KEYS
 from llmload.metrics.histogram import LogHistogram, SignedHistogram
+from llmload.metrics.http_phases import HttpPhases
 from llmload.metrics.reasoning import ReasoningSide
 
 # Latency histograms (LATENCY_KEYS, the catalog's) are in ns; count histograms in their own units.
@@ -179,6 +180,7 @@ class StageStats:
     # The same, per request name of a scenario (``self.client.chat(..., name="rag")``): one
     # level deep, only for named requests, so the built-in users pay nothing for it.
     server_side: ServerSide = field(default_factory=ServerSide)
+    http_phases: HttpPhases = field(default_factory=HttpPhases)
     reasoning: ReasoningSide = field(default_factory=ReasoningSide)
     # None: this is one name's share, broken down no further.
     by_name: dict[str, StageStats] | None = field(default_factory=dict)
@@ -287,6 +289,7 @@ class StageStats:
         if tpot is not None:
             h["tpot"].add(round(tpot))
         self.server_side.add(r)
+        self.http_phases.add(r)
         runs = derive.token_reads(r)
         h["itl"].add_all(*runs.itl())
         h["chunk_gap"].add_all(runs.gaps())
@@ -304,6 +307,7 @@ class StageStats:
             self.ttft_by_label.setdefault(label, LogHistogram()).merge(h)
         self.attempts.update(other.attempts)
         self.server_side.merge(other.server_side)
+        self.http_phases.merge(other.http_phases)
         self.reasoning.merge(other.reasoning)
         for kind, sample in other.error_samples.items():
             self.error_samples.setdefault(kind, sample)
@@ -323,6 +327,7 @@ class StageStats:
             "error_samples": {kind: list(sample) for kind, sample in self.error_samples.items()},
             "by_name": {name: stats.to_dict() for name, stats in (self.by_name or {}).items()},
             "server_side": self.server_side.to_dict(),
+            "http_phases": self.http_phases.to_dict(),
             "reasoning": self.reasoning.to_dict(),
         }
 
@@ -341,6 +346,7 @@ class StageStats:
             kind: (status, message) for kind, (status, message) in d.get("error_samples", {}).items()
         }
         stats.server_side = ServerSide.from_dict(d.get("server_side", {}))
+        stats.http_phases = HttpPhases.from_dict(d.get("http_phases", {}))
         stats.reasoning = ReasoningSide.from_dict(d.get("reasoning", {}))
         if not leaf:
             stats.by_name = {name: cls.from_dict(n, leaf=True) for name, n in d.get("by_name", {}).items()}

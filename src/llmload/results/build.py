@@ -16,6 +16,7 @@ from llmload.core.phases import Window
 from llmload.core.redact import redact_text, redact_url
 from llmload.core.stop import FailedFast, Interrupted, Stop
 from llmload.metrics.aggregate import StageStats
+from llmload.metrics.catalog import by_key
 from llmload.protocol.jsonvalue import JSON
 from llmload.results.cost import stage_cost
 from llmload.results.from_stats import reproducibility, run_summary, stage_summary
@@ -80,6 +81,31 @@ def length_warnings(stage: Stage, ignore_eos: bool, tokenize: str) -> list[str]:
     return out
 
 
+# A connection per request is worth a word once at least this share of requests opened one and
+# opening it cost at least this share of the TTFT they then waited.
+NEW_CONNECTION_SHARE = 0.5
+CONNECT_SHARE_OF_TTFT = 0.1
+
+
+def connection_warning(stage: Stage) -> str | None:
+    """Connections opened per request, costing a noticeable share of TTFT: a client without
+    keep-alive, or a server or gateway that closes connections, adds it to every request."""
+    phases, first = stage.http_phases, stage.ttft_ms or stage.e2e_ms
+    if phases is None or first is None or phases.tcp_connect_ms is None:
+        return None
+    share = phases.new_connections / phases.requests
+    tcp, tls = phases.tcp_connect_ms.p50, phases.tls_ms.p50 if phases.tls_ms is not None else 0.0
+    if share < NEW_CONNECTION_SHARE or tcp + tls < CONNECT_SHARE_OF_TTFT * first.p50:
+        return None
+    handshake = f" + TLS {tls:,.2f} ms" if phases.tls_ms is not None else ""
+    beside = by_key("ttft" if stage.ttft_ms else "e2e").short
+    return (
+        f"{share:.0%} of requests opened a connection of their own (connect {tcp:,.2f} ms{handshake} "
+        f"p50, beside a {beside} p50 of {first.p50:,.1f} ms, and not in it): the client sends Connection: close, or the server or a gateway closes "
+        "connections early; a client that keeps them alive does not pay this per request"
+    )
+
+
 def summarize_stage(
     view: StageView,
     limits: HealthLimits,
@@ -127,6 +153,8 @@ def summarize_stage(
         warning = cache_warning(stage.prompt_cache_hit_rate, workload, "usage")
         lengths = length_warnings(stage, ignore_eos, workload.tokenize)
         stage = replace(stage, warnings=(*stage.warnings, *([warning] if warning else []), *lengths))
+    if (connections := connection_warning(stage)) is not None:
+        stage = replace(stage, warnings=(*stage.warnings, connections))
     return stage
 
 

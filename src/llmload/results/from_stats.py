@@ -15,6 +15,7 @@ from llmload.core.record import OK, UNFINISHED
 from llmload.core.redact import redact_text
 from llmload.metrics.aggregate import ServerSide, StageStats
 from llmload.metrics.histogram import LogHistogram, SignedHistogram
+from llmload.metrics.http_phases import PHASES, HttpPhases
 from llmload.metrics.reasoning import ReasoningSide
 from llmload.protocol.jsonvalue import JSON
 from llmload.results.headline import headline
@@ -22,6 +23,7 @@ from llmload.results.summary import (
     SCHEMA_VERSION,
     Attempts,
     ErrorExample,
+    HttpPhasesSummary,
     Latency,
     MeanMax,
     NamedStage,
@@ -142,6 +144,7 @@ def stage_summary(
         announcement_lateness_s=lateness_s or {},
         by_name={name: _named(n, seconds) for name, n in sorted((stats.by_name or {}).items())},
         server_timings=_server_timings(stats.server_side),
+        http_phases=_http_phases(stats.http_phases),
         reasoning=_reasoning(stats.reasoning, c.output_tokens),
         prompt_tokens_counted_vs_requested=_ratio(c.prompt_compared_server, c.prompt_compared_requested),
         output_tokens_vs_max_tokens=_ratio(c.output_tokens_asked, c.max_tokens_asked),
@@ -177,6 +180,13 @@ def _server_timings(side: ServerSide) -> ServerTimingsSummary | None:
         decode_minus_predicted_ms=latency_ms(side.decode_minus_predicted),
         tpot_minus_server_ms=latency_ms(side.tpot_minus_server),
     )
+
+
+def _http_phases(phases: HttpPhases) -> HttpPhasesSummary | None:
+    if not phases.requests:
+        return None
+    ms = {f"{name}_ms": latency_ms(phases.hist[name]) for name in PHASES}
+    return HttpPhasesSummary(requests=phases.requests, new_connections=phases.new_connections, **ms)
 
 
 def _named(stats: StageStats, seconds: float) -> NamedStage:

@@ -109,6 +109,21 @@ class ServerTimingsSummary:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class HttpPhasesSummary:
+    """Where the stage's successful requests spent their time before the first token, phase
+    by phase (``metrics/http_phases.py``); a phase the transport did not see is None."""
+
+    requests: int
+    new_connections: int  # of them, requests that opened a connection of their own
+    pool_wait_ms: Latency | None  # handed to the transport until it had a connection
+    tcp_connect_ms: Latency | None  # a new connection's TCP connect
+    tls_ms: Latency | None  # its TLS handshake
+    request_write_ms: Latency | None  # the request's bytes handed to the socket
+    first_byte_ms: Latency | None  # written until the first response byte
+    first_token_ms: Latency | None  # the first response byte until the first token
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class StageCost:
     """What the stage's tokens cost at the deployment's price per hour (``--gpu-hour-cost``).
 
@@ -215,6 +230,7 @@ class Stage:
     server: Mapping[str, JSON] | None = None  # the server's /metrics over the window, if scraped
     by_name: Mapping[str, NamedStage] = field(default_factory=dict)  # named requests only
     server_timings: ServerTimingsSummary | None = None  # None: the server gave no timings
+    http_phases: HttpPhasesSummary | None = None  # None: no request of the window succeeded
     cost: StageCost | None = None  # None: no --gpu-hour-cost or --deployment-hour-cost
     gpu: GpuStage | None = None  # None: no --gpu-metrics, or it answered nothing
     reasoning: ReasoningSummary | None = None  # None: no request reasoned

@@ -18,6 +18,7 @@ from llmload.config.settings import PATHS, Endpoint, RequestConfig
 from llmload.core.phases import Window
 from llmload.core.record import RequestRecord
 from llmload.core.recorder import ResponseRecorder, Timeouts
+from llmload.core.tracecontext import HEADER, trace_ids
 from llmload.protocol.payloads import chat_body, completions_body, embeddings_body
 from llmload.transport.base import HttpRequest, Transport, TransportFailure
 from llmload.workload.prompts import Prompt
@@ -57,9 +58,13 @@ class ChatClient:
         model: str,
         timeouts: Timeouts,
         clock: Callable[[], int] = time.perf_counter_ns,
+        run_id: str = "",
     ) -> None:
         self.request = request
         self.model = model
+        self._run_id = run_id  # with the request's id, the ids of its trace (tracecontext.py)
+        # A traceparent of the user's own (--header) is theirs to send: none of ours beside it.
+        self._trace = not any(name.lower() == HEADER for name, _ in request.extra_headers)
         self._timeouts = timeouts
         self._clock = clock
         common = [("Content-Type", "application/json")]
@@ -178,6 +183,10 @@ class ChatClient:
         if active is not None:
             active.add(record)
         headers = (*self._headers[call.stream], *call.headers, ("X-Request-Id", request_id))
+        if self._trace:
+            ids = trace_ids(self._run_id, request_id)
+            record.trace_id = ids.trace_id
+            headers = (*headers, (HEADER, ids.traceparent))
         http = HttpRequest("POST", self.request_path(call.endpoint), headers, call.body)
         try:
             return self._exchange(transport, http, recorder, window, on_unfinished)
@@ -197,6 +206,7 @@ class ChatClient:
         window: Window,
         on_unfinished: Callable[[RequestRecord], None] | None,
     ) -> RequestRecord:
+        recorder.record.began_ns = self._clock()
         try:
             transport.exchange(http, recorder)
         except TransportFailure as failure:

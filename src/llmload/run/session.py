@@ -208,7 +208,9 @@ class Session:
     def client(self) -> ChatClient:
         if self._client is None:
             assert self.model is not None, "Session.start() resolves the model first"
-            self._client = ChatClient(self.config.request, self.model, self.config.timeouts)
+            self._client = ChatClient(
+                self.config.request, self.model, self.config.timeouts, run_id=self.run_id
+            )
         return self._client
 
     def current_state(self) -> tuple[int, StageState | None]:

@@ -13,6 +13,10 @@ Contract every transport keeps, so that every metric means the same whatever car
   the transport replays the request once on a new connection (the request never reached the
   server): ``on_connect`` and ``on_sent`` then come again, before ``on_headers``, and the later
   values replace the earlier ones.
+- ``on_written`` follows ``on_sent`` once the request's last byte was handed to the socket, and
+  ``on_first_byte`` comes with the first read of any response byte (before ``on_headers``):
+  with ``on_connect``'s stamps they are the request's HTTP phases. A transport that cannot see
+  a moment (httpx over HTTP/2 hides some) does not call its method.
 - Before each read the transport asks ``read_deadline_ns()`` and gives up at that time with
   ``TransportFailure(ErrorKind.STALL_TIMEOUT)``; the core re-classifies timeouts (first token,
   stall, total) because only it knows which deadline was the binding one.
@@ -50,9 +54,14 @@ class StaleConnection(Exception):
 class ResponseSink(Protocol):
     """What a transport tells the core about one exchange, in this order."""
 
-    def on_connect(self, start_ns: int, connected_ns: int) -> None: ...
+    def on_connect(self, start_ns: int, connected_ns: int, tls_start_ns: int | None = None) -> None:
+        """A new connection: TCP from ``start_ns``, TLS (if any) from ``tls_start_ns``."""
 
     def on_sent(self, sent_ns: int) -> None: ...
+
+    def on_written(self, t_ns: int) -> None: ...
+
+    def on_first_byte(self, t_ns: int) -> None: ...
 
     def on_headers(self, t_ns: int, status: int, headers: dict[str, str]) -> None:
         """Header names are lower-cased."""

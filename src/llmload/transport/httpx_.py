@@ -144,11 +144,19 @@ def _stream_body(response: httpx.Response, sink: ResponseSink) -> None:
 class _Trace:
     """httpcore's trace callback: turns its connection and send events into sink calls."""
 
-    __slots__ = ("_connect_start_ns", "_connected_ns", "_sink", "new_connection", "responded")
+    __slots__ = (
+        "_connect_start_ns",
+        "_connected_ns",
+        "_sink",
+        "_tls_start_ns",
+        "new_connection",
+        "responded",
+    )
 
     def __init__(self, sink: ResponseSink) -> None:
         self._sink = sink
         self._connect_start_ns: int | None = None
+        self._tls_start_ns: int | None = None
         self._connected_ns = 0
         self.new_connection = False
         self.responded = False  # the response head arrived
@@ -157,15 +165,24 @@ class _Trace:
         if name == "connection.connect_tcp.started":
             self._connect_start_ns = perf_counter_ns()
             self.new_connection = True
-        elif name in ("connection.connect_tcp.complete", "connection.start_tls.complete"):
+        elif name == "connection.connect_tcp.complete":
+            self._connected_ns = perf_counter_ns()
+        elif name == "connection.start_tls.started":
+            self._tls_start_ns = perf_counter_ns()
+        elif name == "connection.start_tls.complete":
             self._connected_ns = perf_counter_ns()
         elif name.endswith(".send_request_headers.started"):  # http11. or http2.
             now_ns = perf_counter_ns()
             start_ns = self._connect_start_ns
             if start_ns is not None:
                 self._connect_start_ns = None
-                self._sink.on_connect(start_ns, self._connected_ns or now_ns)
+                self._sink.on_connect(start_ns, self._connected_ns or now_ns, self._tls_start_ns)
             self._sink.on_sent(now_ns)
+        elif name.endswith(".send_request_body.complete"):
+            self._sink.on_written(perf_counter_ns())
+        elif name.endswith(".receive_response_headers.complete"):
+            # httpcore reads the head whole: its first byte is not seen apart from its end.
+            self._sink.on_first_byte(perf_counter_ns())
 
 
 # Words in httpcore's RemoteProtocolError messages that mean the peer went away mid-response

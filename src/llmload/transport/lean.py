@@ -99,6 +99,7 @@ class LeanTransport:
         sink.on_sent(perf_counter_ns())
         try:
             sock.sendall(payload)
+            sink.on_written(perf_counter_ns())
         except TimeoutError as exc:
             raise TransportFailure(ErrorKind.STALL_TIMEOUT, "request write timed out") from exc
         except OSError as exc:  # reset, broken pipe, TLS alert
@@ -116,6 +117,7 @@ class LeanTransport:
         waiter = None if tls else WaitFirst(sock)
         dry = waiter is not None  # nothing to read yet: the request has only just been sent
         deadline = ReadDeadline(sink)
+        first = True  # no response byte read yet
         try:
             while True:
                 try:
@@ -134,6 +136,9 @@ class LeanTransport:
                 t_ns = perf_counter_ns()
                 if not data:
                     return _at_eof(parser, sink, t_ns, reused=reused)
+                if first:
+                    first = False
+                    sink.on_first_byte(t_ns)
                 if tls:
                     data = take_arrived_records(sock, data)
                 else:
@@ -170,15 +175,17 @@ class LeanTransport:
             raise TransportFailure(ErrorKind.CONNECT_TIMEOUT, f"connect: {exc}") from exc
         except OSError as exc:  # refused, unreachable, DNS failure (socket.gaierror)
             raise TransportFailure(ErrorKind.CONNECT_ERROR, f"connect: {exc}") from exc
+        tls_start_ns = None
         try:
             # Requests are written in one sendall; Nagle would only delay the next request.
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             if self._ssl_context is not None:
+                tls_start_ns = perf_counter_ns()
                 sock = self._handshake(sock, self._ssl_context, start_ns)
         except BaseException:
             sock.close()
             raise
-        sink.on_connect(start_ns, perf_counter_ns())
+        sink.on_connect(start_ns, perf_counter_ns(), tls_start_ns)
         return sock
 
     def _handshake(self, sock: socket.socket, ctx: ssl.SSLContext, start_ns: int) -> ssl.SSLSocket:

@@ -54,6 +54,9 @@ class RecordingSink:
     def __init__(self, deadline_s: float | None = 10.0, stop_at: bytes | None = None) -> None:
         self.connects: list[tuple[int, int]] = []
         self.sent: list[int] = []
+        self.tls_starts: list[int | None] = []
+        self.written: list[int] = []
+        self.first_bytes: list[int] = []
         self.status: int | None = None
         self.headers: dict[str, str] = {}
         self.reads: list[tuple[int, bytes]] = []
@@ -61,11 +64,18 @@ class RecordingSink:
         self._deadline_ns = None if deadline_s is None else perf_counter_ns() + int(deadline_s * 1e9)
         self._stop_at = stop_at
 
-    def on_connect(self, start_ns: int, connected_ns: int) -> None:
+    def on_connect(self, start_ns: int, connected_ns: int, tls_start_ns: int | None = None) -> None:
         self.connects.append((start_ns, connected_ns))
+        self.tls_starts.append(tls_start_ns)
 
     def on_sent(self, sent_ns: int) -> None:
         self.sent.append(sent_ns)
+
+    def on_written(self, t_ns: int) -> None:
+        self.written.append(t_ns)
+
+    def on_first_byte(self, t_ns: int) -> None:
+        self.first_bytes.append(t_ns)
 
     def on_headers(self, t_ns: int, status: int, headers: dict[str, str]) -> None:
         self.status, self.headers = status, headers
