@@ -120,6 +120,16 @@ OPTIONS: tuple[Option, ...] = (
         to="request.ignore_eos",
     ),
     Option(
+        "--server-timings",
+        "ask for the server's own timing of each request (vLLM's include_metrics) and join it to "
+        "the client's: auto (when the server is vLLM), on, off (never ask; what a server sends "
+        "unasked, as llama.cpp's timings, is still joined)",
+        default="auto",
+        group="request",
+        sweep_default="auto",
+        to="request.server_timings",
+    ),
+    Option(
         "--extra-body",
         "JSON object merged into every request body",
         group="request",

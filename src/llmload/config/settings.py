@@ -31,6 +31,9 @@ from llmload.workload.replay import ReplaySpec
 from llmload.workload.traces import FORMATS, FormatChoice
 
 Endpoint = Literal["chat", "completions", "embeddings"]
+# Whether requests ask for the server's own timing of each (vLLM's include_metrics): auto asks
+# when the target's /v1/models says vLLM serves it.
+ServerTimingsChoice = Literal["auto", "on", "off"]
 PATHS: Mapping[Endpoint, str] = MappingProxyType(
     {"chat": "/v1/chat/completions", "completions": "/v1/completions", "embeddings": "/v1/embeddings"}
 )
@@ -46,6 +49,7 @@ class RequestConfig:
     extra_headers: tuple[tuple[str, str], ...] = ()
     api_key: str | None = field(default=None, repr=False)
     api_key_env: str = "OPENAI_API_KEY"  # where the key came from: named in hints, never its value
+    server_timings: ServerTimingsChoice = "auto"
 
     @property
     def path(self) -> str:
@@ -322,6 +326,7 @@ class RunConfig:
                 "extra_headers": sorted(name for name, _ in self.request.extra_headers),
                 "api_key_set": self.request.api_key is not None,
                 "api_key_env": self.request.api_key_env,
+                "server_timings": self.request.server_timings,
             },
             "workload": asdict(self.workload),
             "phases": asdict(self.phases),

@@ -99,6 +99,43 @@ class ServerTimings:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class ServerMetrics:
+    """vLLM's own timing of one request (``metrics``, with ``--enable-per-request-metrics``;
+    ms). Its TTFT runs from the request's first scheduling, so it leaves out the queue, which
+    ``queue_ms`` holds: client TTFT minus both is what lies outside the engine (HTTP,
+    tokenization, network, the client)."""
+
+    ttft_ms: float | None  # time_to_first_token_ms: first scheduled to first token
+    queue_ms: float | None  # queue_time_ms: queued to first scheduled
+    generation_ms: float | None  # generation_time_ms: first to last token
+    mean_itl_ms: float | None  # generation / (tokens - 1)
+    tokens_per_second: float | None  # tokens over last token minus first scheduled
+
+    @classmethod
+    def parse(cls, d: JSONObject) -> ServerMetrics | None:
+        """From a ``metrics`` object; None when it has none of the timing fields."""
+        values = [d.get(key) for key in _METRICS_FIELDS]
+        numbers = [float(v) if _number(v) else None for v in values]
+        if all(n is None for n in numbers):
+            return None
+        return cls(*numbers)
+
+    def to_json(self) -> dict[str, JSON]:
+        """In vLLM's own names, as it sent them."""
+        ours = (self.ttft_ms, self.queue_ms, self.generation_ms, self.mean_itl_ms, self.tokens_per_second)
+        return dict(zip(_METRICS_FIELDS, ours, strict=True))
+
+
+_METRICS_FIELDS = (
+    "time_to_first_token_ms",
+    "queue_time_ms",
+    "generation_time_ms",
+    "mean_itl_ms",
+    "tokens_per_second",
+)
+
+
 def _number(value: JSON) -> TypeGuard[int | float]:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
@@ -146,6 +183,8 @@ class RequestRecord:
     labels: tuple[tuple[str, str], ...] = ()  # workload labels, e.g. (("group", "2"), ("turn", "3"))
     name: str | None = None  # a scenario's label for this kind of request (Locust's ``name``)
     server_timings: ServerTimings | None = None  # the server's own account, where it gives one
+    server_metrics: ServerMetrics | None = None  # vLLM's, where it gives them
+    asked_server_timings: bool = False  # the request asked for them (--server-timings)
     trace_id: str | None = None  # the W3C trace id of the request's ``traceparent`` (32 hex digits)
     event_ns: array[int] = field(default_factory=lambda: array("q"))
     event_tokens: array[int] = field(default_factory=lambda: array("l"))
@@ -214,6 +253,7 @@ class RequestRecord:
             "labels": dict(self.labels),
             "name": self.name,
             "server_timings": None if self.server_timings is None else self.server_timings.to_json(),
+            "server_metrics": None if self.server_metrics is None else self.server_metrics.to_json(),
             "trace_id": self.trace_id,
             "event_ns": self.event_ns.tolist(),
             "event_tokens": self.event_tokens.tolist(),

@@ -10,7 +10,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from llmload.core.record import OK, UNFINISHED, Outcome, RequestRecord, ServerTimings, TokenSource
+from llmload.core.record import (
+    OK,
+    UNFINISHED,
+    Outcome,
+    RequestRecord,
+    ServerMetrics,
+    ServerTimings,
+    TokenSource,
+)
 from llmload.errors import ConfigError, ErrorKind
 from llmload.protocol.chunks import BadChunk, chunk_fields, parse_response
 from llmload.protocol.sse import DONE, SSEDecoder, SSEError
@@ -170,7 +178,7 @@ class ResponseRecorder:
                 break
             try:
                 (bearing, has_content, finish, completion, prompt, error, cached, timings, thinking,
-                 thinking_usage) = chunk_fields(data)  # fmt: skip
+                 thinking_usage, metrics) = chunk_fields(data)  # fmt: skip
             except BadChunk as exc:
                 failure = (ErrorKind.BAD_PAYLOAD, f"malformed JSON event: {exc}")
                 break
@@ -193,6 +201,8 @@ class ResponseRecorder:
                     self._thought_usage = thinking_usage
             if timings is not None:
                 rec.server_timings = ServerTimings.parse(timings) or rec.server_timings
+            if metrics is not None:
+                rec.server_metrics = ServerMetrics.parse(metrics) or rec.server_metrics
             if bearing:
                 if thinking:
                     thought += tokens
@@ -236,6 +246,8 @@ class ResponseRecorder:
         rec.cached_tokens = info.cached_tokens
         if info.timings is not None:
             rec.server_timings = ServerTimings.parse(info.timings)
+        if info.metrics is not None:
+            rec.server_metrics = ServerMetrics.parse(info.metrics)
         self._thought_usage = info.reasoning_tokens
         # An embedding has no output tokens by definition: zero is exact, not unknown.
         self._usage_tokens = 0 if rec.endpoint == "embeddings" else info.completion_tokens

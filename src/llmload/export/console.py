@@ -65,6 +65,7 @@ def render_stage(stage: Stage) -> str:
         f"  finish reasons: {_counts(stage.finish_reasons)} · errors: {_counts(stage.errors)}",
     ]
     lines += _server_timings(stage)
+    lines += _server_metrics(stage)
     lines += _http_phases(stage)
     lines += _cost(stage)
     lines += _reasoning(stage)
@@ -121,6 +122,25 @@ def _server_timings(stage: Stage) -> list[str]:
         f"  client minus server, per request p50/p99: TTFT - prefill {p50_p99(t.ttft_minus_prefill_ms)}"
         f" ms · decode span {p50_p99(span)} ms · TPOT {p50_p99(tpot)} ms",
     ]
+
+
+def _server_metrics(stage: Stage) -> list[str]:
+    m = stage.server_metrics
+    if m is None:
+        return []
+    share = "-" if m.queue_share_of_ttft is None else f"{m.queue_share_of_ttft:.0%}"
+    return [
+        f"  server's own metrics ({m.requests} requests) p50/p99: engine TTFT "
+        f"{_p50_p99(m.engine_ttft_ms)} ms · queue {_p50_p99(m.queue_ms)} ms ({share} of client TTFT)"
+        f" · mean ITL {_p50_p99(m.mean_itl_ms)} ms",
+        f"  client minus server, per request p50/p99: TTFT - queue - engine TTFT"
+        f" {_p50_p99(m.ttft_outside_engine_ms)} ms · TPOT - mean ITL"
+        f" {_p50_p99(m.tpot_minus_mean_itl_ms)} ms",
+    ]
+
+
+def _p50_p99(m: Latency | None) -> str:
+    return "-" if m is None else f"{_num(m.p50)} / {_num(m.p99)}"
 
 
 def _http_phases(stage: Stage) -> list[str]:

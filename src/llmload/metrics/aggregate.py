@@ -20,9 +20,10 @@ from llmload.core.phases import Phase, Window
 from llmload.core.record import OK, UNFINISHED, RequestRecord
 from llmload.metrics import derive
 from llmload.metrics.catalog import LATENCY_KEYS
-from llmload.metrics.histogram import LogHistogram, SignedHistogram
+from llmload.metrics.histogram import LogHistogram
 from llmload.metrics.http_phases import HttpPhases
 from llmload.metrics.reasoning import ReasoningSide
+from llmload.metrics.server_side import ServerSide
 
 # Latency histograms (LATENCY_KEYS, the catalog's) are in ns; count histograms in their own units.
 COUNT_KEYS = (
@@ -84,79 +85,6 @@ class Counts:
 
     def __bool__(self) -> bool:
         return any(getattr(self, name) for name in self.__slots__)
-
-
-_MS = 1_000_000
-
-
-@dataclass(slots=True)
-class ServerSide:
-    """The server's own per-request timings beside the client's, where the server gives them
-    (llama.cpp's ``timings``): its prefill and decode, and what the client saw minus what the
-    server did, per request (signed: a difference can fall either side of zero)."""
-
-    requests: int = 0
-    cache_n: int = 0
-    prefill: LogHistogram = field(default_factory=LogHistogram)  # prompt_ms, in ns
-    decode_per_token: LogHistogram = field(default_factory=LogHistogram)  # predicted_ms / predicted_n
-    ttft_minus_prefill: SignedHistogram = field(default_factory=SignedHistogram)
-    decode_minus_predicted: SignedHistogram = field(default_factory=SignedHistogram)
-    tpot_minus_server: SignedHistogram = field(default_factory=SignedHistogram)
-
-    def add(self, r: RequestRecord) -> None:
-        t = r.server_timings
-        if t is None:
-            return
-        self.requests += 1
-        self.cache_n += t.cache_n or 0
-        prefill_ns, predicted_ns = round(t.prompt_ms * _MS), round(t.predicted_ms * _MS)
-        self.prefill.add(prefill_ns)
-        if t.predicted_n > 0:
-            self.decode_per_token.add(round(predicted_ns / t.predicted_n))
-        ttft = derive.ttft_ns(r)
-        if ttft is not None:
-            self.ttft_minus_prefill.add(ttft - prefill_ns)
-        span = derive.gap(r.first_token_ns, r.last_token_ns)
-        if span is not None and r.output_tokens >= 2:
-            self.decode_minus_predicted.add(span - predicted_ns)
-        if span is not None and t.predicted_n >= 2 and r.output_tokens >= 2:
-            # per token as the client counts TPOT, (last - first) / (N - 1), on both sides
-            self.tpot_minus_server.add(
-                round(span / (r.output_tokens - 1) - predicted_ns / (t.predicted_n - 1))
-            )
-
-    def merge(self, other: ServerSide) -> None:
-        self.requests += other.requests
-        self.cache_n += other.cache_n
-        for name in _SERVER_HISTOGRAMS:
-            getattr(self, name).merge(getattr(other, name))
-
-    def to_dict(self) -> dict[str, Any]:
-        if not self.requests:
-            return {}
-        return {
-            "requests": self.requests,
-            "cache_n": self.cache_n,
-            **{name: getattr(self, name).to_dict() for name in _SERVER_HISTOGRAMS},
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> ServerSide:
-        side = cls(requests=d.get("requests", 0), cache_n=d.get("cache_n", 0))
-        for name in _SERVER_HISTOGRAMS:
-            if name in d:
-                kind = LogHistogram if name in ("prefill", "decode_per_token") else SignedHistogram
-                setattr(side, name, kind.from_dict(d[name]))
-        return side
-
-
-_SERVER_HISTOGRAMS = (
-    "prefill",
-    "decode_per_token",
-    "ttft_minus_prefill",
-    "decode_minus_predicted",
-    "tpot_minus_server",
-)
 
 
 def _histograms() -> dict[str, LogHistogram]:

@@ -42,6 +42,9 @@ class ChunkInfo(NamedTuple):
     # ``usage.completion_tokens_details.reasoning_tokens``: the server's count of the thinking
     # (vLLM, OpenAI); None where it sends none
     reasoning_tokens: int | None = None
+    # vLLM's per-request ``metrics`` (--enable-per-request-metrics: time_to_first_token_ms,
+    # queue_time_ms, ...), beside the final usage or in the body; None elsewhere
+    metrics: JSONObject | None = None
 
 
 _new_info = tuple.__new__  # skips the NamedTuple's Python-level __new__ on the hot path
@@ -58,6 +61,7 @@ ChunkFields = tuple[
     JSONObject | None,
     bool,
     int | None,
+    JSONObject | None,
 ]
 
 
@@ -86,7 +90,7 @@ def chunk_fields(data: bytes, part: str = "delta") -> ChunkFields:
     if type(obj) is not dict:
         raise BadChunk(f"expected a JSON object, got {type(obj).__name__}")
     token_bearing = has_content = reasoning = False
-    finish = completion = prompt = error = cached = timings = thinking = None
+    finish = completion = prompt = error = cached = timings = thinking = metrics = None
     try:
         for choice in obj.get("choices") or ():
             delta = choice.get(part)
@@ -115,6 +119,9 @@ def chunk_fields(data: bytes, part: str = "delta") -> ChunkFields:
             timings = obj.get("timings")
             if type(timings) is not dict:
                 timings = None
+            metrics = obj.get("metrics")
+            if type(metrics) is not dict:
+                metrics = None
         # Error objects carry no tokens: skipping the check for token-bearing events keeps
         # two lookups off the common path.
         if not token_bearing and ("error" in obj or obj.get("object") == "error"):
@@ -131,7 +138,8 @@ def chunk_fields(data: bytes, part: str = "delta") -> ChunkFields:
         or (thinking is not None and type(thinking) is not int)
     ):
         raise BadChunk(f"unexpected types: finish_reason={finish!r} usage={usage!r}")
-    return token_bearing, has_content, finish, completion, prompt, error, cached, timings, reasoning, thinking
+    return (token_bearing, has_content, finish, completion, prompt, error, cached, timings, reasoning,
+            thinking, metrics)  # fmt: skip
 
 
 def _error(obj: JSONObject) -> str | None:

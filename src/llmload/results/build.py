@@ -101,9 +101,17 @@ def connection_warning(stage: Stage) -> str | None:
     beside = by_key("ttft" if stage.ttft_ms else "e2e").short
     return (
         f"{share:.0%} of requests opened a connection of their own (connect {tcp:,.2f} ms{handshake} "
-        f"p50, beside a {beside} p50 of {first.p50:,.1f} ms, and not in it): the client sends Connection: close, or the server or a gateway closes "
-        "connections early; a client that keeps them alive does not pay this per request"
+        f"p50, beside a {beside} p50 of {first.p50:,.1f} ms, and not in it): the client sends "
+        "Connection: close, or the server or a gateway closes connections early; a client that "
+        "keeps them alive does not pay this per request"
     )
+
+
+UNANSWERED_METRICS = (
+    "requests asked for the server's own timing of each (include_metrics) and no answer carried "
+    "it: start vLLM with --enable-per-request-metrics (vLLM 0.25 or later) for the client-minus-"
+    "server table, or pass --server-timings off to stop asking"
+)
 
 
 def summarize_stage(
@@ -207,6 +215,9 @@ def build_summary(
         stopped=stopped,
         lost_workers=tuple(lost_workers),
     )
+    sides = [view.stats.server_side for view in views]
+    if any(side.asked for side in sides) and not any(side.metrics_requests for side in sides):
+        warnings = (*warnings, UNANSWERED_METRICS)
     return run_summary(
         run=run,
         stages=stages,

@@ -13,10 +13,11 @@ from llmload.core.health import HealthSnapshot
 from llmload.core.phases import Window
 from llmload.core.record import OK, UNFINISHED
 from llmload.core.redact import redact_text
-from llmload.metrics.aggregate import ServerSide, StageStats
+from llmload.metrics.aggregate import StageStats
 from llmload.metrics.histogram import LogHistogram, SignedHistogram
 from llmload.metrics.http_phases import PHASES, HttpPhases
 from llmload.metrics.reasoning import ReasoningSide
+from llmload.metrics.server_side import ServerSide
 from llmload.protocol.jsonvalue import JSON
 from llmload.results.headline import headline
 from llmload.results.summary import (
@@ -31,6 +32,7 @@ from llmload.results.summary import (
     Requests,
     RunInfo,
     Saturation,
+    ServerMetricsSummary,
     ServerTimingsSummary,
     SloOutcome,
     Stage,
@@ -144,6 +146,7 @@ def stage_summary(
         announcement_lateness_s=lateness_s or {},
         by_name={name: _named(n, seconds) for name, n in sorted((stats.by_name or {}).items())},
         server_timings=_server_timings(stats.server_side),
+        server_metrics=_server_metrics(stats.server_side),
         http_phases=_http_phases(stats.http_phases),
         reasoning=_reasoning(stats.reasoning, c.output_tokens),
         prompt_tokens_counted_vs_requested=_ratio(c.prompt_compared_server, c.prompt_compared_requested),
@@ -179,6 +182,21 @@ def _server_timings(side: ServerSide) -> ServerTimingsSummary | None:
         ttft_minus_prefill_ms=latency_ms(side.ttft_minus_prefill),
         decode_minus_predicted_ms=latency_ms(side.decode_minus_predicted),
         tpot_minus_server_ms=latency_ms(side.tpot_minus_server),
+    )
+
+
+def _server_metrics(side: ServerSide) -> ServerMetricsSummary | None:
+    if not side.metrics_requests:
+        return None
+    return ServerMetricsSummary(
+        requests=side.metrics_requests,
+        engine_ttft_ms=latency_ms(side.engine_ttft),
+        queue_ms=latency_ms(side.engine_queue),
+        queue_share_of_ttft=_ratio(side.queue_ns_total, side.ttft_ns_total),
+        ttft_outside_engine_ms=latency_ms(side.ttft_outside_engine),
+        mean_itl_ms=latency_ms(side.engine_itl),
+        tpot_minus_mean_itl_ms=latency_ms(side.tpot_minus_engine_itl),
+        decode_minus_generation_ms=latency_ms(side.decode_minus_generation),
     )
 
 

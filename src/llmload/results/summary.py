@@ -109,6 +109,21 @@ class ServerTimingsSummary:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ServerMetricsSummary:
+    """vLLM's own per-request timing (``metrics``) over the stage's window, joined per request
+    to the client's record (ms; the differences signed)."""
+
+    requests: int  # requests of the window whose answer carried metrics
+    engine_ttft_ms: Latency | None  # time_to_first_token_ms: first scheduled to first token
+    queue_ms: Latency | None  # queue_time_ms: waiting for a place in the batch
+    queue_share_of_ttft: float | None  # the queue's share of the client's TTFT, over the window
+    ttft_outside_engine_ms: Latency | None  # client TTFT - queue - engine TTFT: HTTP, network, client
+    mean_itl_ms: Latency | None  # the engine's mean inter-token latency
+    tpot_minus_mean_itl_ms: Latency | None  # client TPOT - the engine's mean ITL
+    decode_minus_generation_ms: Latency | None  # client first-to-last token - generation_time_ms
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class HttpPhasesSummary:
     """Where the stage's successful requests spent their time before the first token, phase
     by phase (``metrics/http_phases.py``); a phase the transport did not see is None."""
@@ -230,6 +245,7 @@ class Stage:
     server: Mapping[str, JSON] | None = None  # the server's /metrics over the window, if scraped
     by_name: Mapping[str, NamedStage] = field(default_factory=dict)  # named requests only
     server_timings: ServerTimingsSummary | None = None  # None: the server gave no timings
+    server_metrics: ServerMetricsSummary | None = None  # None: the server sent no metrics
     http_phases: HttpPhasesSummary | None = None  # None: no request of the window succeeded
     cost: StageCost | None = None  # None: no --gpu-hour-cost or --deployment-hour-cost
     gpu: GpuStage | None = None  # None: no --gpu-metrics, or it answered nothing

@@ -57,10 +57,18 @@ class ChatClient:
         request: RequestConfig,
         model: str,
         timeouts: Timeouts,
+        *,
         clock: Callable[[], int] = time.perf_counter_ns,
         run_id: str = "",
+        server_timings: bool = False,
     ) -> None:
         self.request = request
+        # vLLM's include_metrics (the request half of its per-request metrics, whose server
+        # half is --enable-per-request-metrics), under the user's own extra fields.
+        self._extra: Mapping[str, object] = (
+            {"include_metrics": True, **request.extra_body} if server_timings else request.extra_body
+        )
+        self._asks = server_timings
         self.model = model
         self._run_id = run_id  # with the request's id, the ids of its trace (tracecontext.py)
         # A traceparent of the user's own (--header) is theirs to send: none of ours beside it.
@@ -138,9 +146,8 @@ class ChatClient:
         return Call("embeddings", _exact(body), False, name=name, headers=headers)
 
     def _shape(self, max_tokens: int | None, fields: Mapping[str, object] | None) -> _Shape:
-        r = self.request
-        extra = {**r.extra_body, **fields} if fields else r.extra_body
-        return _Shape(max_tokens=max_tokens, ignore_eos=r.ignore_eos, extra=extra)
+        extra = {**self._extra, **fields} if fields else self._extra
+        return _Shape(max_tokens=max_tokens, ignore_eos=self.request.ignore_eos, extra=extra)
 
     def run(
         self,
@@ -179,6 +186,7 @@ class ChatClient:
             images=call.images,
             image_bytes=call.image_bytes,
         )
+        record.asked_server_timings = self._asks and call.endpoint != "embeddings"
         recorder = ResponseRecorder(record, self._timeouts, keep)
         if active is not None:
             active.add(record)

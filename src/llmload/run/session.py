@@ -22,6 +22,7 @@ from llmload.core.phases import Phase, Window
 from llmload.core.record import OK, UNFINISHED, RequestRecord
 from llmload.core.stages import Announcement, Progress
 from llmload.core.stop import Stop
+from llmload.errors import TargetError
 from llmload.export.results import ResultsDir, new_run_id
 from llmload.metrics import derive
 from llmload.metrics.aggregate import StageStats
@@ -33,7 +34,7 @@ from llmload.results.build import StageView
 from llmload.run.client import ChatClient
 from llmload.run.monitor import HealthMonitor
 from llmload.run.sources import SyntheticTexts, calibrated_source, prompt_source
-from llmload.target.models import check_model, first_model
+from llmload.target.models import Served, served
 from llmload.transport.factory import TransportFactory
 from llmload.workload.prompts import PromptSource
 
@@ -91,6 +92,9 @@ class Session:
         self.prompts = make_prompts(config)
         self.health = HealthMonitor()
         self.model = config.request.model
+        # Whether requests ask for the server's own timing of each (--server-timings), once
+        # start() has seen who serves the target.
+        self.asks_server_timings = False
         self.started_at = time.time()
         self.stages: dict[int, StageState] = {}
         self.stage = -1  # no stage announced yet: requests count as warm-up of stage 0
@@ -125,14 +129,21 @@ class Session:
 
     def start(self) -> None:
         verify: bool | str = self.config.transport.ca_file or self.config.transport.verify
+        host, request = self.config.host, self.config.request
+        try:
+            listing: Served | None = served(host, api_key=request.api_key, verify=verify)
+        except TargetError:
+            if self.model is None:
+                raise  # nothing else names the model: the run cannot start
+            listing = None  # the requests will tell
         if self.model is None:
-            self.model = first_model(self.config.host, api_key=self.config.request.api_key, verify=verify)
-        else:
-            warning = check_model(
-                self.config.host, self.model, api_key=self.config.request.api_key, verify=verify
-            )
-            if warning:
-                self.warnings.append(warning)
+            assert listing is not None
+            self.model = listing.first(host)
+        elif listing is not None and (warning := listing.missing(host, self.model)):
+            self.warnings.append(warning)
+        self.asks_server_timings = request.server_timings == "on" or (
+            request.server_timings == "auto" and listing is not None and "vllm" in listing.owners
+        )
         if self.config.workload.tokenize != "off":  # prompt lengths in the server's tokens
             self.prompts, warning = calibrated_source(self.config, self.model, verify)
             self.warnings += [warning] if warning else []
@@ -209,7 +220,11 @@ class Session:
         if self._client is None:
             assert self.model is not None, "Session.start() resolves the model first"
             self._client = ChatClient(
-                self.config.request, self.model, self.config.timeouts, run_id=self.run_id
+                self.config.request,
+                self.model,
+                self.config.timeouts,
+                run_id=self.run_id,
+                server_timings=self.asks_server_timings,
             )
         return self._client
 

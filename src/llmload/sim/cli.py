@@ -79,6 +79,11 @@ def _serving(p: argparse.ArgumentParser) -> None:
         help="run at SCHED_FIFO priority 1 if permitted, so CPU contention cannot delay steps",
     )
     p.add_argument("--dcgm", action="store_true", help="/metrics also has a simulated GPU's DCGM gauges")
+    p.add_argument(
+        "--enable-per-request-metrics",
+        action="store_true",
+        help="vLLM's flag: each answer's final usage event (or body) carries its own timing `metrics`",
+    )
     p.add_argument("--certfile", type=Path, help="TLS certificate (PEM): serve https")
     p.add_argument("--keyfile", type=Path, help="TLS private key (PEM)")
 
@@ -235,6 +240,12 @@ def config_from_args(argv: Sequence[str]) -> SimConfig:
         raise ConfigError("--startup-delay-s", args.startup_delay_s, "must be >= 0")
     if args.reasoning_tokens < 0:
         raise ConfigError("--reasoning-tokens", args.reasoning_tokens, "must be >= 0")
+    if args.enable_per_request_metrics and profile.engine != "vllm":
+        raise ConfigError(
+            "--enable-per-request-metrics",
+            args.profile,
+            f"is vLLM's: {profile.engine} sends no per-request timing on its OpenAI endpoints",
+        )
     if not 0 <= args.port <= 65535:
         raise ConfigError("--port", args.port, "must be in [0, 65535]")
     return SimConfig(
@@ -256,6 +267,7 @@ def config_from_args(argv: Sequence[str]) -> SimConfig:
         realtime=args.realtime,
         dcgm=args.dcgm,
         reasoning_tokens=args.reasoning_tokens,
+        per_request_metrics=args.enable_per_request_metrics,
         tokens_per_word=_per_word(args.tokens_per_word),
     )
 

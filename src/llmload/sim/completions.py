@@ -146,6 +146,7 @@ class Completions:
             prompt_tokens=body.prompt_tokens,
             include_usage=body.include_usage,
             headers=tuple(self._headers(entry.id, "application/json")),
+            metrics=config.per_request_metrics,
         )
         cls = Generation if mode is None else FaultyGeneration
         return cls(

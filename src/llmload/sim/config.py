@@ -32,6 +32,8 @@ class SimConfig:
     dcgm: bool = False  # /metrics also carries DCGM exporter gauges of a simulated GPU (sim/gpu.py)
     reasoning_tokens: int = 0  # each chat answer thinks this many tokens first (reasoning_content)
     tokens_per_word: Fraction = Fraction(1)  # prompt tokens per word (tokens.split_words)
+    # vLLM's --enable-per-request-metrics: answers carry their timing (generation.py's metrics)
+    per_request_metrics: bool = False
 
     @property
     def scheme(self) -> str:

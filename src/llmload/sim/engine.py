@@ -138,7 +138,7 @@ class BatchEngine:
     def _start_step(self, start_ns: int) -> None:
         """Plan the step that starts at ``start_ns`` and arm the timer for its end."""
         self._preempt()
-        prefill = self._admit()
+        prefill = self._admit(start_ns)
         if not self.running:
             self._deadline_ns = None
             return
@@ -152,8 +152,9 @@ class BatchEngine:
         self._deadline_ns = start_ns + duration
         self._timer.arm(self._deadline_ns)
 
-    def _admit(self) -> int:
-        """Admit waiting sequences that fit; return the tokens they prefill."""
+    def _admit(self, start_ns: int) -> int:
+        """Admit waiting sequences that fit into the step starting at ``start_ns``; return the
+        tokens they prefill."""
         params = self.params
         prefill = 0
         prefilled = self._prefilled
@@ -170,6 +171,8 @@ class BatchEngine:
                 break
             self.waiting.popleft()
             self.running.append(generation)
+            if generation.scheduled_ns is None:  # vLLM's scheduled_ts: the first admission
+                generation.scheduled_ns = start_ns
             self._kv_tokens += need
             prefill += need - self._lookup(generation)
             prefilled.append(generation)

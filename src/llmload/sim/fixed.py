@@ -63,6 +63,7 @@ class FixedEngine:
         return 0
 
     def submit(self, generation: Generation) -> None:
+        generation.scheduled_ns = generation.start_ns  # nothing queues under fixed timing
         deadline = generation.start_ns + self.timing.ttft_ns
         heapq.heappush(self._heap, (deadline, next(self._order), generation))
         self._arm()

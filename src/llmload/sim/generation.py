@@ -39,6 +39,7 @@ class ResponseInfo(NamedTuple):
     prompt_tokens: int
     include_usage: bool
     headers: tuple[tuple[str, str], ...]  # for a non-streamed body
+    metrics: bool = False  # vLLM's --enable-per-request-metrics: the answer carries its timing
 
 
 class Generation:
@@ -48,6 +49,7 @@ class Generation:
         "_accept_below",
         "_done_event",
         "_drafts",
+        "_first_step_ns",
         "_renderer",
         "_shape",
         "_text",
@@ -64,6 +66,7 @@ class Generation:
         "prompt_tokens",
         "reasoning",
         "rng",
+        "scheduled_ns",
         "start_ns",
         "state",
         "truth",
@@ -116,6 +119,8 @@ class Generation:
         self.hold_until_ns = 0  # a stall: the engine keeps the sequence but it emits nothing
         self.start_ns = entry.arrival_ns  # when the engine may start it (later under a stall)
         self.state = "active"  # "active", "done" or "cancelled"
+        self._first_step_ns: int | None = None  # the step that produced the first token
+        self.scheduled_ns: int | None = None  # set by the engine when it first admits it
 
     @property
     def cancelled(self) -> bool:
@@ -141,6 +146,7 @@ class Generation:
         first = self.generated
         left = self.plan.tokens - first
         if first == 0:
+            self._first_step_ns = now_ns
             n = 1
         else:
             n = self.k if not self._accept_below else self._speculated()
@@ -185,9 +191,10 @@ class Generation:
         if first == 0 and self.info.chat:
             payload = renderer.role(sent_ns) + payload
         if last:
+            self.entry.last_token_ns = sent_ns
             if self.info.include_usage:
                 payload += renderer.usage(
-                    total, sent_ns, self.cached_tokens or 0, self._reasoning_usage(total)
+                    total, sent_ns, self.cached_tokens or 0, self._reasoning_usage(total), self.metrics()
                 )
             payload += self._done_event
             self.conn.write(frame(payload) + LAST_CHUNK)
@@ -216,6 +223,29 @@ class Generation:
         if self._shape is not None:
             text = self._shaped(text, True, last)
         return payload + renderer.text(text, finish, first + n, sent_ns, True), 2
+
+    def metrics(self) -> dict[str, float | None] | None:
+        """vLLM's per-request ``metrics`` of the answer, when the server reports them: from its
+        engine's stamps as vLLM computes them (its TTFT runs from the first scheduling, not from
+        arrival; its generation time is first to last token; its rate counts from the
+        scheduling). None: not reported."""
+        entry, scheduled = self.entry, self.scheduled_ns
+        if not self.info.metrics or scheduled is None:
+            return None
+        # A body is written whole at the end: its first token was made at the first step.
+        first = self._first_step_ns if self._renderer is None else entry.first_token_ns
+        last = entry.last_token_ns
+        if last is None:
+            return None
+        first = last if first is None else first  # a one-token stream: its last is its first
+        n, decode_ms = self.generated, (last - first) / 1e6
+        return {
+            "time_to_first_token_ms": (first - scheduled) / 1e6,
+            "generation_time_ms": decode_ms,
+            "queue_time_ms": (scheduled - entry.arrival_ns) / 1e6,
+            "mean_itl_ms": decode_ms / (n - 1) if n > 1 else None,
+            "tokens_per_second": n * 1e9 / (last - scheduled) if last > scheduled else None,
+        }
 
     def _reasoning_usage(self, total: int) -> int | None:
         """``completion_tokens_details.reasoning_tokens`` of ``total`` tokens; None: no thinking."""
@@ -258,6 +288,7 @@ class Generation:
             completion_tokens=self.generated,
             cached_tokens=self.cached_tokens or 0,
             reasoning=self._whole_reasoning(),
+            metrics=self.metrics(),
         )
 
     def _whole_reasoning(self) -> tuple[str, int] | None:
@@ -274,6 +305,7 @@ class Generation:
         """Write the non-streamed response, all tokens at once, and end the exchange."""
         sent_ns = time.perf_counter_ns()
         self.truth.tokens_written_total += self.generated
+        self.entry.last_token_ns = sent_ns
         self.truth.first_token(self.entry, sent_ns)
         if self.generated > self.reasoning:
             self.entry.first_answer_ns = sent_ns
@@ -296,4 +328,5 @@ class Generation:
         self.entry.completion_tokens = self.written
         self.entry.events = self.events
         self.entry.cached_tokens = self.cached_tokens or 0
+        self.entry.scheduled_ns = self.scheduled_ns
         self.entry.reasoning_tokens = min(self.reasoning, self.written)

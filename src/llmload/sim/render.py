@@ -157,11 +157,15 @@ class ChunkRenderer:
         sent_ns: int,
         cached_tokens: int | None = None,
         reasoning_tokens: int | None = None,
+        metrics: dict[str, float | None] | None = None,
     ) -> bytes:
-        """The final usage-only event of ``stream_options.include_usage``."""
+        """The final usage-only event of ``stream_options.include_usage``; vLLM puts the
+        answer's per-request ``metrics`` (--enable-per-request-metrics) here, beside the usage."""
         body = orjson.dumps(
             final_usage(self._prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens)
         )
+        if metrics is not None:  # vLLM writes stream chunks without their null fields
+            body += b',"metrics":' + orjson.dumps({k: v for k, v in metrics.items() if v is not None})
         tail = b',"llmload_sim":{"sent_ns":%d}}\n\n' % sent_ns if self._stamp else b"}\n\n"
         return self._usage_head + body + tail
 
@@ -184,9 +188,11 @@ def completion_body(
     cached_tokens: int,
     tool: tuple[str, str] | None = None,
     reasoning: tuple[str, int] | None = None,
+    metrics: dict[str, float | None] | None = None,
 ) -> bytes:
     """A whole non-streamed response body; with ``tool`` (id, name), ``text`` is its arguments;
-    ``reasoning`` (text, tokens): the thinking, in ``message.reasoning_content`` (vLLM)."""
+    ``reasoning`` (text, tokens): the thinking, in ``message.reasoning_content`` (vLLM);
+    ``metrics``: vLLM's per-request timing, a sibling of ``usage``."""
     choice: dict[str, JSON] = {"index": 0, "logprobs": None, "finish_reason": finish_reason}
     if chat:
         message: dict[str, JSON] = {"role": "assistant", "content": text, "tool_calls": []}
@@ -208,6 +214,7 @@ def completion_body(
             "usage": final_usage(
                 prompt_tokens, completion_tokens, cached_tokens, None if reasoning is None else reasoning[1]
             ),
+            **({} if metrics is None else {"metrics": metrics}),
         }
     )
 

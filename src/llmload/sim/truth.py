@@ -47,6 +47,8 @@ class RequestEntry:
     reasoning_tokens: int = 0  # of completion_tokens, written as reasoning_content (--reasoning-tokens)
     first_answer_ns: int | None = None  # the write of the first answer (content) token
     images: int = 0  # image_url parts of the prompt (their patches are in prompt_tokens)
+    scheduled_ns: int | None = None  # the start of the step that first admitted it to the batch
+    last_token_ns: int | None = None  # the write of its last token
 
     def as_json(self) -> dict[str, JSON]:
         return {
@@ -67,6 +69,8 @@ class RequestEntry:
             "client_request_id": self.client_request_id,
             "reasoning_tokens": self.reasoning_tokens,
             "first_answer_ns": self.first_answer_ns,
+            "scheduled_ns": self.scheduled_ns,
+            "last_token_ns": self.last_token_ns,
         }
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import httpx
 
 from llmload.core.redact import redact_url
@@ -22,9 +24,32 @@ def refused(status: int, api_key: str | None) -> str | None:
     return f"HTTP {status}: the server wants an API key: {KEY_HINT}"
 
 
-def list_models(
+class Served(NamedTuple):
+    """What ``/v1/models`` lists: the models, and who serves each (``owned_by``: ``vllm``,
+    ``sglang``, ``llamacpp``, ...; empty where the server names none)."""
+
+    models: list[str]
+    owners: list[str]
+
+    def first(self, base_url: str) -> str:
+        if not self.models:
+            raise TargetError(f"{redact_url(base_url)}/v1/models lists no model; pass --model NAME")
+        return self.models[0]
+
+    def missing(self, base_url: str, model: str) -> str | None:
+        """A warning when the server lists models and ``model`` is not one of them; None when
+        it is, or when the list is empty (some gateways list nothing): the requests will tell."""
+        if not self.models or model in self.models:
+            return None
+        return (
+            f"--model {model!r} is not among the models {redact_url(base_url)} lists "
+            f"({', '.join(self.models[:10])}): requests may fail or go to another model"
+        )
+
+
+def served(
     base_url: str, *, api_key: str | None, verify: bool | str = True, timeout_s: float = 10.0
-) -> list[str]:
+) -> Served:
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     url = f"{base_url.rstrip('/')}/v1/models"
     shown = redact_url(url)
@@ -42,28 +67,18 @@ def list_models(
         raise TargetError(f"{shown} answered HTTP {response.status_code}; pass --model NAME")
     try:
         data = response.json()["data"]
-        return [str(item["id"]) for item in data]
-    except (ValueError, KeyError, TypeError):
+        return Served([str(item["id"]) for item in data], [str(item.get("owned_by") or "") for item in data])
+    except (ValueError, KeyError, TypeError, AttributeError):
         raise TargetError(f"{shown} did not return an OpenAI model list; pass --model NAME") from None
 
 
 def first_model(base_url: str, *, api_key: str | None, verify: bool | str = True) -> str:
-    models = list_models(base_url, api_key=api_key, verify=verify)
-    if not models:
-        raise TargetError(f"{redact_url(base_url)}/v1/models lists no model; pass --model NAME")
-    return models[0]
+    return served(base_url, api_key=api_key, verify=verify).first(base_url)
 
 
 def check_model(base_url: str, model: str, *, api_key: str | None, verify: bool | str = True) -> str | None:
-    """A warning when the server lists models and ``model`` is not one of them; None when it
-    is, or when the server cannot say (some gateways list nothing): the requests will tell."""
+    """``Served.missing`` of what the server lists; None when it cannot say."""
     try:
-        listed = list_models(base_url, api_key=api_key, verify=verify)
+        return served(base_url, api_key=api_key, verify=verify).missing(base_url, model)
     except TargetError:
         return None
-    if not listed or model in listed:
-        return None
-    return (
-        f"--model {model!r} is not among the models {redact_url(base_url)} lists "
-        f"({', '.join(listed[:10])}): requests may fail or go to another model"
-    )

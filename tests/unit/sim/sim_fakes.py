@@ -79,6 +79,7 @@ class FakeSequence:
         self.generated = 0
         self.cancelled = False
         self.start_ns = 0
+        self.scheduled_ns: int | None = None
         self.steps: list[int] = []
 
     def step(self, now_ns: int) -> bool:
