@@ -254,6 +254,7 @@ class RequestRecord:
             "name": self.name,
             "server_timings": None if self.server_timings is None else self.server_timings.to_json(),
             "server_metrics": None if self.server_metrics is None else self.server_metrics.to_json(),
+            "asked_server_timings": self.asked_server_timings,
             "trace_id": self.trace_id,
             "event_ns": self.event_ns.tolist(),
             "event_tokens": self.event_tokens.tolist(),

@@ -53,6 +53,7 @@ class Completions:
             id=f"{'chatcmpl' if chat else 'cmpl'}-sim-{self._truth.requests_total + 1}",
             client=conn.peer,
             client_request_id=request.headers.get("x-request-id"),
+            traceparent=request.headers.get("traceparent"),
             path=request.path,
             stream=False,
             arrival_ns=request.arrival_ns,

@@ -82,6 +82,7 @@ class Embeddings:
             id=f"embd-sim-{truth.requests_total + 1}",
             client=conn.peer,
             client_request_id=request.headers.get("x-request-id"),
+            traceparent=request.headers.get("traceparent"),
             path=request.path,
             stream=False,
             arrival_ns=request.arrival_ns,

@@ -44,6 +44,7 @@ class RequestEntry:
     outcome: str = "ok"
     finish_reason: str | None = None
     client_request_id: str | None = None  # the request's X-Request-Id: joins it to the client's record
+    traceparent: str | None = None  # the request's W3C trace context, as it arrived
     reasoning_tokens: int = 0  # of completion_tokens, written as reasoning_content (--reasoning-tokens)
     first_answer_ns: int | None = None  # the write of the first answer (content) token
     images: int = 0  # image_url parts of the prompt (their patches are in prompt_tokens)
@@ -67,6 +68,7 @@ class RequestEntry:
             "outcome": self.outcome,
             "finish_reason": self.finish_reason,
             "client_request_id": self.client_request_id,
+            "traceparent": self.traceparent,
             "reasoning_tokens": self.reasoning_tokens,
             "first_answer_ns": self.first_answer_ns,
             "scheduled_ns": self.scheduled_ns,
@@ -124,11 +126,19 @@ class Truth:
         stream: bool,
         arrival_ns: int,
         client_request_id: str | None = None,
+        traceparent: str | None = None,
     ) -> RequestEntry:
         """Register a generation request as it arrives; ids follow arrival order."""
         self.requests_total += 1
         return RequestEntry(
-            self.requests_total, id, client, path, stream, arrival_ns, client_request_id=client_request_id
+            self.requests_total,
+            id,
+            client,
+            path,
+            stream,
+            arrival_ns,
+            client_request_id=client_request_id,
+            traceparent=traceparent,
         )
 
     def finish(self, entry: RequestEntry, outcome: str | None = None) -> None:

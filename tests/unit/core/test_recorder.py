@@ -196,3 +196,43 @@ def test_timings_of_the_wrong_shape_are_not_kept() -> None:
     )
     rec.on_data(2 * MS, DONE)
     assert rec.finish(3 * MS).server_timings is None
+
+
+def test_vllms_per_request_metrics_are_read_from_the_final_usage_and_the_body() -> None:
+    metrics = {"time_to_first_token_ms": 12.5, "queue_time_ms": 3.0, "generation_time_ms": 40.0,
+               "mean_itl_ms": 10.0, "tokens_per_second": 88.0}  # fmt: skip
+    rec = recorder()
+    rec.on_data(MS, delta("a") + delta("b", finish="stop"))
+    rec.on_data(2 * MS, event({"choices": [], "usage": {"completion_tokens": 2}, "metrics": metrics}) + DONE)
+    m = rec.finish(3 * MS).server_metrics
+    assert m is not None and (m.ttft_ms, m.queue_ms, m.mean_itl_ms) == (12.5, 3.0, 10.0)
+    assert orjson.loads(orjson.dumps(rec.record.to_json()))["server_metrics"] == metrics
+
+    whole = recorder(stream=False)
+    body = {"choices": [{"message": {"content": "hi"}, "finish_reason": "stop"}],
+            "usage": {"completion_tokens": 1}, "metrics": {**metrics, "mean_itl_ms": None}}  # fmt: skip
+    whole.on_data(MS, orjson.dumps(body))
+    whole.on_end(2 * MS)
+    m = whole.finish(2 * MS).server_metrics
+    assert m is not None and m.mean_itl_ms is None and m.generation_ms == 40.0
+
+
+def test_metrics_without_a_timing_field_are_not_kept() -> None:
+    rec = recorder()
+    usage = {"choices": [], "usage": {"completion_tokens": 1}, "metrics": {"time_to_first_token_ms": "x"}}
+    rec.on_data(MS, delta("a", finish="stop") + event(usage))
+    rec.on_data(2 * MS, DONE)
+    assert rec.finish(3 * MS).server_metrics is None
+
+
+def test_the_http_phases_are_stamped_in_order_and_a_replay_starts_them_again() -> None:
+    rec = recorder()
+    rec.on_connect(1 * MS, 3 * MS, 2 * MS)
+    rec.on_sent(4 * MS)
+    rec.on_written(5 * MS)
+    rec.on_first_byte(6 * MS)
+    r = rec.record
+    assert (r.connect_start_ns, r.tls_start_ns, r.connected_ns, r.written_ns, r.first_byte_ns) == (
+        1 * MS, 2 * MS, 3 * MS, 5 * MS, 6 * MS)  # fmt: skip
+    rec.on_sent(7 * MS)  # a stale connection's replay: what followed the first send is void
+    assert r.written_ns is None and r.first_byte_ns is None

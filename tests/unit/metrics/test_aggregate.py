@@ -7,8 +7,10 @@ from array import array
 import pytest
 
 from llmload.core.phases import Phase, Window
-from llmload.core.record import RequestRecord, ServerTimings, TokenSource
+from llmload.core.record import RequestRecord, ServerMetrics, ServerTimings, TokenSource
+from llmload.metrics import derive
 from llmload.metrics.aggregate import StageStats
+from llmload.metrics.http_phases import HttpPhases, phases_ns
 
 MS = 1_000_000
 
@@ -113,3 +115,43 @@ def test_server_timings_join_the_client_per_request() -> None:
     back = StageStats.from_dict(stats.to_dict())
     assert back.server_side.to_dict() == side.to_dict()
     assert StageStats().to_dict()["server_side"] == {}  # nothing where the server gave no timings
+
+
+def test_vllms_metrics_join_the_client_per_request() -> None:
+    # client: TTFT 50 ms, then 3 tokens 10 ms apart (TPOT 10 ms); vLLM: 30 ms queued, 15 ms to
+    # its first token from the scheduling, 29 ms first to last, mean ITL 9.5 ms
+    r = record(0, [50 * MS, 60 * MS, 70 * MS, 80 * MS])
+    r.server_metrics = ServerMetrics(ttft_ms=15.0, queue_ms=30.0, generation_ms=29.0, mean_itl_ms=9.5,
+                                     tokens_per_second=90.0)  # fmt: skip
+    r.asked_server_timings = True
+    stats = StageStats()
+    stats.add(r, Window(t0_ns=0))
+    side = stats.server_side
+    assert (side.asked, side.metrics_requests, side.requests) == (1, 1, 0)
+    assert side.ttft_outside_engine.quantiles([0.5]) == [pytest.approx(5 * MS, rel=0.01)]
+    assert side.tpot_minus_engine_itl.quantiles([0.5]) == [pytest.approx(0.5 * MS, rel=0.01)]
+    assert side.decode_minus_generation.quantiles([0.5]) == [pytest.approx(1 * MS, rel=0.01)]
+    assert side.queue_ns_total / side.ttft_ns_total == pytest.approx(30 / 50)
+    back = StageStats.from_dict(stats.to_dict())
+    assert back.server_side.to_dict() == side.to_dict()
+    merged = StageStats()
+    merged.merge(stats)
+    merged.merge(back)
+    assert merged.server_side.metrics_requests == 2 and merged.server_side.engine_queue.count == 2
+
+
+def test_http_phases_partition_the_time_to_the_first_token() -> None:
+    r = record(10 * MS, [50 * MS, 60 * MS])
+    r.began_ns, r.connect_start_ns, r.tls_start_ns, r.connected_ns = 1 * MS, 2 * MS, 4 * MS, 8 * MS
+    r.written_ns, r.first_byte_ns = 11 * MS, 20 * MS
+    assert phases_ns(r) == (1 * MS, 2 * MS, 4 * MS, 1 * MS, 9 * MS, 30 * MS)
+    assert sum(phases_ns(r)[3:]) == derive.ttft_ns(r)
+    reused = record(10 * MS, [50 * MS])
+    reused.began_ns = 9 * MS
+    assert phases_ns(reused) == (1 * MS, None, None, None, None, None)  # nothing else was seen
+    stats = StageStats()
+    stats.add(r, Window(t0_ns=0))
+    stats.add(reused, Window(t0_ns=0))
+    p = stats.http_phases
+    assert (p.requests, p.new_connections, p.hist["tls"].count, p.hist["pool_wait"].count) == (2, 1, 1, 2)
+    assert HttpPhases.from_dict(p.to_dict()).to_dict() == p.to_dict()

@@ -88,6 +88,10 @@ def test_max_running_queues_the_rest() -> None:
         _fire(clock, timer)
     assert [seq.generated for seq in seqs] == [3, 3, 3]
     assert len(seqs[2].steps) == 3 and seqs[2].steps[0] > seqs[1].steps[-1] - 3 * MS
+    # vLLM's scheduled_ts, the end of each one's queue: the start of the step that admitted it
+    first, second, third = (seq.scheduled_ns for seq in seqs)
+    assert first is not None and second is not None and third is not None
+    assert first < second < third and third == seqs[2].steps[0] - MS
 
 
 def test_kv_budget_preempts_the_newest() -> None:
