@@ -17,7 +17,7 @@ $(VENV)/.runtime: pyproject.toml | $(BIN)/python
 
 # What developers add: every extra, and the test and lint dependency groups.
 $(VENV)/.test: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e '.[report,tokenize]' --group test --group lint
+	$(BIN)/pip install -q -e '.[report,tokenize,otlp]' --group test --group lint
 	touch $@ $(VENV)/.runtime
 
 demo: $(VENV)/.runtime

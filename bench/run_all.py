@@ -34,6 +34,7 @@ BENCHMARKS: list[tuple[str, list[str], str | None]] = [
     ("master_scale", [], "--out"),
     ("exporter_overhead", [], "--out"),
     ("client_bound", [], "--json"),
+    ("otlp_cost", [], "--out"),
 ]
 TABLES = {
     "hot_path_ab": render.tuning_table,

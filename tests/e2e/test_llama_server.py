@@ -140,6 +140,17 @@ def test_repeated_runs_do_not_hit_the_cache_and_prefix_cache_does(
     whole = [n for n in hits if n >= done[0]["prompt_tokens"] - 2]
     assert hits and len(whole) >= 0.8 * len(hits), (hits, done[0]["prompt_tokens"])
     assert again.summary["stages"][0]["cached_prompt_tokens"] > 0
+    # Its usage says the same per request (prompt_tokens_details.cached_tokens), so the
+    # client-side hit rate is the server's own: the requests carried a traceparent it ignored.
+    assert all(r["cached_tokens"] == r["server_timings"]["cache_n"] for r in done), [
+        (r["cached_tokens"], r["server_timings"]["cache_n"]) for r in done
+    ]
+    assert all(r["trace_id"] for r in done)
+    measured = [r for r in done if r["phase"] == "measure"]
+    stage = again.summary["stages"][0]
+    rate = sum(r["server_timings"]["cache_n"] for r in measured) / sum(r["prompt_tokens"] for r in measured)
+    assert stage["prompt_cache_hit_rate"] == pytest.approx(rate, abs=1e-6)
+    assert stage["server_timings"]["cached_prompt_tokens"] == stage["cached_prompt_tokens"]
 
 
 def test_a_short_sweep_with_server_metrics_and_report(tmp_path: Path, server: LlamaServer) -> None:

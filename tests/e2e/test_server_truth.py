@@ -66,7 +66,8 @@ def test_vllm_metrics_join_the_client_record_as_the_simulator_timed_them(run_loc
         ttft = (record["first_token_ns"] - record["sent_ns"]) / MS
         engine = metrics["queue_time_ms"] + metrics["time_to_first_token_ms"]
         assert ttft - engine >= 0, (record["id"], ttft, metrics)
-        outside.append(ttft - engine)
+        if record["phase"] == "measure":  # the stage's table is of its window's requests
+            outside.append(ttft - engine)
         assert record["cached_tokens"] == entry["cached_tokens"]
         assert entry["traceparent"] == f"00-{record['trace_id']}-{entry['traceparent'][36:52]}-01"
     outside.sort()
@@ -81,7 +82,8 @@ def test_vllm_metrics_join_the_client_record_as_the_simulator_timed_them(run_loc
     assert table["requests"] == stage["requests"]["ok"]
     assert table["queue_ms"]["max"] > 0  # the batch made some wait
     assert 0 < table["queue_share_of_ttft"] < 1
-    assert table["ttft_outside_engine_ms"]["p50"] == pytest.approx(p50, abs=0.1 + p50 * 0.1)
+    # the table's quantile is its histogram's (1%) and its rank the nearest: one sample apart
+    assert table["ttft_outside_engine_ms"]["p50"] == pytest.approx(p50, abs=0.05 + p50 * 0.1)
     assert abs(table["tpot_minus_mean_itl_ms"]["p50"]) <= 1 + health["loop_lag_p99_ms"]
     assert sum(r["cached_tokens"] for r, _ in joined) > 0
     assert "server's own metrics" in run.output and "client minus server" in run.output

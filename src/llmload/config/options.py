@@ -520,6 +520,13 @@ OPTIONS: tuple[Option, ...] = (
         to="exporter.linger_s",
     ),
     Option(
+        "--otlp-endpoint",
+        "export one client span per request to this OTLP/HTTP collector (its base URL, or the "
+        "full /v1/traces one); its trace is the request's traceparent",
+        group="results",
+        to="exporter.otlp_endpoint",
+    ),
+    Option(
         "--pushgateway-url",
         "push the final metrics snapshot to this Pushgateway",
         group="results",

@@ -179,12 +179,25 @@ class ExporterConfig:
     linger_s: float = 0.0  # keep serving after the run so the last scrape sees the final numbers
     pushgateway_url: str | None = None
     pushgateway_delete: bool = False
+    # An OTLP/HTTP collector (Jaeger, Tempo, an OpenTelemetry Collector): a client span per request
+    otlp_endpoint: str | None = None
 
     def __post_init__(self) -> None:
         if not 0 <= self.port <= 65535:
             raise ConfigError("--prometheus-port", self.port, "must be a TCP port (0: off)")
         if self.linger_s < 0:
             raise ConfigError("--prometheus-linger-s", self.linger_s, "must be 0 or more")
+        if self.otlp_endpoint is not None:
+            if not self.otlp_endpoint.startswith(("http://", "https://")):
+                raise ConfigError(
+                    "--otlp-endpoint",
+                    self.otlp_endpoint,
+                    "must be an http(s) URL, e.g. http://127.0.0.1:4318",
+                )
+            if find_spec("opentelemetry.sdk") is None or find_spec("opentelemetry.exporter.otlp") is None:
+                raise ConfigError(
+                    "--otlp-endpoint", self.otlp_endpoint, "needs the otlp extra: pip install 'llmload[otlp]'"
+                )
 
 
 @dataclass(frozen=True, slots=True)

@@ -186,6 +186,7 @@ class RequestRecord:
     server_metrics: ServerMetrics | None = None  # vLLM's, where it gives them
     asked_server_timings: bool = False  # the request asked for them (--server-timings)
     trace_id: str | None = None  # the W3C trace id of the request's ``traceparent`` (32 hex digits)
+    span_id: str | None = None  # its parent id: the client span of the request (16 hex digits)
     event_ns: array[int] = field(default_factory=lambda: array("q"))
     event_tokens: array[int] = field(default_factory=lambda: array("l"))
 
@@ -256,6 +257,7 @@ class RequestRecord:
             "server_metrics": None if self.server_metrics is None else self.server_metrics.to_json(),
             "asked_server_timings": self.asked_server_timings,
             "trace_id": self.trace_id,
+            "span_id": self.span_id,
             "event_ns": self.event_ns.tolist(),
             "event_tokens": self.event_tokens.tolist(),
         }

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 
 from llmload.export import html as h
 from llmload.export.plots import NO_PLOTS
+from llmload.export.report_server import server_truth_sections
 from llmload.export.report_tradeoffs import cost_section, pareto_section
 from llmload.export.rundata import RunData, all_warnings, flatten, verdict_of
 from llmload.export.tables import Row, columns
@@ -194,41 +195,6 @@ def _by_name(summary: Summary) -> list[str]:
     ]
 
 
-def _server_timings(summary: Summary) -> list[str]:
-    """Client against the server's own per-request timings, where the server gave them."""
-    body = []
-    for stage in summary.stages:
-        t = stage.server_timings
-        if t is None:
-            continue
-        cells = [h.fmt(stage.index, 0), h.fmt(t.requests, 0), h.fmt(t.cached_prompt_tokens, 0)]
-        for metric, digits in (
-            (stage.ttft_ms, 1),
-            (t.prefill_ms, 1),
-            (t.ttft_minus_prefill_ms, 2),
-            (t.decode_per_token_ms, 2),
-            (t.decode_minus_predicted_ms, 2),
-            (t.tpot_minus_server_ms, 3),
-        ):
-            cells += [h.fmt(None if metric is None else metric.quantile(q), digits) for q in ("p50", "p99")]
-        body.append(cells)
-    if not body:
-        return []
-    headers = ["stage", "requests", "cached prompt tokens", "client TTFT p50", "p99"]
-    headers += ["server prefill p50", "p99", "TTFT - prefill p50", "p99", "server ms/token p50", "p99"]
-    headers += ["decode span - server p50", "p99", "TPOT - server p50", "p99"]
-    return [
-        h.heading("Client minus server"),
-        h.paragraph(
-            "The server's own timings of each request (llama.cpp's timings), joined to the "
-            "client's record of the same request; differences per request, in ms. TTFT - prefill "
-            "is what lies outside the server's prompt evaluation: network, queueing, the client.",
-            "note",
-        ),
-        h.table(headers, body, left=1, css="wide"),
-    ]
-
-
 def _reasoning_latencies(stage: Stage, r: ReasoningSummary) -> Latencies:
     return (
         ("ttft", stage.ttft_ms),
@@ -364,7 +330,7 @@ def render_report(
         *_headline(run.summary),
         *_stages(rows),
         *_by_name(run.summary),
-        *_server_timings(run.summary),
+        *server_truth_sections(run.summary),
         *pareto_section(rows),
         *cost_section(run.summary),
         *_reasoning(run.summary),

@@ -193,7 +193,7 @@ class ChatClient:
         headers = (*self._headers[call.stream], *call.headers, ("X-Request-Id", request_id))
         if self._trace:
             ids = trace_ids(self._run_id, request_id)
-            record.trace_id = ids.trace_id
+            record.trace_id, record.span_id = ids
             headers = (*headers, (HEADER, ids.traceparent))
         http = HttpRequest("POST", self.request_path(call.endpoint), headers, call.body)
         try:

@@ -12,6 +12,7 @@ import itertools
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 import gevent
 
@@ -37,6 +38,9 @@ from llmload.run.sources import SyntheticTexts, calibrated_source, prompt_source
 from llmload.target.models import Served, served
 from llmload.transport.factory import TransportFactory
 from llmload.workload.prompts import PromptSource
+
+if TYPE_CHECKING:
+    from llmload.export.otlp import RequestSpans
 
 _NS = 1_000_000_000
 # Corrections larger than this mean the clocks disagree, not that the message was late (a
@@ -110,6 +114,7 @@ class Session:
         self.active: set[RequestRecord] = set()  # in flight, for live token counts
         self._finished_tokens = 0
         self._wall_minus_perf_ns = time.time_ns() - time.perf_counter_ns()
+        self._spans: RequestSpans | None = None  # --otlp-endpoint: a client span per request
         self._sampler: gevent.Greenlet[[], None] | None = None
         self._completed: Counter[int] = Counter()
         self._in_flight_measured: Counter[int] = Counter()
@@ -147,6 +152,16 @@ class Session:
         if self.config.workload.tokenize != "off":  # prompt lengths in the server's tokens
             self.prompts, warning = calibrated_source(self.config, self.model, verify)
             self.warnings += [warning] if warning else []
+        if self.config.exporter.otlp_endpoint is not None:
+            from llmload.export.otlp import RequestSpans  # the otlp extra: imported only when asked
+
+            self._spans = RequestSpans(
+                endpoint=self.config.exporter.otlp_endpoint,
+                run_id=self.run_id,
+                process=self.process_tag,
+                model=self.model,
+                wall_minus_perf_ns=self._wall_minus_perf_ns,
+            )
         self.health.start()
         self._sampler = gevent.spawn(self._sample_in_flight)
 
@@ -164,6 +179,8 @@ class Session:
         self.health.stop()
         self.transports.close()
         self.records.close()
+        if self._spans is not None:
+            self._spans.close()
 
     # -- the stage protocol ---------------------------------------------------------------------
 
@@ -314,6 +331,9 @@ class Session:
         """Fold one record in steps; the folder greenlet lets arrived reads go in between."""
         self.records.write(record)
         yield
+        if self._spans is not None:
+            self._spans.add(record)
+            yield
         self.timeseries.add(record, self._wall_minus_perf_ns)
         if self.config.exporter.port:  # exact buckets cost ~0.5 µs per event: only when exported
             yield
