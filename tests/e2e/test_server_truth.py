@@ -166,3 +166,36 @@ def test_http_phases_over_plain_http_leave_tls_out(run_locust: RunLocust) -> Non
         phases["request_write_ms"]["p50"] + phases["first_byte_ms"]["p50"] + phases["first_token_ms"]["p50"]
     )
     assert first == pytest.approx(run.summary["stages"][0]["ttft_ms"]["p50"], rel=0.2)
+
+
+def test_the_cache_is_reset_first_and_the_profiler_runs_over_the_stage_asked(run_locust: RunLocust) -> None:
+    with start_sim(["--profile", "vllm", "--ttft-ms", "5", "--step-ms", "2"]) as sim:
+        run = run_locust(
+            sim.url,
+            "--max-tokens",
+            "8",
+            "--reset-prefix-cache",
+            "--server-profile",
+            "0",
+            users=2,
+            run_time="5s",
+        )
+        counters = sim.counters()
+    control = run.summary["server"]["control"]
+    assert [(c["stage"], c["action"], c["said"]) for c in control] == [
+        (None, "reset_prefix_cache", "cache reset: POST /reset_prefix_cache 200"),
+        (0, "start_profile", "profiler start: POST /start_profile 200"),
+        (0, "stop_profile", "profiler stop: POST /stop_profile 200"),
+    ]
+    # the profile covers the stage's measured window: started at its start, stopped at its end
+    t0, t1 = run.summary["stages"][0]["window_ns"]
+    assert t0 <= counters["profile_start_ns"] < t1 <= counters["profile_stop_ns"]
+    assert "llmload: server: cache reset" in run.output and "server (stage 0): profiler start" in run.output
+
+
+def test_a_server_that_cannot_is_said_so_and_the_run_goes_on(run_locust: RunLocust) -> None:
+    # SGLang's sim has no /reset_prefix_cache but /flush_cache: llmload asks the engine's own
+    with start_sim(["--profile", "sglang", "--ttft-ms", "5", "--step-ms", "2"]) as sim:
+        run = run_locust(sim.url, "--max-tokens", "8", "--reset-prefix-cache", users=2, run_time="3s")
+    (reset,) = run.summary["server"]["control"]
+    assert reset["said"] == "cache reset: POST /flush_cache 200"

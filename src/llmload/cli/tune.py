@@ -47,7 +47,7 @@ from llmload.export.rundata import load_run, read_summary
 from llmload.protocol.jsonvalue import JSON
 from llmload.results.choice import Candidate, Choice, choose, objectives_of
 from llmload.results.exitcodes import ExitCode
-from llmload.target import launch
+from llmload.target import control, launch
 from llmload.target.fingerprint import auth_headers, fingerprint
 from llmload.target.probes import Answers
 from llmload.target.wait import WaitCode, wait_ready
@@ -154,7 +154,7 @@ def _measure(experiment: Experiment, c: Configuration, cdir: Path, server: launc
     reset = "no cache reset: reset_cache = off"
     if spec.reset_cache == "auto":
         engine = fingerprint(server.url, api_key=api_key).get("engine")
-        reset = launch.reset_cache(server.url, str(engine) if engine else None, auth_headers(api_key))
+        reset = control.reset_cache(server.url, str(engine) if engine else None, auth_headers(api_key))
     print(f"llmload tune: [{c.name}] ready after {waited.elapsed_s:.1f} s; {reset}", flush=True)
     guard = None
     if experiment.quality is not None:

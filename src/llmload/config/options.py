@@ -472,6 +472,22 @@ OPTIONS: tuple[Option, ...] = (
         to="cost.deployment_hour_usd",
     ),
     Option(
+        "--reset-prefix-cache",
+        "ask the server to drop its prefix cache before the first request (vLLM in "
+        "VLLM_SERVER_DEV_MODE, SGLang, llama.cpp with --slot-save-path); the summary says how it went",
+        bool,
+        group="server",
+        to="server_control.reset_prefix_cache",
+    ),
+    Option(
+        "--server-profile",
+        "run the server's profiler (vLLM with --profiler-config, SGLang) over these stages' "
+        "measured windows, e.g. 0 or 2,3",
+        group="server",
+        to="server_control.profile_stages",
+        parse=values.stages,
+    ),
+    Option(
         "--gpu-metrics",
         "a Prometheus endpoint with NVIDIA DCGM exporter names (http://node:9400/metrics): "
         "GPU utilisation, memory and power per stage",

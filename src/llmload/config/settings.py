@@ -201,6 +201,14 @@ class ExporterConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class ServerControlConfig:
+    """What the run asks of the server besides answers (``target/control.py``)."""
+
+    reset_prefix_cache: bool = False  # once, before the first request
+    profile_stages: tuple[int, ...] = ()  # the server's profiler runs over these stages' windows
+
+
+@dataclass(frozen=True, slots=True)
 class FleetConfig:
     """Distributed runs: how often workers report, how long the master waits for finals."""
 
@@ -315,6 +323,7 @@ class RunConfig:
     fleet: FleetConfig = field(default_factory=FleetConfig)
     checks: ChecksConfig = field(default_factory=ChecksConfig)
     cost: CostConfig = field(default_factory=CostConfig)
+    server_control: ServerControlConfig = field(default_factory=ServerControlConfig)
     gpu_metrics: str | None = None  # a DCGM exporter's /metrics URL, scraped per stage
     results_dir: str = "results"
     run_id: str | None = None
@@ -344,7 +353,11 @@ class RunConfig:
             "workload": asdict(self.workload),
             "phases": asdict(self.phases),
             "sweep": asdict(self.sweep),
-            "exporter": asdict(self.exporter),
+            "exporter": {
+                **asdict(self.exporter),
+                "otlp_endpoint": self.exporter.otlp_endpoint and redact_url(self.exporter.otlp_endpoint),
+            },
+            "server_control": asdict(self.server_control),
             "open_loop": asdict(self.open_loop),
             "trace": asdict(self.trace),
             "fleet": asdict(self.fleet),

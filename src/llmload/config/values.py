@@ -100,6 +100,19 @@ def levels(value: object, _given: argparse.Namespace) -> tuple[int, ...]:
     return parsed
 
 
+def stages(value: object, _given: argparse.Namespace) -> tuple[int, ...]:
+    text = str(value or "")
+    try:
+        parsed = tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise ConfigError(
+            "--server-profile", text, "give stage numbers, comma-separated, e.g. 0 or 2,3"
+        ) from None
+    if parsed and min(parsed) < 0:
+        raise ConfigError("--server-profile", text, "stages are numbered from 0")
+    return parsed
+
+
 def rates(value: object, _given: argparse.Namespace) -> tuple[float, ...]:
     if not value:
         return ()

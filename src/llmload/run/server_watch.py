@@ -3,13 +3,19 @@
 At the start of a run: the fingerprint (models, version, launch arguments) and loud warnings
 about settings that distort benchmarks. During the run (master or single process only): the
 target's ``/metrics`` every few seconds, so each stage reports the server's own counts beside
-the client's (generated tokens, queue, KV cache, speculative-decoding acceptance).
+the client's (generated tokens, queue, KV cache, speculative-decoding acceptance). What the run
+asks of the server besides answers (a cache reset before it, the profiler over chosen stages:
+``--reset-prefix-cache``, ``--server-profile``) happens here too, once, and each call's line
+lands in the summary's ``server.control``.
 """
 
 from __future__ import annotations
 
 import sys
+import time
+from collections.abc import Callable
 from dataclasses import replace
+from typing import Literal
 
 import gevent
 
@@ -20,8 +26,8 @@ from llmload.core.stages import Announcement
 from llmload.protocol.jsonvalue import JSON
 from llmload.results.build import cache_warning
 from llmload.results.summary import Stage, Summary
-from llmload.target import gpu
-from llmload.target.fingerprint import fingerprint, warnings
+from llmload.target import control, gpu
+from llmload.target.fingerprint import auth_headers, fingerprint, warnings
 from llmload.target.scrape import Scraper, Snapshot, summarize
 
 
@@ -57,6 +63,8 @@ class ServerWatch:
         self._server: _Windows | None = None
         self._gpu: _Windows | None = None
         self._greenlet: gevent.Greenlet[[], None] | None = None
+        self._control: list[JSON] = []  # what was asked of the server, and what it said
+        self._profiling: int | None = None  # the stage whose profile is running
 
     def start(self) -> None:
         host, key = self._config.host, self._config.request.api_key
@@ -64,6 +72,11 @@ class ServerWatch:
         # while a hung server keeps the look waiting says so.
         self.info = {"url": redact_url(host), "reachable": False}
         self.info = fingerprint(host, api_key=key)
+        self.info["control"] = self._control
+        if self._config.server_control.reset_prefix_cache:
+            self._ask(
+                None, "reset_prefix_cache", lambda: control.reset_cache(host, self._engine, auth_headers(key))
+            )
         self._warnings = warnings(self.info, self._planned)
         self.info["warnings"] = self._warnings  # the same list: a GPU warning below joins it
         server = Scraper(host, api_key=key)
@@ -94,12 +107,39 @@ class ServerWatch:
     def on_phase(self, a: Announcement) -> None:
         for watched in self._watched():
             watched.on_phase(a)
+        if a.stage not in self._config.server_control.profile_stages:
+            return
+        if a.phase is Phase.MEASURE:
+            self._profile(a.stage, "start")
+        elif a.phase is Phase.DRAIN and self._profiling == a.stage:
+            self._profile(a.stage, "stop")
+
+    @property
+    def _engine(self) -> str | None:
+        engine = self.info.get("engine")
+        return str(engine) if engine else None
+
+    def _profile(self, stage: int, action: Literal["start", "stop"]) -> None:
+        host, key = self._config.host, self._config.request.api_key
+        said = self._ask(
+            stage, f"{action}_profile", lambda: control.profile(host, self._engine, auth_headers(key), action)
+        )
+        self._profiling = stage if action == "start" and not said.startswith("no ") else None
+
+    def _ask(self, stage: int | None, action: str, call: Callable[[], str]) -> str:
+        said = call()
+        self._control.append({"stage": stage, "action": action, "at": round(time.time(), 3), "said": said})
+        where = "" if stage is None else f" (stage {stage})"
+        print(f"llmload: server{where}: {said}", file=sys.stderr, flush=True)
+        return said
 
     def stage(self, index: int) -> dict[str, JSON] | None:
         samples = None if self._server is None else self._server.stages.get(index)
         return None if samples is None else summarize(samples[0], samples[-1], samples)
 
     def stop(self) -> None:
+        if self._profiling is not None:  # the run ended inside a profiled stage
+            self._profile(self._profiling, "stop")
         if self._greenlet is not None:
             self._greenlet.kill(block=False)
             self._greenlet = None

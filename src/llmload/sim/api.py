@@ -33,6 +33,9 @@ from llmload.sim.truth import Truth
 _GENERATION_PATHS = frozenset({"/v1/chat/completions", "/v1/completions"})
 # Each engine's way to drop its prefix cache, served by the profiles that imitate it.
 _CACHE_RESETS = (("vllm", "/reset_prefix_cache"), ("sglang", "/flush_cache"))
+# vLLM (with --profiler-config) and SGLang: the torch profiler over what runs between the two
+_PROFILER_ENGINES = frozenset({"vllm", "sglang"})
+_PROFILER_PATHS = frozenset({"/start_profile", "/stop_profile"})
 Answer: TypeAlias = tuple[int, JSON | bytes]  # an HTTP status and its JSON body (bytes: as they are)
 
 
@@ -91,6 +94,9 @@ class App:
         if (self._config.profile.engine, path) in _CACHE_RESETS:
             self._reset_cache(request, conn)
             return
+        if path in _PROFILER_PATHS and self._config.profile.engine in _PROFILER_ENGINES:
+            self._profiler(request, conn, start=path == "/start_profile")
+            return
         if path == "/metrics":
             headers = [("server", self._config.server_header)]
             headers.append(("content-type", "text/plain; version=0.0.4; charset=utf-8"))
@@ -121,6 +127,18 @@ class App:
             self._json(conn, 405, _error("use POST", 405))
             return
         self._json(conn, 200, {"dropped_tokens": self._engine.reset_prefix_cache()})
+
+    def _profiler(self, request: HttpRequest, conn: HttpConnection, *, start: bool) -> None:
+        """Records when profiling started and stopped (``/sim/counters``), as a test's truth."""
+        if request.method != "POST":
+            self._json(conn, 405, _error("use POST", 405))
+            return
+        now = time.perf_counter_ns()
+        if start:
+            self._truth.profile_start_ns, self._truth.profile_stop_ns = now, 0
+        else:
+            self._truth.profile_stop_ns = now
+        conn.respond(200, [("server", self._config.server_header)], b"")
 
     def _json(self, conn: HttpConnection, status: int, body: JSON | bytes) -> None:
         raw = body if isinstance(body, bytes) else orjson.dumps(body)

@@ -109,6 +109,8 @@ class Truth:
         self.draft_tokens_total = 0
         self.accepted_tokens_total = 0
         self.busy_ns_total = 0  # time spent in decode steps: the simulated GPU's busy time
+        self.profile_start_ns = 0  # the last /start_profile, and its /stop_profile (0: none)
+        self.profile_stop_ns = 0
         self.ttft_buckets = [0] * (len(TTFT_BUCKETS_S) + 1)
         self.ttft_sum_ns = 0
         # One entry per decode step (or timer wake): (end, tokens written by then, lateness,
@@ -183,6 +185,8 @@ class Truth:
             "connections_total": self.connections_total,
             "preemptions_total": self.preemptions_total,
             "busy_ns_total": self.busy_ns_total,
+            "profile_start_ns": self.profile_start_ns,
+            "profile_stop_ns": self.profile_stop_ns,
             "running": running,
             "waiting": waiting,
             "cpu_ns": time.process_time_ns(),

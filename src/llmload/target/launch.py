@@ -1,4 +1,4 @@
-"""Start and stop the server under test for ``llmload tune``, and clear what it cached.
+"""Start and stop the server under test for ``llmload tune``.
 
 A ``command`` runs through ``/bin/sh`` in a session of its own, its output appended to its log:
 a Ctrl+C at the terminal reaches only tune, which stops the server after the sweep has written
@@ -17,13 +17,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
-
-from llmload.target.fingerprint import base_url
-
 _TAIL_BYTES = 3000
 _HOOK_TIMEOUT_S = 1800.0  # a helm upgrade that pulls images can take many minutes
-_RESET_TIMEOUT_S = 30.0
 
 
 def free_port() -> int:
@@ -128,54 +123,3 @@ def start(
             start_new_session=True,
         )
     return Server(url, log, process, stop_hook, cwd)
-
-
-# What each engine offers to forget its prefix cache, by the fingerprint's engine name.
-# vLLM registers its endpoint only with VLLM_SERVER_DEV_MODE=1; llama.cpp erases one slot at a
-# time through /slots, and only when started with --slot-save-path (else 501).
-_RESETS = {
-    "vllm": ("/reset_prefix_cache",),
-    "sglang": ("/flush_cache",),
-}
-
-
-def reset_cache(host: str, engine: str | None, headers: dict[str, str]) -> str:
-    """Ask the server to drop its cached prefixes; says what happened, in one line."""
-    url = base_url(host)
-    try:
-        with httpx.Client(timeout=_RESET_TIMEOUT_S, headers=headers) as client:
-            if engine == "llama.cpp":
-                return _erase_slots(client, url)
-            paths = _RESETS.get(engine or "")
-            if not paths:
-                return f"no cache reset: llmload knows no way to clear a {engine or 'unknown'} server's cache"
-            said = []
-            for path in paths:
-                response = client.post(url + path)
-                if response.status_code >= 400:
-                    hint = " (vLLM: start it with VLLM_SERVER_DEV_MODE=1)" if engine == "vllm" else ""
-                    return f"no cache reset: POST {path} answered {response.status_code}{hint}"
-                said.append(f"POST {path} {response.status_code}")
-            return "cache reset: " + ", ".join(said)
-    except httpx.HTTPError as exc:
-        return f"no cache reset: {type(exc).__name__}: {exc}"
-
-
-def _erase_slots(client: httpx.Client, url: str) -> str:
-    slots = client.get(url + "/slots")
-    if slots.status_code != 200:
-        return (
-            f"no cache reset: GET /slots answered {slots.status_code} (llama-server started with --no-slots?)"
-        )
-    body = slots.json()
-    ids = (
-        [s["id"] for s in body if isinstance(s, dict) and isinstance(s.get("id"), int)]
-        if isinstance(body, list)
-        else []
-    )
-    for slot in ids:
-        response = client.post(f"{url}/slots/{slot}", params={"action": "erase"})
-        if response.status_code >= 400:
-            hint = " (start llama-server with --slot-save-path DIR)" if response.status_code == 501 else ""
-            return f"no cache reset: POST /slots/{slot}?action=erase answered {response.status_code}{hint}"
-    return f"cache reset: erased {len(ids)} slots"
