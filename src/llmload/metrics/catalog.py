@@ -303,8 +303,12 @@ _WORDS = (
 
 _TIMESTAMPS = (
     ("scheduled", "when the load model wanted the request sent (open-loop); else = `sent`"),
+    ("began", "the request handed to the transport"),
     ("connect_start, connected", "a new connection opened for it (absent on keep-alive reuse)"),
-    ("sent", "first byte of the request written to the socket"),
+    ("tls_start", "its TLS handshake began (absent without TLS)"),
+    ("sent", "the request about to be written to the socket"),
+    ("written", "its last byte handed to the socket"),
+    ("first_byte", "the read that brought the first response byte"),
     ("headers", "status line and headers parsed"),
     ("first_token", "the read that completed the first token-bearing event"),
     ("first_output", "the read that completed the first event with non-empty `content`"),
@@ -363,6 +367,33 @@ _SECTIONS = (
      "3,109 ms: 192 thinking tokens at the profile's 16.07 ms step. "
      "`tests/e2e/test_reasoning.py` holds every record's two counts to the simulator's ground "
      "truth exactly and its thinking time to the simulator's, joined by X-Request-Id."),
+    ("HTTP phases", "Each stage's `http_phases` splits the successful requests' time before "
+     "the first token: `pool_wait` (began to the connection in hand: a pool's queue, and the "
+     "client's own work before the send), `tcp_connect` (connect_start to tls_start, or to "
+     "connected without TLS; a name lookup is inside it) and `tls` (tls_start to connected), "
+     "both absent on a kept-alive connection and outside TTFT, then `request_write` (sent to "
+     "written), `first_byte` (written to first_byte: the server, or a gateway before it, "
+     "answering) and `first_token` (first_byte to first_token: for a server that sends its "
+     "head at once, the queue and the prefill). The last three add up to TTFT exactly. "
+     "`new_connections` counts the requests that opened one; when at least half did and "
+     "opening it cost at least a tenth of the TTFT p50, the stage warns (a client without "
+     "keep-alive, or a server or gateway closing connections). httpx reports the same phases "
+     "except the first byte, which it sees only with the whole head."),
+    ("The server's own account", "A server may say what it did for each request, and "
+     "llmload joins that to the client's record of the same request (`server_timings`, "
+     "`server_metrics` in `requests.jsonl`; per stage in `summary.json`). llama.cpp sends "
+     "`timings` on every answer: its prefill (`prompt_ms`, no slot wait in it) and decode "
+     "(`predicted_ms`). vLLM started with `--enable-per-request-metrics` sends `metrics` "
+     "beside the final usage: `time_to_first_token_ms` (from the request's first scheduling "
+     "into a batch to its first token: no queue in it), `queue_time_ms` (queued to first "
+     "scheduled), `generation_time_ms` (first to last token) and `mean_itl_ms`. The stage's "
+     "`server_metrics` gives the queue, the queue's share of the client's TTFT (summed over "
+     "the window), `ttft_outside_engine_ms` (client TTFT - queue - engine TTFT: HTTP, "
+     "tokenization, the network, the client) and client TPOT - mean ITL, per request. "
+     "`--server-timings auto` (the default) asks for them (`include_metrics`) when the target's "
+     "`/v1/models` says vLLM serves it; a run that asked and got none says so once. The "
+     "prefix cache's share comes from `usage.prompt_tokens_details.cached_tokens` per request "
+     "(`prompt_cache_hit_rate`), wherever a server sends it."),
     ("Client health: the client-bound rule", "Each worker measures its own event-loop lag, CPU "
      "use, events parsed per second and events per read, and ships them with its histograms. A "
      "stage is flagged `client-bound` in every output when any worker's loop-lag p99 exceeded "
