@@ -219,6 +219,21 @@ def test_tls_against_local_ca(kind: str, ca: LocalCA) -> None:
     assert server.connections == 1
     start, connected = sinks[0].connects[0]
     assert start < connected <= sinks[0].sent[0]
+    # the HTTP phases, in order, from either transport: TCP, then TLS, then the request, then
+    # the answer; the kept-alive second request has no connect of its own
+    first, second = sinks
+    (tls_start,) = first.tls_starts
+    assert tls_start is not None and start < tls_start < connected
+    for sink in sinks:
+        ((written,), (first_byte,)) = sink.written, sink.first_bytes
+        assert sink.sent[0] <= written <= first_byte <= sink.reads[0][0]
+    assert second.connects == [] and second.tls_starts == []
+
+
+def test_a_plain_connection_has_no_tls_phase(kind: str) -> None:
+    with RawServer(SSE_RESPONSE) as server:
+        (sink,) = exchange(server, kind)
+    assert sink.tls_starts == [None] and len(sink.written) == len(sink.first_bytes) == 1
 
 
 def test_tls_http2_offer_falls_back_to_http11(ca: LocalCA) -> None:
