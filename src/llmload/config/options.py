@@ -477,6 +477,7 @@ OPTIONS: tuple[Option, ...] = (
         "VLLM_SERVER_DEV_MODE, SGLang, llama.cpp with --slot-save-path); the summary says how it went",
         bool,
         group="server",
+        sweep_default=False,
         to="server_control.reset_prefix_cache",
     ),
     Option(
@@ -484,6 +485,7 @@ OPTIONS: tuple[Option, ...] = (
         "run the server's profiler (vLLM with --profiler-config, SGLang) over these stages' "
         "measured windows, e.g. 0 or 2,3",
         group="server",
+        sweep_default=None,
         to="server_control.profile_stages",
         parse=values.stages,
     ),
@@ -540,6 +542,7 @@ OPTIONS: tuple[Option, ...] = (
         "export one client span per request to this OTLP/HTTP collector (its base URL, or the "
         "full /v1/traces one); its trace is the request's traceparent",
         group="results",
+        sweep_default=None,
         to="exporter.otlp_endpoint",
     ),
     Option(
