@@ -120,6 +120,15 @@ OPTIONS: tuple[Option, ...] = (
         to="request.ignore_eos",
     ),
     Option(
+        "--api",
+        "the API the chat users speak: chat (/v1/chat/completions), completions, responses "
+        "(/v1/responses) or messages (Anthropic's /v1/messages); auto: the locustfile's own",
+        default="auto",
+        group="request",
+        sweep_default="auto",
+        to="request.api",
+    ),
+    Option(
         "--server-timings",
         "ask for the server's own timing of each request (vLLM's include_metrics) and join it to "
         "the client's: auto (when the server is vLLM), on, off (never ask; what a server sends "

@@ -30,13 +30,21 @@ from llmload.workload.ramps import Ramp
 from llmload.workload.replay import ReplaySpec
 from llmload.workload.traces import FORMATS, FormatChoice
 
-Endpoint = Literal["chat", "completions", "embeddings"]
+Endpoint = Literal["chat", "completions", "embeddings", "responses", "messages"]
 # Whether requests ask for the server's own timing of each (vLLM's include_metrics): auto asks
 # when the target's /v1/models says vLLM serves it.
 ServerTimingsChoice = Literal["auto", "on", "off"]
 PATHS: Mapping[Endpoint, str] = MappingProxyType(
-    {"chat": "/v1/chat/completions", "completions": "/v1/completions", "embeddings": "/v1/embeddings"}
+    {
+        "chat": "/v1/chat/completions",
+        "completions": "/v1/completions",
+        "embeddings": "/v1/embeddings",
+        "responses": "/v1/responses",  # OpenAI's Responses API
+        "messages": "/v1/messages",  # Anthropic's Messages API
+    }
 )
+# The API the built-in chat users speak (--api); auto: the user class's own (chat)
+ApiChoice = Literal["auto", "chat", "completions", "responses", "messages"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,10 +58,15 @@ class RequestConfig:
     api_key: str | None = field(default=None, repr=False)
     api_key_env: str = "OPENAI_API_KEY"  # where the key came from: named in hints, never its value
     server_timings: ServerTimingsChoice = "auto"
+    api: ApiChoice = "auto"
 
     @property
     def path(self) -> str:
         return PATHS[self.endpoint]
+
+    def api_for(self, endpoint: Endpoint) -> Endpoint:
+        """The endpoint a built-in user sends to: ``--api`` replaces chat, nothing else."""
+        return endpoint if self.api == "auto" or endpoint != "chat" else self.api
 
 
 @dataclass(frozen=True, slots=True)
@@ -349,6 +362,7 @@ class RunConfig:
                 "api_key_set": self.request.api_key is not None,
                 "api_key_env": self.request.api_key_env,
                 "server_timings": self.request.server_timings,
+                "api": self.request.api,
             },
             "workload": asdict(self.workload),
             "phases": asdict(self.phases),

@@ -8,6 +8,7 @@ under Locust as in a unit test.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from llmload.core.record import (
@@ -20,10 +21,20 @@ from llmload.core.record import (
     TokenSource,
 )
 from llmload.errors import ConfigError, ErrorKind
-from llmload.protocol.chunks import BadChunk, chunk_fields, parse_response
+from llmload.protocol.api_events import messages_body, messages_fields, responses_body, responses_fields
+from llmload.protocol.chunks import BadChunk, ChunkFields, ChunkInfo, chunk_fields, parse_response
 from llmload.protocol.sse import DONE, SSEDecoder, SSEError
 
 _NS = 1_000_000_000
+# Each API's reading of one streamed event, and of a whole body: the same tuple for all (chunks.py).
+_EVENT_FIELDS: dict[str, Callable[[bytes], ChunkFields]] = {
+    "responses": responses_fields,
+    "messages": messages_fields,
+}
+_BODY_FIELDS: dict[str, Callable[[bytes], ChunkFields]] = {
+    "responses": responses_body,
+    "messages": messages_body,
+}
 _EVIDENCE_BYTES = 4096
 _MAX_BODY_BYTES = 64 * 1024 * 1024
 
@@ -61,6 +72,7 @@ class ResponseRecorder:
         self._keep = keep
         self.evidence: bytes | None = None  # the start of an error response's body
         self._timeouts = timeouts
+        self._fields = _EVENT_FIELDS.get(record.endpoint, chunk_fields)
         self._decoder = SSEDecoder()
         self._body = bytearray()
         self._saw_done = False
@@ -171,6 +183,7 @@ class ResponseRecorder:
         finish_reason, prompt_tokens, cached_tokens = rec.finish_reason, rec.prompt_tokens, rec.cached_tokens
         token_events, content, stop, seen = len(counts), False, False, 0
         failure: tuple[ErrorKind, str] | None = None
+        fields = self._fields
         for seen, data in enumerate(payloads, 1):  # noqa: B007 (read after the loop)
             if data == DONE:
                 self._saw_done = stop = True
@@ -178,7 +191,7 @@ class ResponseRecorder:
                 break
             try:
                 (bearing, has_content, finish, completion, prompt, error, cached, timings, thinking,
-                 thinking_usage, metrics) = chunk_fields(data)  # fmt: skip
+                 thinking_usage, metrics) = fields(data)  # fmt: skip
             except BadChunk as exc:
                 failure = (ErrorKind.BAD_PAYLOAD, f"malformed JSON event: {exc}")
                 break
@@ -232,15 +245,17 @@ class ResponseRecorder:
     def _on_body(self, t_ns: int) -> None:
         if self._keep is not None:
             self._keep.append(bytes(self._body))
+        rec = self.record
         try:
-            info = parse_response(bytes(self._body))
+            body = bytes(self._body)
+            reader = _BODY_FIELDS.get(rec.endpoint)
+            info = parse_response(body) if reader is None else ChunkInfo(*reader(body))
         except BadChunk as exc:
             self._fail(t_ns, ErrorKind.BAD_PAYLOAD, f"malformed JSON body: {exc}")
             return
         if info.error is not None:
             self._fail(t_ns, ErrorKind.ERROR_EVENT, info.error)
             return
-        rec = self.record
         rec.finish_reason = info.finish_reason
         rec.prompt_tokens = info.prompt_tokens
         rec.cached_tokens = info.cached_tokens

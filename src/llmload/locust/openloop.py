@@ -99,7 +99,7 @@ class OpenLoopUser(SessionUser):
         transport = self._idle.pop() if self._idle else self._session.transports.new()
         self.client.send(
             prompt(),
-            self.endpoint,
+            self._session.config.request.api_for(self.endpoint),
             transport=transport,
             stage_window=(stage, state.window),
             scheduled_ns=due_ns,

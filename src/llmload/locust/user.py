@@ -84,7 +84,7 @@ class ChatUser(LLMUser):
 
     @task
     def generate(self) -> None:
-        self.client.send(self.prompt(), self.endpoint)
+        self.client.send(self.prompt(), self._session.config.request.api_for(self.endpoint))
 
 
 class CompletionsUser(ChatUser):

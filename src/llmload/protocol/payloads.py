@@ -1,4 +1,5 @@
-"""Request bodies for ``/v1/chat/completions``, ``/v1/completions`` and ``/v1/embeddings``.
+"""Request bodies for ``/v1/chat/completions``, ``/v1/completions``, ``/v1/embeddings``, the
+Responses API (``/v1/responses``) and Anthropic's Messages API (``/v1/messages``).
 
 The body is bytes because the transport writes bytes; building it with orjson costs a few
 microseconds. Options are assumed validated at the edge (config), so nothing is checked here,
@@ -55,6 +56,70 @@ def completions_body(
         extra=extra,
         min_tokens=min_tokens,
     )
+
+
+# Anthropic's API asks for max_tokens; this is what a request that names no limit sends.
+MESSAGES_DEFAULT_MAX_TOKENS = 4096
+
+
+def responses_body(
+    model: str,
+    messages: Sequence[Mapping[str, object]],
+    *,
+    max_tokens: int | None,
+    stream: bool,
+    ignore_eos: bool,
+    extra: Mapping[str, object] | None = None,
+    min_tokens: int | None = None,
+) -> bytes:
+    """A Responses API request: the conversation as ``input`` (its messages are valid input
+    items), ``max_output_tokens``. Usage comes with every answer's last event, unasked."""
+    body: dict[str, object] = {"model": model, "input": list(messages)}
+    if max_tokens is not None:
+        body["max_output_tokens"] = max_tokens
+    return _sampling(body, stream=stream, ignore_eos=ignore_eos, extra=extra, min_tokens=min_tokens)
+
+
+def messages_body(
+    model: str,
+    messages: Sequence[Mapping[str, object]],
+    *,
+    max_tokens: int | None,
+    stream: bool,
+    ignore_eos: bool,
+    extra: Mapping[str, object] | None = None,
+    min_tokens: int | None = None,
+) -> bytes:
+    """An Anthropic Messages request: system messages move to ``system``, the rest stay as
+    they are (their roles and text parts are the same), ``max_tokens`` is required."""
+    system = [str(m.get("content", "")) for m in messages if m.get("role") == "system"]
+    body: dict[str, object] = {
+        "model": model,
+        "messages": [m for m in messages if m.get("role") != "system"],
+        "max_tokens": MESSAGES_DEFAULT_MAX_TOKENS if max_tokens is None else max_tokens,
+    }
+    if system:
+        body["system"] = "\n\n".join(system)
+    return _sampling(body, stream=stream, ignore_eos=ignore_eos, extra=extra, min_tokens=min_tokens)
+
+
+def _sampling(
+    body: dict[str, object],
+    *,
+    stream: bool,
+    ignore_eos: bool,
+    extra: Mapping[str, object] | None,
+    min_tokens: int | None,
+) -> bytes:
+    """What the newer APIs share with chat's body but ``stream_options``: they send usage anyway."""
+    body["stream"] = stream
+    if min_tokens is not None:
+        body["min_tokens"] = min_tokens
+    if ignore_eos:
+        body["ignore_eos"] = True
+    if extra:
+        body.update(extra)
+    return orjson.dumps(body, default=_plain)
 
 
 def embeddings_body(

@@ -19,7 +19,13 @@ from llmload.core.phases import Window
 from llmload.core.record import RequestRecord
 from llmload.core.recorder import ResponseRecorder, Timeouts
 from llmload.core.tracecontext import HEADER, trace_ids
-from llmload.protocol.payloads import chat_body, completions_body, embeddings_body
+from llmload.protocol.payloads import (
+    chat_body,
+    completions_body,
+    embeddings_body,
+    messages_body,
+    responses_body,
+)
 from llmload.transport.base import HttpRequest, Transport, TransportFailure
 from llmload.workload.prompts import Prompt
 
@@ -83,14 +89,19 @@ class ChatClient:
             True: (*common, ("Accept", "text/event-stream")),
             False: (*common, ("Accept", "application/json")),
         }
+        # Anthropic's clients name the API's version, and their key in its own header.
+        anthropic = [("anthropic-version", ANTHROPIC_VERSION)]
+        if request.api_key:
+            anthropic.append(("x-api-key", request.api_key))
+        self._api_headers: dict[Endpoint, tuple[tuple[str, str], ...]] = {"messages": tuple(anthropic)}
 
     def call(self, prompt: Prompt, endpoint: Endpoint) -> Call:
         """The built-in users' request for a prompt, as the run's options shape it."""
         r, shape = self.request, self._shape(prompt.max_tokens, None)
-        if endpoint == "chat":
-            body = chat_body(self.model, prompt.messages, stream=r.stream, **shape)
-        else:
+        if endpoint == "completions":
             body = completions_body(self.model, prompt.text, stream=r.stream, **shape)
+        else:
+            body = _CONVERSATION_BODY[endpoint](self.model, prompt.messages, stream=r.stream, **shape)
         return Call(
             endpoint,
             _exact(body),
@@ -190,7 +201,8 @@ class ChatClient:
         recorder = ResponseRecorder(record, self._timeouts, keep)
         if active is not None:
             active.add(record)
-        headers = (*self._headers[call.stream], *call.headers, ("X-Request-Id", request_id))
+        headers = (*self._headers[call.stream], *self._api_headers.get(call.endpoint, ()), *call.headers,
+                   ("X-Request-Id", request_id))  # fmt: skip
         if self._trace:
             ids = trace_ids(self._run_id, request_id)
             record.trace_id, record.span_id = ids
@@ -230,6 +242,11 @@ class ChatClient:
         # Latency belongs to the window the request was *sent* in (docs/metrics.md).
         done.phase = window.phase_at(done.sent_ns or done.scheduled_ns)
         return done
+
+
+ANTHROPIC_VERSION = "2023-06-01"
+# The APIs whose request is a conversation, and how each writes one.
+_CONVERSATION_BODY = {"chat": chat_body, "responses": responses_body, "messages": messages_body}
 
 
 def _limit(max_tokens: int | None, fields: Mapping[str, object] | None) -> int | None:

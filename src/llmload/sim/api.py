@@ -30,7 +30,7 @@ from llmload.sim.render import error_body
 from llmload.sim.request import BadRequest, tokenize_answer
 from llmload.sim.truth import Truth
 
-_GENERATION_PATHS = frozenset({"/v1/chat/completions", "/v1/completions"})
+_GENERATION_PATHS = frozenset({"/v1/chat/completions", "/v1/completions", "/v1/responses", "/v1/messages"})
 # Each engine's way to drop its prefix cache, served by the profiles that imitate it.
 _CACHE_RESETS = (("vllm", "/reset_prefix_cache"), ("sglang", "/flush_cache"))
 # vLLM (with --profiler-config) and SGLang: the torch profiler over what runs between the two

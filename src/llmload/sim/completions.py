@@ -12,15 +12,30 @@ import time
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
+from llmload.sim.api_render import MessagesRenderer, ResponsesRenderer, messages_error_body
 from llmload.sim.config import SimConfig
 from llmload.sim.engine import Engine
 from llmload.sim.faults import DRIP_INTERVAL_S, FaultMode, FaultyGeneration, drip
-from llmload.sim.generation import Generation, ResponseInfo
+from llmload.sim.generation import Generation, Renderer, ResponseInfo
 from llmload.sim.http import HttpConnection, HttpRequest, response_head
 from llmload.sim.render import DONE_EVENT, LAST_CHUNK, ChunkRenderer, error_body, frame
 from llmload.sim.request import BadRequest, GenRequest, parse_body
 from llmload.sim.tokens import OutputPlan, SplitMix64, TokenText, plan_output, request_rng
 from llmload.sim.truth import RequestEntry, Truth
+
+# The generation routes and the API each speaks; the newer two are conversations read as chat's.
+_APIS: Mapping[str, str] = MappingProxyType(
+    {
+        "/v1/chat/completions": "chat",
+        "/v1/completions": "completions",
+        "/v1/responses": "responses",
+        "/v1/messages": "messages",
+    }
+)
+_NEWER = frozenset({"responses", "messages"})
+_ID_PREFIX = MappingProxyType(
+    {"chat": "chatcmpl", "completions": "cmpl", "responses": "resp", "messages": "msg"}
+)
 
 _ERRORS: Mapping[FaultMode, tuple[int, str, str]] = MappingProxyType(
     {
@@ -48,9 +63,10 @@ class Completions:
         self._tasks: set[asyncio.Task[None]] = set()  # slow drips in progress, kept referenced
 
     def handle(self, request: HttpRequest, conn: HttpConnection) -> None:
-        chat = request.path == "/v1/chat/completions"
+        api = _APIS[request.path]
+        chat = api != "completions"  # a conversation: chat, responses or messages
         entry = self._truth.begin(
-            id=f"{'chatcmpl' if chat else 'cmpl'}-sim-{self._truth.requests_total + 1}",
+            id=f"{_ID_PREFIX[api]}-sim-{self._truth.requests_total + 1}",
             client=conn.peer,
             client_request_id=request.headers.get("x-request-id"),
             traceparent=request.headers.get("traceparent"),
@@ -59,13 +75,15 @@ class Completions:
             arrival_ns=request.arrival_ns,
         )
         if not self._is_ready():
-            self._reject(conn, entry, 503, "ServiceUnavailableError", "the model is loading")
+            self._reject(conn, entry, 503, "ServiceUnavailableError", "the model is loading", api=api)
             return
         try:
-            gen_request = parse_body(request.body, chat, entry.id, self._config.tokens_per_word)
+            gen_request = parse_body(
+                request.body, chat, entry.id, self._config.tokens_per_word, api if api in _NEWER else None
+            )
             mode = self._fault(request, gen_request, entry.index)
         except BadRequest as exc:
-            self._reject(conn, entry, 400, "BadRequestError", exc.message, param=exc.param)
+            self._reject(conn, entry, 400, "BadRequestError", exc.message, param=exc.param, api=api)
             return
         entry.stream = gen_request.stream
         entry.prompt_tokens = gen_request.prompt_tokens
@@ -95,12 +113,18 @@ class Completions:
         message: str,
         *,
         param: str | None = None,
+        api: str = "chat",
     ) -> None:
         headers = self._headers(entry.id, "application/json")
         if status in (429, 503):
             headers.append(("retry-after", "1"))
         self._truth.finish(entry, "rejected")
-        conn.respond(status, headers, error_body(message, kind, status, param))
+        body = (
+            messages_error_body(message, status)
+            if api == "messages"
+            else error_body(message, kind, status, param)
+        )
+        conn.respond(status, headers, body)
 
     def _answer_fault(self, mode: FaultMode, conn: HttpConnection, entry: RequestEntry) -> bool:
         """Faults answered without generating; True when the request is dealt with."""
@@ -148,6 +172,7 @@ class Completions:
             include_usage=body.include_usage,
             headers=tuple(self._headers(entry.id, "application/json")),
             metrics=config.per_request_metrics,
+            api=_APIS[request.path],
         )
         cls = Generation if mode is None else FaultyGeneration
         return cls(
@@ -166,7 +191,18 @@ class Completions:
             rng=SplitMix64(rng.next()),
         )
 
-    def _renderer(self, body: GenRequest, info: ResponseInfo) -> ChunkRenderer:
+    def _renderer(self, body: GenRequest, info: ResponseInfo) -> Renderer:
+        if info.api == "responses":
+            return ResponsesRenderer(
+                response_id=info.response_id,
+                created=info.created,
+                model=info.model,
+                prompt_tokens=body.prompt_tokens,
+            )
+        if info.api == "messages":
+            return MessagesRenderer(
+                response_id=info.response_id, model=info.model, prompt_tokens=body.prompt_tokens
+            )
         return ChunkRenderer(
             chat=body.chat,
             response_id=info.response_id,

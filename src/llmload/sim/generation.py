@@ -14,6 +14,7 @@ import time
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from llmload.sim import api_render
 from llmload.sim.http import HttpConnection
 from llmload.sim.model import Speculation
 from llmload.sim.render import (
@@ -28,6 +29,9 @@ from llmload.sim.shapes import Shape, escaped
 from llmload.sim.tokens import OutputPlan, SplitMix64, Token, TokenText
 from llmload.sim.truth import RequestEntry, Truth
 
+# What writes a stream's events: chat's and completions' chunks, or the newer APIs' typed events.
+Renderer = ChunkRenderer | api_render.ResponsesRenderer | api_render.MessagesRenderer
+
 
 class ResponseInfo(NamedTuple):
     """What identifies a response: shared by its body, its chunks and its ground-truth entry."""
@@ -40,6 +44,7 @@ class ResponseInfo(NamedTuple):
     include_usage: bool
     headers: tuple[tuple[str, str], ...]  # for a non-streamed body
     metrics: bool = False  # vLLM's --enable-per-request-metrics: the answer carries its timing
+    api: str = "chat"  # chat, completions, responses (OpenAI's Responses API) or messages (Anthropic's)
 
 
 class Generation:
@@ -80,7 +85,7 @@ class Generation:
         plan: OutputPlan,
         text: TokenText,
         tokens_per_chunk: int,
-        renderer: ChunkRenderer | None,
+        renderer: Renderer | None,
         entry: RequestEntry,
         conn: HttpConnection,
         truth: Truth,
@@ -109,7 +114,7 @@ class Generation:
         self._accept_below = 0 if speculation is None else int(speculation.acceptance * 2**32)
         self.rng = rng if rng is not None else SplitMix64(0)
         self._renderer = renderer  # None: a non-streamed request, written whole at the end
-        self._done_event = DONE_EVENT
+        self._done_event = DONE_EVENT if renderer is None else renderer.done
         self.entry = entry
         self.conn = conn
         self.truth = truth
@@ -180,6 +185,8 @@ class Generation:
         sent_ns = time.perf_counter_ns()
         total = first + n
         thinking = self.reasoning
+        # The opening event goes first, and is rendered first: the newer APIs number their events.
+        opening = renderer.role(sent_ns, self.cached_tokens or 0) if first == 0 and renderer.opens else b""
         if first < thinking:
             payload, events = self._thinking(renderer, first, n, last, sent_ns)
         else:
@@ -188,13 +195,18 @@ class Generation:
                 text = self._shaped(text, first == thinking, last)
             finish = self.plan.finish_reason if last else None
             payload, events = renderer.text(text, finish, total, sent_ns, first == thinking), 1
-        if first == 0 and self.info.chat:
-            payload = renderer.role(sent_ns) + payload
+        if opening:
+            payload = opening + payload
         if last:
             self.entry.last_token_ns = sent_ns
             if self.info.include_usage:
                 payload += renderer.usage(
-                    total, sent_ns, self.cached_tokens or 0, self._reasoning_usage(total), self.metrics()
+                    total,
+                    sent_ns,
+                    self.cached_tokens or 0,
+                    self._reasoning_usage(total),
+                    metrics=self.metrics(),
+                    finish_reason=self.plan.finish_reason,
                 )
             payload += self._done_event
             self.conn.write(frame(payload) + LAST_CHUNK)
@@ -207,7 +219,7 @@ class Generation:
             self.complete()
 
     def _thinking(
-        self, renderer: ChunkRenderer, first: int, n: int, last: bool, sent_ns: int
+        self, renderer: Renderer, first: int, n: int, last: bool, sent_ns: int
     ) -> tuple[bytes, int]:
         """An event that starts in the thinking phase: its reasoning tokens as one event and,
         when it reaches past the thinking (``--tokens-per-chunk`` > 1), the answer's first
@@ -276,6 +288,30 @@ class Generation:
     def body(self) -> bytes:
         """The whole non-streamed body for what was generated."""
         info = self.info
+        if info.api == "responses":
+            return api_render.responses_body(
+                response_id=info.response_id,
+                created=info.created,
+                model=info.model,
+                text=self._whole_text(),
+                finish_reason=self.plan.finish_reason,
+                prompt_tokens=info.prompt_tokens,
+                completion_tokens=self.generated,
+                cached_tokens=self.cached_tokens or 0,
+                reasoning=self._whole_reasoning(),
+                metrics=self.metrics(),
+            )
+        if info.api == "messages":
+            return api_render.messages_body(
+                response_id=info.response_id,
+                model=info.model,
+                text=self._whole_text(),
+                finish_reason=self.plan.finish_reason,
+                prompt_tokens=info.prompt_tokens,
+                completion_tokens=self.generated,
+                cached_tokens=self.cached_tokens or 0,
+                reasoning=self._whole_reasoning(),
+            )
         return completion_body(
             chat=info.chat,
             response_id=info.response_id,

@@ -119,7 +119,14 @@ class ChunkRenderer:
             out += b',"llmload_sim":{"sent_ns":%d}' % sent_ns
         return out + b"}\n\n"
 
-    def role(self, sent_ns: int) -> bytes:
+    done = DONE_EVENT  # the stream's last event
+
+    @property
+    def opens(self) -> bool:
+        """Whether the stream opens with an event of its own (``role``): a chat stream does."""
+        return self._chat
+
+    def role(self, sent_ns: int, cached_tokens: int = 0) -> bytes:
         """The role-only first event of a chat stream, as vLLM sends it."""
         return (
             self._head
@@ -157,7 +164,9 @@ class ChunkRenderer:
         sent_ns: int,
         cached_tokens: int | None = None,
         reasoning_tokens: int | None = None,
+        *,
         metrics: dict[str, float | None] | None = None,
+        finish_reason: str = "stop",  # chat gave it with the last token; the newer APIs give it here
     ) -> bytes:
         """The final usage-only event of ``stream_options.include_usage``; vLLM puts the
         answer's per-request ``metrics`` (--enable-per-request-metrics) here, beside the usage."""

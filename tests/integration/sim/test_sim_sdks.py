@@ -1,0 +1,87 @@
+"""The official SDKs read the simulator's newer APIs: OpenAI's Responses API and Anthropic's
+Messages API, streamed and not, with reasoning, as their own clients parse them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import anthropic
+import httpx
+import openai
+import pytest
+
+from llmload.sim.process import SimProcess, start_sim
+
+pytestmark = pytest.mark.integration
+
+PROMPT = "say something about load testing please"  # 6 words
+
+
+@pytest.fixture(scope="module")
+def sim() -> Iterator[SimProcess]:
+    with start_sim(
+        ["--ttft-ms", "2", "--step-ms", "1", "--model", "sim-test", "--reasoning-tokens", "3"]
+    ) as s:
+        yield s
+
+
+def test_responses_streamed_and_whole(sim: SimProcess) -> None:
+    with openai.OpenAI(base_url=sim.url + "/v1", api_key="unused", max_retries=0) as api:
+        events = list(
+            api.responses.create(
+                model="sim-test", input=PROMPT, instructions="be brief", max_output_tokens=10, stream=True,
+                extra_body={"ignore_eos": True},
+            )
+        )  # fmt: skip
+        whole = api.responses.create(
+            model="sim-test", input=PROMPT, max_output_tokens=10, extra_body={"ignore_eos": True}
+        )
+    kinds = [e.type for e in events]
+    assert kinds[0] == "response.created" and kinds[-1] == "response.incomplete"
+    assert [e.sequence_number for e in events] == list(range(1, len(events) + 1))
+    thought = [e.delta for e in events if e.type == "response.reasoning_text.delta"]
+    answer = "".join(e.delta for e in events if e.type == "response.output_text.delta")
+    assert len(thought) == 3 and len(answer.split()) == 7
+    usage = events[-1].response.usage
+    assert usage is not None and (usage.output_tokens, usage.output_tokens_details.reasoning_tokens) == (
+        10,
+        3,
+    )
+    assert usage.input_tokens == 2 + 6 + 3 * 2 + 3  # two messages' words, 3 each, 3 to answer
+    assert len(whole.output_text.split()) == 7 and whole.usage is not None and whole.usage.output_tokens == 10
+
+
+def test_messages_streamed_and_whole(sim: SimProcess) -> None:
+    with anthropic.Anthropic(base_url=sim.url, api_key="unused", max_retries=0) as api:
+        with api.messages.stream(
+            model="sim-test",
+            max_tokens=10,
+            system="be brief",
+            messages=[{"role": "user", "content": PROMPT}],
+            extra_body={"ignore_eos": True},
+        ) as stream:
+            events = list(stream)
+            final = stream.get_final_message()
+        whole = api.messages.create(
+            model="sim-test", max_tokens=10, messages=[{"role": "user", "content": PROMPT}],
+            extra_body={"ignore_eos": True},
+        )  # fmt: skip
+    assert events[0].type == "message_start" and events[-1].type == "message_stop"
+    kinds = [block.type for block in final.content]
+    assert kinds == ["thinking", "text"] and final.stop_reason == "max_tokens"
+    assert len(final.content[1].text.split()) == 7  # type: ignore[union-attr]
+    assert final.usage.output_tokens == 10
+    assert [block.type for block in whole.content] == ["thinking", "text"] and whole.usage.output_tokens == 10
+
+
+def test_a_messages_request_without_max_tokens_is_anthropics_400(sim: SimProcess) -> None:
+    # the SDK checks this itself: sent raw, as a client of another language would
+    answer = httpx.post(
+        sim.url + "/v1/messages",
+        json={"model": "sim-test", "messages": [{"role": "user", "content": PROMPT}]},
+    )
+    assert answer.status_code == 400
+    assert answer.json() == {
+        "type": "error",
+        "error": {"type": "invalid_request_error", "message": "max_tokens: Field required"},
+    }
