@@ -257,3 +257,40 @@ def test_tokenize_server_builds_prompts_to_the_servers_token_count(
     assert counted == pytest.approx(1, abs=0.02)
     for r in done:  # the salt's hex digits take a varying few tokens: one request may miss by them
         assert abs(r["prompt_tokens"] - 160) <= 4, r
+
+
+@pytest.mark.parametrize("api", ["responses", "messages"])
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])
+def test_the_newer_apis_count_the_servers_tokens(
+    run_locust: RunLocust, server: LlamaServer, api: str, stream: bool
+) -> None:
+    args = (*SHORT, "--api", api, *(() if stream else ("--no-stream",)))
+    run = run_locust(server.url, *args, users=1, run_time="6s")
+    done = records(run)
+    assert done and len(done) == len(run.records)
+    for r in done:
+        # the server's usage in each API's own place (response.completed's usage; message_start
+        # and message_delta), and its prompt with the cached part added back for Messages
+        assert r["output_tokens"] == 16 and r["prompt_tokens"] is not None, r
+        if stream:
+            assert r["token_events"] == 16 and r["first_token_ns"] == r["first_output_ns"], r
+        t = r["server_timings"]
+        if api == "responses" and stream:  # llama.cpp's timings ride on its last Responses event
+            assert t is not None and t["predicted_n"] == 16, r
+            assert r["prompt_tokens"] == t["prompt_n"] + (t["cache_n"] or 0), r
+            # the decode span against the server's own, within the chat test's bound plus the
+            # first token's own lateness (inside its TTFT minus the prefill)
+            span_ms = (r["last_token_ns"] - r["first_token_ns"]) / 1e6
+            late = (r["first_token_ns"] - r["sent_ns"]) / 1e6 - t["prompt_ms"]
+            bound = 1 + 0.02 * t["predicted_ms"]
+            assert -(bound + late) <= span_ms - t["predicted_ms"] <= bound, (span_ms, t, late)
+
+
+def test_a_malformed_messages_request_is_the_servers_400_in_one_line(
+    run_locust: RunLocust, server: LlamaServer
+) -> None:
+    bad = ("--api", "messages", "--extra-body", '{"messages": [{"role": "user"}]}', *SHORT)
+    run = run_locust(server.url, *bad, users=1, run_time="3s", expect_code=None)
+    assert run.returncode != 0 and "Traceback" not in run.output
+    verdict = [line for line in run.output.splitlines() if line.startswith("llmload: ")][-1]
+    assert "400" in verdict or "http_4xx" in verdict, verdict

@@ -77,13 +77,19 @@ def responses_fields(data: bytes) -> ChunkFields:
         response = obj.get("response")
         if type(response) is not dict:
             raise BadChunk(f"{kind} without a response object")
-        return response_fields(response)
+        # llama.cpp puts its timings beside the response object of the last event
+        timings = obj.get("timings")
+        _, _, finish, completion, prompt, error, cached, timings, _, thinking, metrics = response_fields(
+            response, timings if type(timings) is dict else None
+        )
+        # the whole output again (llama.cpp, OpenAI): every token of it came in its delta already
+        return (False, False, finish, completion, prompt, error, cached, timings, False, thinking, metrics)
     if kind == "error":
         return (False, False, None, None, None, _message(obj), None, None, False, None, None)
     return _NONE  # created, in_progress, output_item.added, content_part.*, *.done: no tokens
 
 
-def response_fields(response: JSONObject) -> ChunkFields:
+def response_fields(response: JSONObject, timings: JSONObject | None = None) -> ChunkFields:
     """A whole Responses API ``response`` object: a non-streamed body, or what a stream's last
     event carries. Its finish, usage, error, and (for a body) whether it holds output."""
     status = response.get("status")
@@ -114,7 +120,7 @@ def response_fields(response: JSONObject) -> ChunkFields:
             thinking = _int(details.get("reasoning_tokens"), "reasoning_tokens")
     has_content, reasoning = _responses_output(response)
     metrics = response.get("metrics")
-    return (has_content or reasoning, has_content, finish, completion, prompt, error, cached, None, reasoning,
+    return (has_content or reasoning, has_content, finish, completion, prompt, error, cached, timings, reasoning,
             thinking, metrics if type(metrics) is dict else None)  # fmt: skip
 
 
@@ -231,7 +237,8 @@ def responses_body(body: bytes) -> ChunkFields:
     obj = _load(body)
     if "error" in obj and obj.get("error") and obj.get("object") != "response":
         return (False, False, None, None, None, _message(obj), None, None, False, None, None)
-    return response_fields(obj)
+    timings = obj.get("timings")
+    return response_fields(obj, timings if type(timings) is dict else None)
 
 
 def messages_body(body: bytes) -> ChunkFields:

@@ -143,3 +143,18 @@ def test_any_bytes_are_an_event_or_bad_chunk(data: bytes) -> None:
     for fields in (responses_fields, messages_fields):
         with contextlib.suppress(BadChunk):
             fields(data)
+
+
+def test_a_last_event_that_repeats_the_whole_output_bears_no_token() -> None:
+    # llama.cpp (as OpenAI) sends the whole output again in response.completed, and its timings
+    output = [{"type": "message", "content": [{"type": "output_text", "text": "Hello, welcome"}]}]
+    usage = {"input_tokens": 31, "output_tokens": 5, "input_tokens_details": {"cached_tokens": 30}}
+    timings = {"prompt_n": 1, "prompt_ms": 16.7, "predicted_n": 5, "predicted_ms": 65.7, "cache_n": 30}
+    response = {"status": "completed", "output": output, "usage": usage}
+    event = {"type": "response.completed", "response": response, "timings": timings}
+    bearing, content, finish, completion, prompt, _, cached, kept, reasoning, _, _ = responses_fields(
+        orjson.dumps(event)
+    )
+    assert (bearing, content, reasoning) == (False, False, False)
+    assert (finish, completion, prompt, cached) == ("stop", 5, 31, 30)
+    assert kept == timings
