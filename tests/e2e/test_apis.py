@@ -88,3 +88,31 @@ def test_a_request_the_server_refuses_is_one_clear_line(run_locust: RunLocust) -
         )
     assert run.returncode != 0
     assert "HTTP 400" in run.output or "http_4xx" in run.output
+
+
+def test_a_responses_agent_continues_on_the_servers_state_as_resending_would(run_locust: RunLocust) -> None:
+    with start_sim(["--profile", "vllm"]) as sim:
+        run = run_locust(
+            sim.url, locustfile="locustfiles/examples/responses_agent.py", users=4, run_time="12s"
+        )
+        served = {entry["client_request_id"]: entry for entry in sim.requests()}
+    parts = run.summary["stages"][0]["by_name"]
+    assert {"stateful:0", "stateful:3", "resent:0", "resent:3"} <= set(parts)
+    assert run.summary["stages"][0]["errors"] == {}
+    stateful = [r for r in run.records if (r["name"] or "").startswith("stateful:") and r["outcome"] == "ok"]
+    later = [r for r in stateful if r["name"] != "stateful:0"]
+    assert later
+    for r in later:
+        # the server read the whole conversation although the request carried one turn, and
+        # its prefix cache held the history it had seen
+        assert r["prompt_tokens"] == served[r["id"]]["prompt_tokens"] > 48
+        assert served[r["id"]]["cached_tokens"] > 0
+
+    # the same conversation either way: the server read as long a prompt on each later turn
+    # (a few template tokens more for the stored one, which keeps each turn's closing tokens)
+    def prompt(name: str) -> float:
+        lengths = [r["prompt_tokens"] for r in run.records if r["name"] == name and r["outcome"] == "ok"]
+        return sum(lengths) / len(lengths)
+
+    for turn in range(1, 4):
+        assert prompt(f"stateful:{turn}") == pytest.approx(prompt(f"resent:{turn}"), rel=0.1)

@@ -47,6 +47,7 @@ class Answer:
     finish_reason: str | None = None
     usage: JSONObject | None = None
     embeddings: tuple[tuple[float, ...], ...] = ()  # /v1/embeddings: one vector per input
+    response_id: str | None = None  # the Responses API's (previous_response_id) or Messages' id
 
     @property
     def message(self) -> dict[str, JSON]:
@@ -58,13 +59,19 @@ class Answer:
 
 
 def read_answer(payloads: Sequence[bytes], *, stream: bool) -> Answer:
-    """Rebuild the answer from a response's payloads (SSE data events, or one JSON body).
+    """Rebuild the answer from a response's payloads (SSE data events, or one JSON body) of
+    chat, completions or embeddings (``api_answer.py`` reads the newer APIs').
 
     Payloads that are not JSON objects are skipped, and so are parts of the wrong JSON type:
     the recorder has already judged the response, and a failed one has no answer worth
     rebuilding."""
-    objects = [obj for obj in map(_load, payloads) if obj is not None]
+    objects = load_objects(payloads)
     return _from_chunks(objects) if stream else _from_body(objects[0] if objects else {})
+
+
+def load_objects(payloads: Sequence[bytes]) -> list[JSONObject]:
+    """The payloads that are JSON objects, in order."""
+    return [obj for obj in map(_load, payloads) if obj is not None]
 
 
 def _load(data: bytes) -> JSONObject | None:

@@ -31,7 +31,8 @@ _RESPONSES_ANSWER = frozenset({"response.output_text.delta", "response.refusal.d
 _RESPONSES_THINKING = frozenset({"response.reasoning_text.delta", "response.reasoning_summary_text.delta"})
 _RESPONSES_END = frozenset({"response.completed", "response.incomplete", "response.failed"})
 _INCOMPLETE = {"max_output_tokens": "length", "content_filter": "content_filter"}
-_STOP_REASONS = {
+# Anthropic's stop reasons in chat's words
+STOP_REASONS = {
     "end_turn": "stop",
     "stop_sequence": "stop",
     "max_tokens": "length",
@@ -96,17 +97,7 @@ def response_fields(response: JSONObject, timings: JSONObject | None = None) -> 
     error = None
     if status == "failed":
         error = _message(response) or "response failed"
-    finish: str | None = None
-    if status == "completed":
-        calls = any(
-            type(item) is dict and item.get("type") == "function_call"
-            for item in _items(response.get("output"))
-        )
-        finish = "tool_calls" if calls else "stop"
-    elif status == "incomplete":
-        details = response.get("incomplete_details")
-        reason = details.get("reason") if type(details) is dict else None
-        finish = _INCOMPLETE.get(str(reason), "length")
+    finish = responses_finish(response)
     usage = response.get("usage")
     completion = prompt = cached = thinking = None
     if type(usage) is dict:
@@ -120,8 +111,26 @@ def response_fields(response: JSONObject, timings: JSONObject | None = None) -> 
             thinking = _int(details.get("reasoning_tokens"), "reasoning_tokens")
     has_content, reasoning = _responses_output(response)
     metrics = response.get("metrics")
-    return (has_content or reasoning, has_content, finish, completion, prompt, error, cached, timings, reasoning,
-            thinking, metrics if type(metrics) is dict else None)  # fmt: skip
+    kept = metrics if type(metrics) is dict else None
+    bearing = has_content or reasoning
+    return bearing, has_content, finish, completion, prompt, error, cached, timings, reasoning, thinking, kept
+
+
+def responses_finish(response: JSONObject) -> str | None:
+    """A Responses API response's end in chat's words: ``stop`` (or ``tool_calls`` when it
+    called one), ``length`` for ``max_output_tokens``; None while it is not over."""
+    status = response.get("status")
+    if status == "completed":
+        calls = any(
+            type(item) is dict and item.get("type") == "function_call"
+            for item in _items(response.get("output"))
+        )
+        return "tool_calls" if calls else "stop"
+    if status == "incomplete":
+        details = response.get("incomplete_details")
+        reason = details.get("reason") if type(details) is dict else None
+        return _INCOMPLETE.get(str(reason), "length")
+    return None
 
 
 def _responses_output(response: JSONObject) -> tuple[bool, bool]:
@@ -180,7 +189,7 @@ def messages_fields(data: bytes) -> ChunkFields:
     if kind == "message_delta":
         delta, usage = obj.get("delta"), obj.get("usage")
         reason = delta.get("stop_reason") if type(delta) is dict else None
-        finish = None if reason is None else _STOP_REASONS.get(str(reason), str(reason))
+        finish = None if reason is None else STOP_REASONS.get(str(reason), str(reason))
         completion = _int(usage.get("output_tokens"), "usage.output_tokens") if type(usage) is dict else None
         return (False, False, finish, completion, None, None, None, None, False, None, None)
     if kind == "error":
@@ -200,7 +209,7 @@ def message_fields(message: JSONObject) -> ChunkFields:
         answer = answer or (kind == "text" and bool(block.get("text"))) or kind == "tool_use"
         thought = thought or kind == "thinking"
     reason = message.get("stop_reason")
-    finish = None if reason is None else _STOP_REASONS.get(str(reason), str(reason))
+    finish = None if reason is None else STOP_REASONS.get(str(reason), str(reason))
     usage = message.get("usage")
     completion = prompt = cached = None
     if type(usage) is dict:

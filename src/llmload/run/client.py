@@ -125,9 +125,27 @@ class ChatClient:
     ) -> Call:
         """A chat completion: the run's ``--extra-body`` and ``--ignore-eos`` apply, and the
         call's own ``fields`` (tools, temperature, response_format, ...) win over both."""
+        return self.conversation(
+            "chat", messages, max_tokens=max_tokens, stream=stream, fields=fields, name=name, headers=headers
+        )
+
+    def conversation(
+        self,
+        endpoint: Endpoint,
+        messages: Sequence[Mapping[str, object]],
+        *,
+        max_tokens: int | None,
+        stream: bool | None = None,
+        fields: Mapping[str, object] | None = None,
+        name: str | None = None,
+        headers: tuple[tuple[str, str], ...] = (),
+    ) -> Call:
+        """A conversation in the API ``endpoint`` speaks (chat, responses or messages), as ``chat``."""
         stream = self.request.stream if stream is None else stream
-        body = chat_body(self.model, messages, stream=stream, **self._shape(max_tokens, fields))
-        return Call("chat", _exact(body), stream, _limit(max_tokens, fields), name=name, headers=headers)
+        body = _CONVERSATION_BODY[endpoint](
+            self.model, messages, stream=stream, **self._shape(max_tokens, fields)
+        )
+        return Call(endpoint, _exact(body), stream, _limit(max_tokens, fields), name=name, headers=headers)
 
     def completions(
         self,
@@ -252,7 +270,8 @@ _CONVERSATION_BODY = {"chat": chat_body, "responses": responses_body, "messages"
 def _limit(max_tokens: int | None, fields: Mapping[str, object] | None) -> int | None:
     """The output limit the record keeps: ``max_tokens``, or its newer name
     ``max_completion_tokens`` where only that was given."""
-    newer = (fields or {}).get("max_completion_tokens")
+    given = fields or {}
+    newer = given.get("max_completion_tokens", given.get("max_output_tokens"))
     return max_tokens if max_tokens is not None or not isinstance(newer, int) else newer
 
 

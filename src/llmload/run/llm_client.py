@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 
 from llmload.config.settings import Endpoint
 from llmload.core.answer import Answer, ToolCall, read_answer
+from llmload.core.api_answer import read_messages, read_responses
 from llmload.core.phases import Window
 from llmload.core.record import OK, Outcome, RequestRecord
 from llmload.metrics import derive
@@ -102,6 +103,11 @@ class Reply:
         return self.answer.embeddings
 
     @property
+    def response_id(self) -> str | None:
+        """The server's id of the answer: a Responses API scenario's ``previous_response_id``."""
+        return self.answer.response_id
+
+    @property
     def message(self) -> dict[str, JSON]:
         """The assistant message to append for the next turn."""
         return self.answer.message
@@ -154,6 +160,50 @@ class LLMClient:
             name=name,
             headers=_pairs(headers),
         )
+        return self._reply(call, check, tuple(messages))
+
+    def responses(
+        self,
+        input: str | Sequence[Mapping[str, object]],
+        *,
+        max_output_tokens: int | None = None,
+        previous_response_id: str | None = None,
+        stream: bool | None = None,
+        name: str | None = None,
+        check: Check | None = None,
+        headers: Mapping[str, str] | None = None,
+        **fields: object,
+    ) -> Reply:
+        """``POST /v1/responses``, OpenAI's Responses API: ``input`` is text or input items;
+        ``previous_response_id`` (a ``Reply.response_id``) continues a conversation the server
+        keeps, so only the new turn is sent. ``fields``: ``instructions``, ``tools``,
+        ``reasoning``, ... as given."""
+        items = [{"role": "user", "content": input}] if isinstance(input, str) else list(input)
+        if previous_response_id is not None:
+            fields = {**fields, "previous_response_id": previous_response_id}
+        call = self._client().conversation(
+            "responses", items, max_tokens=max_output_tokens, stream=stream, fields=fields, name=name,
+            headers=_pairs(headers),
+        )  # fmt: skip
+        return self._reply(call, check, tuple(items))
+
+    def messages(
+        self,
+        messages: Sequence[Mapping[str, object]],
+        *,
+        max_tokens: int | None = None,
+        stream: bool | None = None,
+        name: str | None = None,
+        check: Check | None = None,
+        headers: Mapping[str, str] | None = None,
+        **fields: object,
+    ) -> Reply:
+        """``POST /v1/messages``, Anthropic's Messages API: a system message goes to ``system``;
+        ``fields``: ``tools``, ``thinking``, ``temperature``, ... as given."""
+        call = self._client().conversation(
+            "messages", messages, max_tokens=max_tokens, stream=stream, fields=fields, name=name,
+            headers=_pairs(headers),
+        )  # fmt: skip
         return self._reply(call, check, tuple(messages))
 
     def completions(
@@ -254,13 +304,17 @@ class LLMClient:
         return self._session.client()
 
 
+_READERS = {"responses": read_responses, "messages": read_messages}
+
+
 def _pairs(headers: Mapping[str, str] | None) -> tuple[tuple[str, str], ...]:
     return tuple((headers or {}).items())
 
 
 def _reply_of(record: RequestRecord, payloads: list[bytes], sent: tuple[Mapping[str, object], ...]) -> Reply:
     # An error answer's body is the server's complaint, not an answer: ``error`` quotes it.
-    answer = read_answer(payloads, stream=record.stream) if record.status == 200 else Answer()
+    read = _READERS.get(record.endpoint, read_answer)
+    answer = read(payloads, stream=record.stream) if record.status == 200 else Answer()
     return Reply(
         request_id=record.request_id,
         outcome=record.outcome,

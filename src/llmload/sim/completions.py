@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
@@ -46,6 +47,23 @@ _ERRORS: Mapping[FaultMode, tuple[int, str, str]] = MappingProxyType(
 )
 
 
+class StoredResponses:
+    """The Responses API's stored answers, by id, so that ``previous_response_id`` continues a
+    conversation the client does not resend; the oldest go first past ``limit``."""
+
+    def __init__(self, limit: int = 10_000) -> None:
+        self._by_id: OrderedDict[str, Generation] = OrderedDict()
+        self._limit = limit
+
+    def keep(self, response_id: str, generation: Generation) -> None:
+        self._by_id[response_id] = generation
+        while len(self._by_id) > self._limit:
+            self._by_id.popitem(last=False)
+
+    def get(self, response_id: str) -> Generation | None:
+        return self._by_id.get(response_id)
+
+
 class Completions:
     """Turns generation requests into generations on the engine."""
 
@@ -61,6 +79,7 @@ class Completions:
         self._engine = engine
         self._is_ready = is_ready
         self._tasks: set[asyncio.Task[None]] = set()  # slow drips in progress, kept referenced
+        self._stored = StoredResponses()  # the Responses API's server-side conversations
 
     def handle(self, request: HttpRequest, conn: HttpConnection) -> None:
         api = _APIS[request.path]
@@ -85,6 +104,14 @@ class Completions:
         except BadRequest as exc:
             self._reject(conn, entry, 400, "BadRequestError", exc.message, param=exc.param, api=api)
             return
+        if gen_request.previous_response_id is not None:
+            before = self._stored.get(gen_request.previous_response_id)
+            if before is None:
+                message = f"Previous response with id '{gen_request.previous_response_id}' not found."
+                self._reject(conn, entry, 400, "invalid_request_error", message, param="previous_response_id")
+                return
+            prompt = [*before.conversation(), *gen_request.prompt]
+            gen_request = gen_request._replace(prompt=prompt, prompt_tokens=len(prompt))
         entry.stream = gen_request.stream
         entry.prompt_tokens = gen_request.prompt_tokens
         entry.images = gen_request.images
@@ -93,6 +120,8 @@ class Completions:
             if self._answer_fault(mode, conn, entry):
                 return
         generation = self._generation(request, gen_request, entry, conn, mode)
+        if api == "responses":
+            self._stored.keep(entry.id, generation)
         self._start(generation, gen_request, request, mode)
 
     def _fault(self, request: HttpRequest, body: GenRequest, index: int) -> FaultMode | None:

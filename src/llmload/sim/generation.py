@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from fractions import Fraction
 from typing import NamedTuple
 
 from llmload.sim import api_render
@@ -26,7 +27,7 @@ from llmload.sim.render import (
     frame,
 )
 from llmload.sim.shapes import Shape, escaped
-from llmload.sim.tokens import OutputPlan, SplitMix64, Token, TokenText
+from llmload.sim.tokens import OutputPlan, SplitMix64, Token, TokenText, message_open, split_words
 from llmload.sim.truth import RequestEntry, Truth
 
 # What writes a stream's events: chat's and completions' chunks, or the newer APIs' typed events.
@@ -326,6 +327,12 @@ class Generation:
             reasoning=self._whole_reasoning(),
             metrics=self.metrics(),
         )
+
+    def conversation(self) -> list[Token]:
+        """The prompt and what was written of the answer, as the model would read them again:
+        what a Responses API continuation (``previous_response_id``) starts from."""
+        words = split_words(self._text.text(0, self.written).split(), Fraction(1))  # a token a word
+        return [*self.prompt, *message_open("assistant"), *words]
 
     def _whole_reasoning(self) -> tuple[str, int] | None:
         thinking = self._reasoning_usage(self.generated)

@@ -55,6 +55,7 @@ class GenRequest(NamedTuple):
     fault_after: int | None  # body field "sim_fault_after"
     shape: Shape | None = None  # a tool call or JSON (``shapes.py``); None: plain text
     images: int = 0  # image_url parts (their patches are in ``prompt``, ``images.py``)
+    previous_response_id: str | None = None  # the Responses API's: the conversation it continues
 
 
 def _int_field(body: JSONObject, name: str, default: int | None, low: int) -> int | None:
@@ -236,7 +237,17 @@ def parse_body(
         fault_after=_int_field(body, "sim_fault_after", None, 0),
         shape=answer_shape(body, response_id) if chat and api is None else None,  # chat's tools only
         images=images,
+        previous_response_id=_text_field(body, "previous_response_id"),
     )
+
+
+def _text_field(body: JSONObject, name: str) -> str | None:
+    value = body.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise BadRequest(f"{name} must be a string", name)
+    return value
 
 
 def tokenize_answer(raw: bytes, per_word: Fraction = ONE) -> tuple[int, dict[str, JSON]]:

@@ -85,3 +85,20 @@ def test_a_messages_request_without_max_tokens_is_anthropics_400(sim: SimProcess
         "type": "error",
         "error": {"type": "invalid_request_error", "message": "max_tokens: Field required"},
     }
+
+
+def test_a_continuation_reads_the_stored_conversation_and_its_cache(sim: SimProcess) -> None:
+    with openai.OpenAI(base_url=sim.url + "/v1", api_key="unused", max_retries=0) as api:
+        first = api.responses.create(
+            model="sim-test", input=" ".join(f"w{i}" for i in range(200)), max_output_tokens=8
+        )
+        then = api.responses.create(
+            model="sim-test", input="and then", max_output_tokens=8, previous_response_id=first.id
+        )
+        with pytest.raises(openai.BadRequestError, match="not found"):
+            api.responses.create(model="sim-test", input="x", previous_response_id="resp-unknown")
+    assert first.usage is not None and then.usage is not None
+    # the new turn (2 words, 3 template, 3 to answer) after the stored prompt and answer (3 + 8)
+    assert then.usage.input_tokens == first.usage.input_tokens + 3 + 8 + 2 + 3 + 3
+    # the fixed-timing simulator keeps no prefix cache: the reuse shows with the batching model
+    assert then.usage.input_tokens_details.cached_tokens == 0
