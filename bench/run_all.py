@@ -35,6 +35,7 @@ BENCHMARKS: list[tuple[str, list[str], str | None]] = [
     ("exporter_overhead", [], "--out"),
     ("client_bound", [], "--json"),
     ("otlp_cost", [], "--out"),
+    ("api_parse", [], "--out"),
 ]
 TABLES = {
     "hot_path_ab": render.tuning_table,
