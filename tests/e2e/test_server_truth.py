@@ -91,7 +91,9 @@ def test_vllm_metrics_join_the_client_record_as_the_simulator_timed_them(run_loc
 
 
 def test_a_vllm_without_the_flag_is_asked_and_said_to_need_it(run_locust: RunLocust) -> None:
-    with start_sim(["--profile", "vllm", "--ttft-ms", "5", "--step-ms", "2"]) as sim:
+    with start_sim(
+        ["--profile", "vllm", "--no-per-request-metrics", "--ttft-ms", "5", "--step-ms", "2"]
+    ) as sim:
         run = run_locust(sim.url, "--max-tokens", "8", users=2, run_time="4s")
         off = run_locust(sim.url, "--max-tokens", "8", "--server-timings", "off", users=2, run_time="4s")
     assert all(r["server_metrics"] is None and r["asked_server_timings"] for r in run.records)

@@ -31,9 +31,8 @@ def main(argv: Sequence[str]) -> int:
     args = _parser().parse_args(list(argv))
     locustfile = locate(args.locustfile)
     from llmload.sim.process import start_sim
-    from llmload.sim.profiles import embedded_args
 
-    with start_sim(embedded_args(args.profile)) as sim:
+    with start_sim(["--profile", args.profile]) as sim:
         print(f"llmload demo: simulator ({args.profile} profile) at {sim.url}", flush=True)
         command = [
             sys.executable,

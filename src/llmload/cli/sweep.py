@@ -68,9 +68,8 @@ def _target(args: argparse.Namespace) -> Iterator[str]:
         yield args.host
         return
     from llmload.sim.process import start_sim
-    from llmload.sim.profiles import embedded_args
 
-    with start_sim([*embedded_args(args.sim), *args.sim_arg]) as sim:
+    with start_sim(["--profile", args.sim, *args.sim_arg]) as sim:
         print(f"llmload sweep: simulator ({args.sim}) at {sim.url}", flush=True)
         yield sim.url
 

@@ -79,10 +79,17 @@ def _serving(p: argparse.ArgumentParser) -> None:
         help="run at SCHED_FIFO priority 1 if permitted, so CPU contention cannot delay steps",
     )
     p.add_argument("--dcgm", action="store_true", help="/metrics also has a simulated GPU's DCGM gauges")
-    p.add_argument(
+    metrics = p.add_mutually_exclusive_group()
+    metrics.add_argument(
         "--enable-per-request-metrics",
         action="store_true",
-        help="vLLM's flag: each answer's final usage event (or body) carries its own timing `metrics`",
+        help="vLLM's flag: each answer's final usage event (or body) carries its own timing "
+        "`metrics` (the vLLM profiles' default here)",
+    )
+    metrics.add_argument(
+        "--no-per-request-metrics",
+        action="store_true",
+        help="answer as a vLLM started without --enable-per-request-metrics does",
     )
     p.add_argument("--certfile", type=Path, help="TLS certificate (PEM): serve https")
     p.add_argument("--keyfile", type=Path, help="TLS private key (PEM)")
@@ -267,7 +274,9 @@ def config_from_args(argv: Sequence[str]) -> SimConfig:
         realtime=args.realtime,
         dcgm=args.dcgm,
         reasoning_tokens=args.reasoning_tokens,
-        per_request_metrics=args.enable_per_request_metrics,
+        # vLLM's own default is off; the simulator's vLLM profiles answer with the metrics unless
+        # told not to, so every run against it (the demo, --sim, tune) shows the join
+        per_request_metrics=profile.engine == "vllm" and not args.no_per_request_metrics,
         tokens_per_word=_per_word(args.tokens_per_word),
     )
 

@@ -163,17 +163,6 @@ def all_profiles() -> tuple[Profile, ...]:
     )
 
 
-def embedded_args(name: str) -> list[str]:
-    """The command line of a simulator a command starts for itself (``--sim``, the demo): the
-    profile, and vLLM's per-request metrics where the profile is vLLM's, so that what llmload
-    asks of a vLLM is answered and the client-minus-server table shows."""
-    try:
-        vllm = get_profile(name).engine == "vllm"
-    except KeyError:
-        vllm = False  # the simulator names the unknown profile itself
-    return ["--profile", name, *(["--enable-per-request-metrics"] if vllm else [])]
-
-
 def profile_names() -> tuple[str, ...]:
     return tuple(p.name for p in all_profiles())
 
