@@ -207,10 +207,19 @@ class ExporterConfig:
                     self.otlp_endpoint,
                     "must be an http(s) URL, e.g. http://127.0.0.1:4318",
                 )
-            if find_spec("opentelemetry.sdk") is None or find_spec("opentelemetry.exporter.otlp") is None:
+            if not _installed("opentelemetry.sdk", "opentelemetry.exporter.otlp.proto.http"):
                 raise ConfigError(
                     "--otlp-endpoint", self.otlp_endpoint, "needs the otlp extra: pip install 'llmload[otlp]'"
                 )
+
+
+def _installed(*modules: str) -> bool:
+    """Whether every module can be imported; ``find_spec`` of a submodule imports its parent,
+    which raises when the parent is not installed at all."""
+    try:
+        return all(find_spec(name) is not None for name in modules)
+    except ModuleNotFoundError:
+        return False
 
 
 @dataclass(frozen=True, slots=True)
