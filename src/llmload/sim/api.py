@@ -18,6 +18,7 @@ from urllib.parse import parse_qs
 import orjson
 
 from llmload.sim import fingerprint
+from llmload.sim.badrequest import BadRequest
 from llmload.sim.completions import Completions
 from llmload.sim.config import SimConfig
 from llmload.sim.embeddings import Embeddings
@@ -27,7 +28,7 @@ from llmload.sim.http import HttpConnection, HttpRequest
 from llmload.sim.jsonvalue import JSON
 from llmload.sim.metrics import render_metrics
 from llmload.sim.render import error_body
-from llmload.sim.request import BadRequest, tokenize_answer
+from llmload.sim.request import tokenize_answer
 from llmload.sim.truth import Truth
 
 _GENERATION_PATHS = frozenset({"/v1/chat/completions", "/v1/completions", "/v1/responses", "/v1/messages"})

@@ -7,6 +7,11 @@ first content block), ``text`` and ``reasoning`` are one delta event each, ``usa
 with the usage (``response.completed``; ``message_delta`` and ``message_stop``), and there is no
 ``[DONE]`` (``done`` is empty). A reasoning model's thinking is its own output item (Responses)
 or content block (Messages) before the answer's, closed when the answer's first token comes.
+With ``tool`` (a call's id and function name) the answer's words are the call's arguments: a
+``function_call`` item (Responses) or a ``tool_use`` block (Messages) instead of text.
+
+The text a generation hands over is already escaped for a JSON string (chat's renderer writes it
+as it is), so a delta is spliced into its event's JSON, not encoded again.
 """
 
 from __future__ import annotations
@@ -25,30 +30,50 @@ def _event(kind: str, payload: dict[str, JSON]) -> bytes:
     return b"event: %b\ndata: %b\n\n" % (kind.encode(), orjson.dumps({"type": kind, **payload}))
 
 
-def _delta_close(data: bytes) -> bytes:
-    return data + b'"}\n\n'
+def _spliced(kind: str, payload: dict[str, JSON], text: bytes, depth: int) -> bytes:
+    """An event whose last field, ``depth`` objects down, is the JSON string ``text``: the
+    payload is encoded with that string empty and the escaped text goes between its quotes."""
+    data = orjson.dumps({"type": kind, **payload})
+    cut = len(data) - depth - 2
+    return b"event: %b\ndata: %b%b%b\n\n" % (kind.encode(), data[:cut], text, data[cut:])
+
+
+def _unescaped(text: bytes) -> str:
+    return str(orjson.loads(b'"' + text + b'"'))
 
 
 class ResponsesRenderer:
-    """The events of one streamed ``/v1/responses`` answer."""
+    """The events of one streamed ``/v1/responses`` answer. Its last events repeat the output
+    whole (``output_item.done``, ``response.completed``'s ``output``), as OpenAI and vLLM write
+    them, so the renderer keeps what it wrote."""
 
     __slots__ = (
         "_answer_index",
         "_answer_item",
         "_head",
         "_id",
-        "_model",
         "_opened",
         "_prompt_tokens",
+        "_said",
         "_seq",
         "_thinking",
+        "_thought",
+        "_tool",
     )
 
     opens = True
     done = b""
 
-    def __init__(self, *, response_id: str, created: int, model: str, prompt_tokens: int) -> None:
-        self._id, self._model, self._prompt_tokens = response_id, model, prompt_tokens
+    def __init__(
+        self,
+        *,
+        response_id: str,
+        created: int,
+        model: str,
+        prompt_tokens: int,
+        tool: tuple[str, str] | None = None,
+    ) -> None:
+        self._id, self._prompt_tokens, self._tool = response_id, prompt_tokens, tool
         self._head: dict[str, JSON] = {
             "id": response_id,
             "object": "response",
@@ -57,13 +82,33 @@ class ResponsesRenderer:
         }
         self._seq = 0
         self._thinking = False  # a reasoning item is open
-        self._opened = False  # the message item is open
-        self._answer_item = f"msg_{response_id}"
-        self._answer_index = 0  # the message item's place in the output: 1 after a reasoning item
+        self._opened = False  # the answer's item is open
+        self._said: list[bytes] = []  # the answer's deltas (a call's arguments), escaped
+        self._thought: list[bytes] = []  # the reasoning's
+        self._answer_item = f"msg_{response_id}" if tool is None else f"fc_{response_id}"
+        self._answer_index = 0  # the answer item's place in the output: 1 after a reasoning item
 
     def _next(self, kind: str, payload: dict[str, JSON]) -> bytes:
         self._seq += 1
         return _event(kind, {**payload, "sequence_number": self._seq})
+
+    def _next_delta(self, kind: str, payload: dict[str, JSON], text: bytes) -> bytes:
+        self._seq += 1
+        return _spliced(kind, {**payload, "sequence_number": self._seq, "delta": ""}, text, 0)
+
+    def _reasoning_item(self) -> dict[str, JSON]:
+        content: list[JSON] = [{"type": "reasoning_text", "text": _unescaped(b"".join(self._thought))}]
+        return {"type": "reasoning", "id": f"rs_{self._id}", "summary": [], "content": content}
+
+    def _answer(self, status: str) -> dict[str, JSON]:
+        text = _unescaped(b"".join(self._said))
+        if self._tool is not None:
+            call_id, name = self._tool
+            return {"type": "function_call", "id": self._answer_item, "call_id": call_id, "name": name,
+                    "arguments": text, "status": status}  # fmt: skip
+        content: list[JSON] = [{"type": "output_text", "text": text, "annotations": []}] if text else []
+        return {"type": "message", "id": self._answer_item, "role": "assistant", "status": status,
+                "content": content}  # fmt: skip
 
     def role(self, sent_ns: int, cached_tokens: int = 0) -> bytes:
         response: dict[str, JSON] = {**self._head, "status": "in_progress", "output": []}
@@ -71,39 +116,34 @@ class ResponsesRenderer:
             "response.in_progress", {"response": response}
         )
 
+    def _close_reasoning(self) -> bytes:
+        self._thinking = False
+        return self._next("response.output_item.done", {"output_index": 0, "item": self._reasoning_item()})
+
     def _open_answer(self) -> bytes:
-        out = b""
-        if self._thinking:
-            self._thinking = False
-            thought: JSON = {"type": "reasoning", "id": f"rs_{self._id}", "summary": []}
-            out += self._next("response.output_item.done", {"output_index": 0, "item": thought})
-        index = self._answer_index = 1 if out else 0
-        item: dict[str, JSON] = {
-            "type": "message",
-            "id": self._answer_item,
-            "role": "assistant",
-            "content": [],
-        }
-        out += self._next("response.output_item.added", {"output_index": index, "item": item})
-        part: JSON = {"type": "output_text", "text": "", "annotations": []}
+        out = self._close_reasoning() if self._thinking else b""
+        index = self._answer_index = 1 if self._thought else 0
+        self._opened = True
         out += self._next(
+            "response.output_item.added", {"output_index": index, "item": self._answer("in_progress")}
+        )
+        if self._tool is not None:
+            return out
+        part: JSON = {"type": "output_text", "text": "", "annotations": []}
+        return out + self._next(
             "response.content_part.added",
             {"item_id": self._answer_item, "output_index": index, "content_index": 0, "part": part},
         )
-        self._opened = True
-        return out
 
     def text(
         self, text: bytes, finish_reason: str | None, total_tokens: int, sent_ns: int, first: bool = False
     ) -> bytes:
         out = self._open_answer() if not self._opened else b""
-        payload: dict[str, JSON] = {
-            "item_id": self._answer_item,
-            "output_index": self._answer_index,
-            "content_index": 0,
-            "delta": text.decode(),
-        }
-        return out + self._next("response.output_text.delta", payload)
+        self._said.append(text)
+        where: dict[str, JSON] = {"item_id": self._answer_item, "output_index": self._answer_index}
+        if self._tool is not None:
+            return out + self._next_delta("response.function_call_arguments.delta", where, text)
+        return out + self._next_delta("response.output_text.delta", {**where, "content_index": 0}, text)
 
     def reasoning(self, text: bytes, finish_reason: str | None, total_tokens: int, sent_ns: int) -> bytes:
         out = b""
@@ -111,13 +151,9 @@ class ResponsesRenderer:
             self._thinking = True
             item: JSON = {"type": "reasoning", "id": f"rs_{self._id}", "summary": []}
             out += self._next("response.output_item.added", {"output_index": 0, "item": item})
-        payload: dict[str, JSON] = {
-            "item_id": f"rs_{self._id}",
-            "output_index": 0,
-            "content_index": 0,
-            "delta": text.decode(),
-        }
-        return out + self._next("response.reasoning_text.delta", payload)
+        self._thought.append(text)
+        payload: dict[str, JSON] = {"item_id": f"rs_{self._id}", "output_index": 0, "content_index": 0}
+        return out + self._next_delta("response.reasoning_text.delta", payload, text)
 
     def usage(
         self,
@@ -129,13 +165,19 @@ class ResponsesRenderer:
         metrics: dict[str, float | None] | None = None,
         finish_reason: str = "stop",
     ) -> bytes:
-        out = b""
+        out = self._close_reasoning() if self._thinking else b""
+        output: list[JSON] = [self._reasoning_item()] if self._thought else []
         if self._opened:
-            item: JSON = {"id": self._answer_item, "type": "message"}
-            out += self._next("response.output_item.done", {"output_index": self._answer_index, "item": item})
+            index, answer = self._answer_index, self._answer("completed")
+            if self._tool is not None:
+                done: dict[str, JSON] = {"item_id": self._answer_item, "output_index": index,
+                                         "arguments": answer["arguments"]}  # fmt: skip
+                out += self._next("response.function_call_arguments.done", done)
+            out += self._next("response.output_item.done", {"output_index": index, "item": answer})
+            output.append(answer)
         usage = responses_usage(self._prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens)
         status = "incomplete" if finish_reason == "length" else "completed"
-        response: dict[str, JSON] = {**self._head, "status": status, "usage": usage}
+        response: dict[str, JSON] = {**self._head, "status": status, "output": output, "usage": usage}
         if status == "incomplete":
             response["incomplete_details"] = {"reason": "max_output_tokens"}
         if metrics is not None:
@@ -161,13 +203,16 @@ def responses_usage(
 class MessagesRenderer:
     """The events of one streamed ``/v1/messages`` answer."""
 
-    __slots__ = ("_block", "_id", "_model", "_prompt_tokens", "_text_open", "_thinking")
+    __slots__ = ("_block", "_id", "_model", "_prompt_tokens", "_text_open", "_thinking", "_tool")
 
     opens = True
     done = b""
 
-    def __init__(self, *, response_id: str, model: str, prompt_tokens: int) -> None:
+    def __init__(
+        self, *, response_id: str, model: str, prompt_tokens: int, tool: tuple[str, str] | None = None
+    ) -> None:
         self._id, self._model, self._prompt_tokens = response_id, model, prompt_tokens
+        self._tool = tool
         self._block = -1  # the open content block's index
         self._thinking = False
         self._text_open = False
@@ -195,19 +240,29 @@ class MessagesRenderer:
         self, text: bytes, finish_reason: str | None, total_tokens: int, sent_ns: int, first: bool = False
     ) -> bytes:
         out = b""
+        tool = self._tool
         if not self._text_open:
             self._text_open = True
-            out = self._start({"type": "text", "text": ""})
-        delta: dict[str, JSON] = {"type": "text_delta", "text": text.decode()}
-        return out + _event("content_block_delta", {"index": self._block, "delta": delta})
+            block: dict[str, JSON] = (
+                {"type": "text", "text": ""}
+                if tool is None
+                else {"type": "tool_use", "id": tool[0], "name": tool[1], "input": {}}
+            )
+            out = self._start(block)
+        delta: dict[str, JSON] = (
+            {"type": "text_delta", "text": ""}
+            if tool is None
+            else {"type": "input_json_delta", "partial_json": ""}
+        )
+        return out + _spliced("content_block_delta", {"index": self._block, "delta": delta}, text, 1)
 
     def reasoning(self, text: bytes, finish_reason: str | None, total_tokens: int, sent_ns: int) -> bytes:
         out = b""
         if not self._thinking:
             self._thinking = True
             out = self._start({"type": "thinking", "thinking": ""})
-        delta: dict[str, JSON] = {"type": "thinking_delta", "thinking": text.decode()}
-        return out + _event("content_block_delta", {"index": self._block, "delta": delta})
+        delta: dict[str, JSON] = {"type": "thinking_delta", "thinking": ""}
+        return out + _spliced("content_block_delta", {"index": self._block, "delta": delta}, text, 1)
 
     def usage(
         self,
@@ -254,14 +309,20 @@ def responses_body(
     cached_tokens: int,
     reasoning: tuple[str, int] | None,
     metrics: dict[str, float | None] | None,
+    tool: tuple[str, str] | None = None,
 ) -> bytes:
     output: list[JSON] = []
     if reasoning is not None:
         content: list[JSON] = [{"type": "reasoning_text", "text": reasoning[0]}]
         output.append({"type": "reasoning", "id": f"rs_{response_id}", "summary": [], "content": content})
-    part: JSON = {"type": "output_text", "text": text, "annotations": []}
-    output.append({"type": "message", "id": f"msg_{response_id}", "role": "assistant", "status": "completed",
-                   "content": [part]})  # fmt: skip
+    if tool is not None:
+        call_id, name = tool
+        output.append({"type": "function_call", "id": f"fc_{response_id}", "call_id": call_id, "name": name,
+                       "arguments": text, "status": "completed"})  # fmt: skip
+    else:
+        part: JSON = {"type": "output_text", "text": text, "annotations": []}
+        output.append({"type": "message", "id": f"msg_{response_id}", "role": "assistant",
+                       "status": "completed", "content": [part]})  # fmt: skip
     status = "incomplete" if finish_reason == "length" else "completed"
     body: dict[str, JSON] = {
         "id": response_id,
@@ -289,11 +350,15 @@ def messages_body(
     completion_tokens: int,
     cached_tokens: int,
     reasoning: tuple[str, int] | None,
+    tool: tuple[str, str] | None = None,
 ) -> bytes:
     content: list[JSON] = []
     if reasoning is not None:
         content.append({"type": "thinking", "thinking": reasoning[0], "signature": ""})
-    content.append({"type": "text", "text": text})
+    if tool is not None:  # the words close their JSON even when cut at max_tokens (``shapes.py``)
+        content.append({"type": "tool_use", "id": tool[0], "name": tool[1], "input": orjson.loads(text)})
+    else:
+        content.append({"type": "text", "text": text})
     return orjson.dumps(
         {
             "id": response_id,

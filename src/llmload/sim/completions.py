@@ -14,13 +14,14 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
 from llmload.sim.api_render import MessagesRenderer, ResponsesRenderer, messages_error_body
+from llmload.sim.badrequest import BadRequest
 from llmload.sim.config import SimConfig
 from llmload.sim.engine import Engine
 from llmload.sim.faults import DRIP_INTERVAL_S, FaultMode, FaultyGeneration, drip
 from llmload.sim.generation import Generation, Renderer, ResponseInfo
 from llmload.sim.http import HttpConnection, HttpRequest, response_head
 from llmload.sim.render import DONE_EVENT, LAST_CHUNK, ChunkRenderer, error_body, frame
-from llmload.sim.request import BadRequest, GenRequest, parse_body
+from llmload.sim.request import GenRequest, parse_body
 from llmload.sim.tokens import OutputPlan, SplitMix64, TokenText, plan_output, request_rng
 from llmload.sim.truth import RequestEntry, Truth
 
@@ -221,16 +222,18 @@ class Completions:
         )
 
     def _renderer(self, body: GenRequest, info: ResponseInfo) -> Renderer:
+        tool = None if body.shape is None else body.shape.tool
         if info.api == "responses":
             return ResponsesRenderer(
                 response_id=info.response_id,
                 created=info.created,
                 model=info.model,
                 prompt_tokens=body.prompt_tokens,
+                tool=tool,
             )
         if info.api == "messages":
             return MessagesRenderer(
-                response_id=info.response_id, model=info.model, prompt_tokens=body.prompt_tokens
+                response_id=info.response_id, model=info.model, prompt_tokens=body.prompt_tokens, tool=tool
             )
         return ChunkRenderer(
             chat=body.chat,
@@ -240,7 +243,7 @@ class Completions:
             prompt_tokens=body.prompt_tokens,
             continuous_usage=body.continuous_usage,
             emit_timestamps=self._config.emit_timestamps,
-            tool=None if body.shape is None else body.shape.tool,
+            tool=tool,
         )
 
     def _start(

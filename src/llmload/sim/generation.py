@@ -289,6 +289,7 @@ class Generation:
     def body(self) -> bytes:
         """The whole non-streamed body for what was generated."""
         info = self.info
+        tool = None if self._shape is None else self._shape.tool
         if info.api == "responses":
             return api_render.responses_body(
                 response_id=info.response_id,
@@ -301,6 +302,7 @@ class Generation:
                 cached_tokens=self.cached_tokens or 0,
                 reasoning=self._whole_reasoning(),
                 metrics=self.metrics(),
+                tool=tool,
             )
         if info.api == "messages":
             return api_render.messages_body(
@@ -312,6 +314,7 @@ class Generation:
                 completion_tokens=self.generated,
                 cached_tokens=self.cached_tokens or 0,
                 reasoning=self._whole_reasoning(),
+                tool=tool,
             )
         return completion_body(
             chat=info.chat,
@@ -320,7 +323,7 @@ class Generation:
             model=info.model,
             text=self._whole_text(),
             finish_reason=self.plan.finish_reason,
-            tool=None if self._shape is None else self._shape.tool,
+            tool=tool,
             prompt_tokens=info.prompt_tokens,
             completion_tokens=self.generated,
             cached_tokens=self.cached_tokens or 0,
@@ -363,6 +366,8 @@ class Generation:
         self.state = "done"
         self._sync_entry()
         self.entry.finish_reason = self.plan.finish_reason if outcome == "ok" else None
+        if self._shape is not None and self._shape.tool is not None and outcome == "ok":
+            self.entry.tool_arguments = self._whole_text()
         self.truth.finish(self.entry, outcome)
         if finish_exchange:
             self.conn.finish()

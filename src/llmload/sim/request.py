@@ -12,6 +12,8 @@ from typing import NamedTuple
 
 import orjson
 
+from llmload.sim.api_request import as_chat
+from llmload.sim.badrequest import BadRequest
 from llmload.sim.images import ImageError, tokens_of
 from llmload.sim.jsonvalue import JSON, JSONObject
 from llmload.sim.shapes import Shape, answer_shape
@@ -21,15 +23,6 @@ ONE = Fraction(1)
 
 DEFAULT_MAX_TOKENS = 256
 MAX_MAX_TOKENS = 1_000_000
-
-
-class BadRequest(Exception):
-    """The body cannot be served; answered with HTTP 400 and this message."""
-
-    def __init__(self, message: str, param: str | None = None) -> None:
-        self.message = message
-        self.param = param
-        super().__init__(message)
 
 
 class GenRequest(NamedTuple):
@@ -153,44 +146,6 @@ def _stream_options(body: JSONObject) -> tuple[bool, bool]:
     return _bool_field(options, "include_usage"), _bool_field(options, "continuous_usage_stats")
 
 
-def _as_chat(body: JSONObject, api: str) -> dict[str, JSON]:
-    """A Responses or Messages request as the chat request it amounts to: its conversation as
-    ``messages`` (system text first), its limit as ``max_tokens``, usage always on (both APIs
-    send it unasked). What each API requires is checked as its servers check it."""
-    out: dict[str, JSON] = {k: v for k, v in body.items() if k not in ("messages", "max_tokens")}
-    if api == "responses":
-        given = body.get("input")
-        if isinstance(given, str):
-            items: list[JSON] = [{"role": "user", "content": given}]
-        elif isinstance(given, list) and given:
-            items = [item for item in given if isinstance(item, dict) and "role" in item]
-        else:
-            raise BadRequest("input must be a string or a non-empty list of items", "input")
-        instructions = body.get("instructions")
-        system: list[JSON] = (
-            [{"role": "system", "content": instructions}] if isinstance(instructions, str) else []
-        )
-        out["messages"] = [*system, *items]
-        if "max_output_tokens" in body:
-            out["max_tokens"] = body["max_output_tokens"]
-    else:
-        if "max_tokens" not in body:
-            raise BadRequest("max_tokens: Field required", "max_tokens")
-        text = body.get("system")
-        if isinstance(text, list):
-            text = " ".join(str(b.get("text", "")) for b in text if isinstance(b, dict))
-        messages = body.get("messages")
-        if not isinstance(messages, list) or not messages:
-            raise BadRequest("messages: at least one message is required", "messages")
-        out["messages"] = [
-            *([{"role": "system", "content": text}] if isinstance(text, str) else []),
-            *messages,
-        ]
-        out["max_tokens"] = body["max_tokens"]
-    out["stream_options"] = {"include_usage": True}
-    return out
-
-
 def parse_body(
     raw: bytes, chat: bool, response_id: str = "", per_word: Fraction = ONE, api: str | None = None
 ) -> GenRequest:
@@ -204,7 +159,7 @@ def parse_body(
     if not isinstance(body, dict):
         raise BadRequest("body must be a JSON object")
     if api is not None:
-        body = _as_chat(body, api)
+        body = as_chat(body, api)
     prompt, images = _chat_prompt(body, per_word) if chat else (_completion_prompt(body, per_word), 0)
     n = _int_field(body, "n", 1, 1)
     if n != 1:
@@ -235,7 +190,7 @@ def parse_body(
         fault=fault if isinstance(fault, str) else None,
         stall_ms=_int_field(body, "sim_stall_ms", None, 0),
         fault_after=_int_field(body, "sim_fault_after", None, 0),
-        shape=answer_shape(body, response_id) if chat and api is None else None,  # chat's tools only
+        shape=answer_shape(body, response_id) if chat else None,
         images=images,
         previous_response_id=_text_field(body, "previous_response_id"),
     )

@@ -50,6 +50,7 @@ class RequestEntry:
     images: int = 0  # image_url parts of the prompt (their patches are in prompt_tokens)
     scheduled_ns: int | None = None  # the start of the step that first admitted it to the batch
     last_token_ns: int | None = None  # the write of its last token
+    tool_arguments: str | None = None  # a tool call's arguments as written, when the answer is one
 
     def as_json(self) -> dict[str, JSON]:
         return {
@@ -73,6 +74,7 @@ class RequestEntry:
             "first_answer_ns": self.first_answer_ns,
             "scheduled_ns": self.scheduled_ns,
             "last_token_ns": self.last_token_ns,
+            "tool_arguments": self.tool_arguments,
         }
 
 

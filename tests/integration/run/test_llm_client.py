@@ -103,6 +103,39 @@ def test_a_tool_call_and_its_follow_up(run: tuple[Session, LLMClient, Events], s
     assert [r["name"] for r in records] == ["ask", "follow-up"]
 
 
+SCHEMA = {"type": "object", "properties": {"query": {"type": "string"}}}
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])
+@pytest.mark.parametrize("api", ["responses", "messages"])
+def test_tool_calls_on_the_newer_apis_reassemble_as_written(
+    run: tuple[Session, LLMClient, Events], sim: SimProcess, api: str, stream: bool
+) -> None:
+    _, client, _ = run
+    if api == "responses":
+        tools = [{"type": "function", "name": "lookup", "parameters": SCHEMA}]
+        ask = client.responses("where is it", max_output_tokens=12, tools=tools, stream=stream)
+    else:
+        tools = [{"name": "lookup", "input_schema": SCHEMA}]
+        ask = client.messages([user_message("where is it")], max_tokens=12, tools=tools, stream=stream)
+    truth = by_id(sim, ask)
+    assert ask.ok and ask.finish_reason == truth["finish_reason"] in ("tool_calls", "length"), ask
+    (call,) = ask.tool_calls
+    # the arguments, rebuilt from their deltas (or read from the body), are what the server wrote
+    assert call.name == "lookup" and call.id and call.arguments == truth["tool_arguments"]
+    assert set(call.parsed_arguments()) == {"query"}
+    assert ask.output_tokens == truth["completion_tokens"]
+    if api == "responses":  # the call's output goes back as an item; the model then answers in text
+        output = {"type": "function_call_output", "call_id": call.id, "output": "42"}
+        follow = client.responses([output], previous_response_id=ask.response_id, tools=tools, stream=stream)
+    else:
+        result = {"type": "tool_result", "tool_use_id": call.id, "content": "42"}
+        turns = [user_message("where is it"), ask.message, {"role": "user", "content": [result]}]
+        follow = client.messages(turns, max_tokens=8, tools=tools, stream=stream)
+    assert follow.ok and follow.tool_calls == () and follow.text.split(), follow
+    assert by_id(sim, follow)["tool_arguments"] is None
+
+
 def test_the_reply_carries_the_requests_own_timings(
     run: tuple[Session, LLMClient, Events], sim: SimProcess
 ) -> None:

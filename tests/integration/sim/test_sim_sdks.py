@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import anthropic
 import httpx
 import openai
+import orjson
 import pytest
 
 from llmload.sim.process import SimProcess, start_sim
@@ -102,3 +103,26 @@ def test_a_continuation_reads_the_stored_conversation_and_its_cache(sim: SimProc
     assert then.usage.input_tokens == first.usage.input_tokens + 3 + 8 + 2 + 3 + 3
     # the fixed-timing simulator keeps no prefix cache: the reuse shows with the batching model
     assert then.usage.input_tokens_details.cached_tokens == 0
+
+
+SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+
+
+def test_tool_calls_parse_in_both_sdks(sim: SimProcess) -> None:
+    tool = {"type": "function", "name": "weather", "parameters": SCHEMA, "strict": False}
+    with openai.OpenAI(base_url=sim.url + "/v1", api_key="unused", max_retries=0) as api:
+        with api.responses.stream(model="sim-test", input=PROMPT, tools=[tool], max_output_tokens=12) as s:
+            # the SDK's own accumulation of the call's deltas; completed or cut at the limit
+            streamed = [e for e in s if e.type in ("response.completed", "response.incomplete")][-1].response
+        whole = api.responses.create(model="sim-test", input=PROMPT, tools=[tool], max_output_tokens=12)
+    for response in (streamed, whole):
+        (call,) = [item for item in response.output if item.type == "function_call"]
+        assert call.name == "weather" and set(orjson.loads(call.arguments)) == {"city"}
+    with anthropic.Anthropic(base_url=sim.url, api_key="unused", max_retries=0) as claude:
+        messages = [{"role": "user", "content": PROMPT}]
+        spec = {"name": "weather", "input_schema": SCHEMA}
+        with claude.messages.stream(model="sim-test", max_tokens=12, messages=messages, tools=[spec]) as m:
+            final = m.get_final_message()  # input_json_delta parsed by the SDK
+    (use,) = [block for block in final.content if block.type == "tool_use"]
+    assert use.name == "weather" and set(use.input) == {"city"}  # type: ignore[arg-type]
+    assert final.stop_reason in ("tool_use", "max_tokens")

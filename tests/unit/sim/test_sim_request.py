@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from llmload.sim.request import DEFAULT_MAX_TOKENS, BadRequest, parse_body
+from llmload.sim.badrequest import BadRequest
+from llmload.sim.request import DEFAULT_MAX_TOKENS, parse_body
 from llmload.sim.tokens import chat_prompt_tokens
 from llmload.workload.images import ImagePool, ImageSpec
 
@@ -108,7 +109,7 @@ def test_bad_completion_prompt() -> None:
 def test_tokenize_answers_vllms_and_llama_cpps_shapes() -> None:
     from fractions import Fraction
 
-    from llmload.sim.request import BadRequest, parse_body, tokenize_answer
+    from llmload.sim.request import parse_body, tokenize_answer
 
     status, vllm = tokenize_answer(b'{"model": "m", "prompt": "a b c d e f g h i j"}', Fraction(13, 10))
     assert status == 200 and vllm["count"] == 13 == len(vllm["tokens"])
