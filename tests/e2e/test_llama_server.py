@@ -299,6 +299,37 @@ def test_the_newer_apis_count_the_servers_tokens(
     assert bool(cut_short) == (served < 0.98), (served, cut_short)
 
 
+def test_rerank_counts_the_servers_tokens_and_a_server_without_it_says_so(
+    run_locust: RunLocust, server: LlamaServer, tmp_path: Path
+) -> None:
+    # --reranking serves /v1/rerank with rank pooling; SmolLM2 has no ranking head, so its
+    # scores mean nothing, but the route, its batching and its usage are llama.cpp's own.
+    args = ("--prompt-tokens", "8", "--rerank-documents", "4")
+    with llama_server(tmp_path, slots=2, context=2048, extra=("--reranking",)) as ranker:
+        run = run_locust(ranker.url, *args, locustfile="locustfiles/rerank.py", users=1, run_time="4s")
+    done = records(run)
+    assert done and len(done) == len(run.records)
+    for r in done:
+        # every word is a token or more: 4 pairs of an 8-word query and an 8-word document
+        assert r["endpoint"] == "rerank" and r["output_tokens"] == 0 and r["prompt_tokens"] >= 64, r
+    assert run.summary["stages"][0]["input_tok_per_s"] > 0
+    # the suite's server runs without --reranking: its 501 is the run's one line
+    refused = run_locust(server.url, *args, locustfile="locustfiles/rerank.py", users=1, run_time="3s",
+                         expect_code=None)  # fmt: skip
+    assert refused.returncode != 0 and "Traceback" not in refused.output
+    verdict = refused.summary["exit"]["line"]
+    assert "501" in verdict and "--reranking" in verdict and verdict in refused.output, verdict
+    # and the fingerprint had said so before the first request: the routes it has, and why not this one
+    apis = refused.summary["server"]["apis"]
+    assert apis["responses"]["offered"] is True and apis["messages"]["offered"] is True, apis
+    assert apis["rerank"]["offered"] is False and apis["rerank"]["status"] == 501, apis
+    assert (
+        "--reranking" in apis["rerank"]["said"]
+        and "llmload: APIs: responses, messages, no rerank" in refused.output
+    )
+    assert run.summary["server"]["apis"]["rerank"]["offered"] is True
+
+
 def test_a_malformed_messages_request_is_the_servers_400_in_one_line(
     run_locust: RunLocust, server: LlamaServer
 ) -> None:

@@ -78,14 +78,15 @@ def _wait_ready(process: subprocess.Popen[bytes], url: str, log: Path) -> None:
 
 @contextmanager
 def llama_server(
-    log_dir: Path, *, slots: int = 8, context: int = 8192, threads: int = 1
+    log_dir: Path, *, slots: int = 8, context: int = 8192, threads: int = 1, extra: tuple[str, ...] = ()
 ) -> Iterator[LlamaServer]:
-    """``-np slots`` parallel sequences sharing ``-c context`` tokens (context / slots each)."""
+    """``-np slots`` parallel sequences sharing ``-c context`` tokens (context / slots each);
+    ``extra``: more of llama-server's flags."""
     binary, model = built()
     port = _free_port()
     log = log_dir / f"llama-server-{port}.log"
     command = [str(binary), "-m", str(model), "--host", "127.0.0.1", "--port", str(port)]
-    command += ["-t", str(threads), "-np", str(slots), "-c", str(context), "--metrics", "--no-webui"]
+    command += ["-t", str(threads), "-np", str(slots), "-c", str(context), "--metrics", "--no-webui", *extra]
     with log.open("wb") as out:
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     url = f"http://127.0.0.1:{port}"

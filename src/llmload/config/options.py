@@ -289,6 +289,13 @@ OPTIONS: tuple[Option, ...] = (
         1,
         to="workload.embedding_batch",
     ),
+    Option(
+        "--rerank-documents",
+        "rerank scenario: documents per request, each of --prompt-tokens, ordered by one query",
+        int,
+        8,
+        to="workload.rerank_documents",
+    ),
     # stages
     Option(
         "--warmup-requests",

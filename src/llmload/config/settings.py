@@ -30,7 +30,7 @@ from llmload.workload.ramps import Ramp
 from llmload.workload.replay import ReplaySpec
 from llmload.workload.traces import FORMATS, FormatChoice
 
-Endpoint = Literal["chat", "completions", "embeddings", "responses", "messages"]
+Endpoint = Literal["chat", "completions", "embeddings", "responses", "messages", "rerank"]
 # Whether requests ask for the server's own timing of each (vLLM's include_metrics): auto asks
 # when the target's /v1/models says vLLM serves it.
 ServerTimingsChoice = Literal["auto", "on", "off"]
@@ -41,6 +41,7 @@ PATHS: Mapping[Endpoint, str] = MappingProxyType(
         "embeddings": "/v1/embeddings",
         "responses": "/v1/responses",  # OpenAI's Responses API
         "messages": "/v1/messages",  # Anthropic's Messages API
+        "rerank": "/v1/rerank",  # Jina's and Cohere's shape, as vLLM, SGLang and llama.cpp serve it
     }
 )
 # The API the built-in chat users speak (--api); auto: the user class's own (chat)
@@ -89,6 +90,7 @@ class WorkloadConfig:
     prefix: PrefixSpec = field(default_factory=PrefixSpec)
     conversation: ConversationSpec = field(default_factory=ConversationSpec)
     embedding_batch: int = 1  # inputs per /v1/embeddings request of the embeddings scenario
+    rerank_documents: int = 8  # documents per /v1/rerank request of the rerank scenario
     # What --prompt-tokens counts: "off" (words), "server" (its /tokenize) or a tokenizer.json
     tokenize: str = "off"
     images: ImageSpec = field(default_factory=ImageSpec)  # --images: image_url parts per chat request
@@ -100,6 +102,8 @@ class WorkloadConfig:
             raise ConfigError("--tokenize", self.tokenize, problem)
         if self.embedding_batch < 1:
             raise ConfigError("--embedding-batch", self.embedding_batch, "must be 1 or more")
+        if self.rerank_documents < 1:
+            raise ConfigError("--rerank-documents", self.rerank_documents, "must be 1 or more")
         if self.dataset is not None and self.prompt_lengths is not None:
             problem = "the dataset gives the prompts: a prompt length distribution has no effect"
             raise ConfigError("--prompt-tokens", self.prompt_lengths, problem)

@@ -1,4 +1,5 @@
-"""What a response said, read back from its payloads: text, reasoning, tool calls, usage.
+"""What a response said, read back from its payloads: text, reasoning, tool calls, usage, and
+an embedding's vectors or a rerank's order.
 
 Measuring needs none of this (``recorder.py`` counts tokens and stamps reads without keeping
 text), so only a scenario that reads the answer pays for it: the recorder keeps the payloads,
@@ -39,6 +40,14 @@ class ToolCall:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class Ranked:
+    """One document of a rerank answer: its place in the request's list, and its score."""
+
+    index: int
+    score: float
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Answer:
     text: str = ""
@@ -47,6 +56,7 @@ class Answer:
     finish_reason: str | None = None
     usage: JSONObject | None = None
     embeddings: tuple[tuple[float, ...], ...] = ()  # /v1/embeddings: one vector per input
+    ranking: tuple[Ranked, ...] = ()  # /v1/rerank: the documents best first, as the server ordered them
     response_id: str | None = None  # the Responses API's (previous_response_id) or Messages' id
 
     @property
@@ -137,6 +147,13 @@ def _merge_fragment(call: dict[str, str], fragment: JSONObject) -> None:
     call["arguments"] = call.get("arguments", "") + _text(function.get("arguments"))
 
 
+def _ranked(item: Mapping[str, JSON]) -> Ranked | None:
+    index, score = item.get("index"), item.get("relevance_score", item.get("score"))
+    if type(index) is not int or not isinstance(score, int | float) or isinstance(score, bool):
+        return None
+    return Ranked(index, float(score))
+
+
 def _tool_call(call: Mapping[str, JSON]) -> ToolCall:
     return ToolCall(
         id=_text(call.get("id")), name=_text(call.get("name")), arguments=_text(call.get("arguments"))
@@ -144,6 +161,9 @@ def _tool_call(call: Mapping[str, JSON]) -> ToolCall:
 
 
 def _from_body(body: JSONObject) -> Answer:
+    if "results" in body:  # /v1/rerank
+        ranked = [_ranked(item) for item in _objects(body.get("results"))]
+        return Answer(usage=_usage(body.get("usage")), ranking=tuple(r for r in ranked if r is not None))
     if body.get("object") == "list":  # /v1/embeddings
         vectors = tuple(
             tuple(float(x) for x in _numbers(item.get("embedding"))) for item in _objects(body.get("data"))

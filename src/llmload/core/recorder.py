@@ -21,7 +21,13 @@ from llmload.core.record import (
     TokenSource,
 )
 from llmload.errors import ConfigError, ErrorKind
-from llmload.protocol.api_events import messages_body, messages_fields, responses_body, responses_fields
+from llmload.protocol.api_events import (
+    messages_body,
+    messages_fields,
+    rerank_body,
+    responses_body,
+    responses_fields,
+)
 from llmload.protocol.chunks import BadChunk, ChunkFields, ChunkInfo, chunk_fields, parse_response
 from llmload.protocol.sse import DONE, SSEDecoder, SSEError
 
@@ -34,7 +40,9 @@ _EVENT_FIELDS: dict[str, Callable[[bytes], ChunkFields]] = {
 _BODY_FIELDS: dict[str, Callable[[bytes], ChunkFields]] = {
     "responses": responses_body,
     "messages": messages_body,
+    "rerank": rerank_body,
 }
+_NO_OUTPUT = frozenset({"embeddings", "rerank"})
 _EVIDENCE_BYTES = 4096
 _MAX_BODY_BYTES = 64 * 1024 * 1024
 
@@ -264,8 +272,8 @@ class ResponseRecorder:
         if info.metrics is not None:
             rec.server_metrics = ServerMetrics.parse(info.metrics)
         self._thought_usage = info.reasoning_tokens
-        # An embedding has no output tokens by definition: zero is exact, not unknown.
-        self._usage_tokens = 0 if rec.endpoint == "embeddings" else info.completion_tokens
+        # An embedding or a ranking has no output tokens by definition: zero is exact, not unknown.
+        self._usage_tokens = 0 if rec.endpoint in _NO_OUTPUT else info.completion_tokens
 
     def fail(self, t_ns: int, kind: ErrorKind, detail: str) -> None:
         """The transport gave up; timeouts are re-classified by the deadline that bound."""

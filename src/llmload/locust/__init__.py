@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # the names _EXPORTS serves, spelled out for type checkers
     from llmload.locust.user import CompletionsUser as CompletionsUser
     from llmload.locust.user import EmbeddingsUser as EmbeddingsUser
     from llmload.locust.user import LLMUser as LLMUser
+    from llmload.locust.user import RerankUser as RerankUser
     from llmload.run.llm_client import Check as Check
     from llmload.run.llm_client import LLMClient as LLMClient
     from llmload.run.llm_client import Reply as Reply
@@ -46,6 +47,7 @@ _EXPORTS: dict[str, str] = {
     "ChatUser": _USERS,
     "CompletionsUser": _USERS,
     "EmbeddingsUser": _USERS,
+    "RerankUser": _USERS,
     "ConversationUser": "llmload.locust.conversation",
     "OpenLoopUser": "llmload.locust.openloop",
     "TraceUser": "llmload.locust.trace",

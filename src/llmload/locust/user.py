@@ -108,3 +108,20 @@ class EmbeddingsUser(LLMUser):
         first = self.client.count * batch  # every input of every request salted apart
         prompts = self._session.prompts
         self.client.embeddings([prompts.get(self._user_id, first + i).text for i in range(batch)])
+
+
+class RerankUser(LLMUser):
+    """Sends ``/v1/rerank`` requests back to back: one query of --prompt-tokens words and
+    ``--rerank-documents`` documents of as many. The server reads every (query, document) pair
+    in one forward pass: latency is end to end, and input tok/s counts its ``usage``."""
+
+    endpoint: ClassVar[Endpoint] = "rerank"
+    scenario: ClassVar[str] = "rerank"
+
+    @task
+    def rerank(self) -> None:
+        n = self._session.config.workload.rerank_documents
+        first = self.client.count * (n + 1)  # the query and every document salted apart
+        prompts = self._session.prompts
+        texts = [prompts.get(self._user_id, first + i).text for i in range(n + 1)]
+        self.client.rerank(texts[0], texts[1:])

@@ -386,7 +386,9 @@ _SECTIONS = (
      "usage per event, so a stream's tokens are its final count spread over its token-bearing "
      "events (`token_source` `usage`), and reasoning tokens are counted per thinking event; a "
      "whole Messages answer, which counts no thinking apart, has none. Errors are each API's "
-     "own shape (an `error` event, `response.failed`), counted as `error_event`."),
+     "own shape (an `error` event, `response.failed`), counted as `error_event`. Embeddings "
+     "and rerank (`/v1/rerank`) send no tokens back: their latency is E2E and their input "
+     "tokens the server's usage (`prompt_tokens`, else a rerank's `total_tokens`)."),
     ("HTTP phases", "Each stage's `http_phases` splits the successful requests' time before "
      "the first token: `pool_wait` (began to the connection in hand: a pool's queue, and the "
      "client's own work before the send), `tcp_connect` (connect_start to tls_start, or to "

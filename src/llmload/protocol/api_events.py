@@ -253,3 +253,16 @@ def responses_body(body: bytes) -> ChunkFields:
 def messages_body(body: bytes) -> ChunkFields:
     """A non-streamed ``/v1/messages`` body."""
     return message_fields(_load(body))
+
+
+def rerank_body(body: bytes) -> ChunkFields:
+    """A ``/v1/rerank`` body: what it cost in tokens (``usage.prompt_tokens`` where the server
+    counts them apart, as llama.cpp does, else ``total_tokens``, vLLM's only count)."""
+    obj = _load(body)
+    if obj.get("error") or obj.get("object") == "error":
+        return (False, False, None, None, None, _message(obj), None, None, False, None, None)
+    usage = obj.get("usage")
+    counts = usage if type(usage) is dict else {}
+    tokens = counts.get("prompt_tokens", counts.get("total_tokens"))
+    prompt = tokens if type(tokens) is int else None
+    return (False, False, None, None, prompt, None, None, None, False, None, None)

@@ -132,6 +132,23 @@ def embeddings_body(
     return orjson.dumps(body, default=_plain)
 
 
+def rerank_body(
+    model: str,
+    query: str,
+    documents: Sequence[str],
+    *,
+    top_n: int | None = None,
+    extra: Mapping[str, object] | None = None,
+) -> bytes:
+    """The JSON body of a ``/v1/rerank`` request: a query and the documents to order by it."""
+    body: dict[str, object] = {"model": model, "query": query, "documents": list(documents)}
+    if top_n is not None:
+        body["top_n"] = top_n
+    if extra:
+        body.update(extra)
+    return orjson.dumps(body, default=_plain)
+
+
 def _dump(
     body: dict[str, object],
     *,

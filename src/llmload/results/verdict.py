@@ -90,6 +90,8 @@ def hint(kind: str, status: int | None, run: RunInfo) -> str:
         return "the server is rate-limiting: lower the load or raise its limit"
     if status is not None and 400 <= status < 500:
         return "check --extra-body, --model and the prompt and output lengths"
+    if status == 501:  # llama.cpp's answer on a route it serves only when started with a flag
+        return "the server does not serve this API as started: see its message"
     if status is not None and status >= 500:
         return "the server failed: see its log"
     return {

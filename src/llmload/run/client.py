@@ -24,6 +24,7 @@ from llmload.protocol.payloads import (
     completions_body,
     embeddings_body,
     messages_body,
+    rerank_body,
     responses_body,
 )
 from llmload.transport.base import HttpRequest, Transport, TransportFailure
@@ -174,6 +175,20 @@ class ChatClient:
         body = embeddings_body(self.model, inputs, extra={**self.request.extra_body, **(fields or {})})
         return Call("embeddings", _exact(body), False, name=name, headers=headers)
 
+    def rerank(
+        self,
+        query: str,
+        documents: Sequence[str],
+        *,
+        top_n: int | None = None,
+        fields: Mapping[str, object] | None = None,
+        name: str | None = None,
+        headers: tuple[tuple[str, str], ...] = (),
+    ) -> Call:
+        extra = {**self.request.extra_body, **(fields or {})}
+        body = rerank_body(self.model, query, documents, top_n=top_n, extra=extra)
+        return Call("rerank", _exact(body), False, name=name, headers=headers)
+
     def _shape(self, max_tokens: int | None, fields: Mapping[str, object] | None) -> _Shape:
         extra = {**self._extra, **fields} if fields else self._extra
         return _Shape(max_tokens=max_tokens, ignore_eos=self.request.ignore_eos, extra=extra)
@@ -215,7 +230,7 @@ class ChatClient:
             images=call.images,
             image_bytes=call.image_bytes,
         )
-        record.asked_server_timings = self._asks and call.endpoint != "embeddings"
+        record.asked_server_timings = self._asks and call.endpoint not in ("embeddings", "rerank")
         recorder = ResponseRecorder(record, self._timeouts, keep)
         if active is not None:
             active.add(record)

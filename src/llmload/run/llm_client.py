@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from llmload.config.settings import Endpoint
-from llmload.core.answer import Answer, ToolCall, read_answer
+from llmload.core.answer import Answer, Ranked, ToolCall, read_answer
 from llmload.core.api_answer import read_messages, read_responses
 from llmload.core.phases import Window
 from llmload.core.record import OK, Outcome, RequestRecord
@@ -101,6 +101,11 @@ class Reply:
     @property
     def embeddings(self) -> tuple[tuple[float, ...], ...]:
         return self.answer.embeddings
+
+    @property
+    def ranking(self) -> tuple[Ranked, ...]:
+        """A rerank's documents, best first: each one's ``index`` in the request and ``score``."""
+        return self.answer.ranking
 
     @property
     def response_id(self) -> str | None:
@@ -240,6 +245,25 @@ class LLMClient:
         """``POST /v1/embeddings``: one input or a batch; its latency is end to end, and the
         summary counts its ``usage.prompt_tokens`` as input tokens."""
         call = self._client().embeddings(input, fields=fields, name=name, headers=_pairs(headers))
+        return self._reply(call, check, ())
+
+    def rerank(
+        self,
+        query: str,
+        documents: Sequence[str],
+        *,
+        top_n: int | None = None,
+        name: str | None = None,
+        check: Check | None = None,
+        headers: Mapping[str, str] | None = None,
+        **fields: object,
+    ) -> Reply:
+        """``POST /v1/rerank``: order ``documents`` by relevance to ``query`` (``Reply.ranking``,
+        best first; ``top_n`` keeps the best few). Latency is end to end, as for embeddings,
+        and the summary counts the server's tokens as input tokens."""
+        call = self._client().rerank(
+            query, documents, top_n=top_n, fields=fields, name=name, headers=_pairs(headers)
+        )
         return self._reply(call, check, ())
 
     # -- the built-in users' path ------------------------------------------------------------------

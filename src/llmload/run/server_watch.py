@@ -27,6 +27,7 @@ from llmload.protocol.jsonvalue import JSON
 from llmload.results.build import cache_warning
 from llmload.results.summary import Stage, Summary
 from llmload.target import control, gpu
+from llmload.target.apis import line as api_line
 from llmload.target.fingerprint import auth_headers, fingerprint, warnings
 from llmload.target.scrape import Scraper, Snapshot, summarize
 
@@ -91,6 +92,9 @@ class ServerWatch:
                 )
         for warning in self._warnings:
             print(f"llmload: WARNING: {warning}", file=sys.stderr, flush=True)
+        apis = self.info.get("apis")
+        if isinstance(apis, dict) and (said := api_line(apis)) is not None:
+            print(f"llmload: {said}", file=sys.stderr, flush=True)
         if server.poll() is not None or self._gpu is not None:
             self._greenlet = gevent.spawn(self._loop)
         self.info["metrics_endpoint"] = bool(server.available)

@@ -1,7 +1,8 @@
 """Routing: every endpoint the simulator serves, and the JSON answers that need no engine.
 
 OpenAI: ``POST /v1/chat/completions``, ``POST /v1/completions`` (``completions.py``),
-``POST /v1/embeddings`` (``embeddings.py``), ``GET /v1/models``, ``POST /tokenize``. Engine fingerprints:
+``POST /v1/embeddings`` (``embeddings.py``), ``POST /v1/rerank`` (``rerank.py``),
+``GET /v1/models``, ``POST /tokenize``. Engine fingerprints:
 ``GET /health``, ``/version``, ``/get_server_info``, ``/metrics``. Ground truth:
 ``GET /sim/requests``, ``/sim/counters``, ``/sim/timeline``, ``/sim/stats``, ``/sim/config``.
 Everything but ground truth and metrics waits out the startup delay; in hang mode nothing is
@@ -11,7 +12,8 @@ ever answered.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import TypeAlias
 from urllib.parse import parse_qs
 
@@ -21,7 +23,7 @@ from llmload.sim import fingerprint
 from llmload.sim.badrequest import BadRequest
 from llmload.sim.completions import Completions
 from llmload.sim.config import SimConfig
-from llmload.sim.embeddings import Embeddings
+from llmload.sim.embeddings import Encoder, Pass, embeddings_pass
 from llmload.sim.engine import Engine
 from llmload.sim.gpu import SimGpu
 from llmload.sim.http import HttpConnection, HttpRequest
@@ -29,10 +31,15 @@ from llmload.sim.jsonvalue import JSON
 from llmload.sim.metrics import render_metrics
 from llmload.sim.render import error_body
 from llmload.sim.request import tokenize_answer
+from llmload.sim.rerank import rerank_pass
 from llmload.sim.truth import Truth
 
 _GENERATION_PATHS = frozenset({"/v1/chat/completions", "/v1/completions", "/v1/responses", "/v1/messages"})
 # Each engine's way to drop its prefix cache, served by the profiles that imitate it.
+# Requests that are one forward pass each, served beside the engine (``embeddings.py``)
+_PASSES: Mapping[str, Callable[[JSON], Pass]] = MappingProxyType(
+    {"/v1/embeddings": embeddings_pass, "/v1/rerank": rerank_pass}
+)
 _CACHE_RESETS = (("vllm", "/reset_prefix_cache"), ("sglang", "/flush_cache"))
 # vLLM (with --profiler-config) and SGLang: the torch profiler over what runs between the two
 _PROFILER_ENGINES = frozenset({"vllm", "sglang"})
@@ -59,7 +66,7 @@ class App:
         self._created = int(time.time())
         self._gpu = SimGpu(truth) if config.dcgm else None
         self._completions = Completions(config, truth, engine, is_ready)
-        self._embeddings = Embeddings(config, truth, is_ready)
+        self._encoder = Encoder(config, truth, is_ready)
         self._routes: dict[str, Callable[[HttpRequest], Answer]] = {
             "/v1/models": self._models,
             "/health": self._health,
@@ -83,11 +90,12 @@ class App:
             else:
                 self._completions.handle(request, conn)
             return
-        if path == "/v1/embeddings":
+        one_pass = _PASSES.get(path)
+        if one_pass is not None:
             if request.method != "POST":
                 self._json(conn, 405, _error("use POST", 405))
             else:
-                self._embeddings.handle(request, conn)
+                self._encoder.handle(request, conn, one_pass)
             return
         if path == "/tokenize":
             self._tokenize(request, conn)

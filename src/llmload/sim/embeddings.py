@@ -8,6 +8,9 @@ serve embedding models as their own deployments, so a simulated mix of chat and 
 is two servers' worth of capacity at one address, and the embeddings' latency does not
 depend on the chat load. Vectors are deterministic in the input text (a load test reads
 their count and length, not their meaning).
+
+``POST /v1/rerank`` (``rerank.py``) is the same kind of work: a cross-encoder reads each
+(query, document) pair in one forward pass, so it is served here with the pairs as the batch.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import asyncio
 import math
 import zlib
 from collections.abc import Callable
+from typing import NamedTuple
 
 import orjson
 
@@ -31,6 +35,28 @@ MAX_DIMENSIONS = 4096
 
 class BadInput(ValueError):
     pass
+
+
+class Pass(NamedTuple):
+    """One forward pass a request asks for: its batch, its tokens, and the answer's body."""
+
+    batch: int
+    tokens: int
+    answer: Callable[[str], bytes]  # the body, given the model's name
+
+
+def embeddings_pass(body: JSON) -> Pass:
+    texts, tokens, dimensions = parse_inputs(body)
+
+    def answer(model: str) -> bytes:
+        data = [
+            {"object": "embedding", "index": i, "embedding": vector(text, dimensions)}
+            for i, text in enumerate(texts)
+        ]
+        usage = {"prompt_tokens": tokens, "total_tokens": tokens}
+        return orjson.dumps({"object": "list", "data": data, "model": model, "usage": usage})
+
+    return Pass(len(texts), tokens, answer)
 
 
 def parse_inputs(body: JSON) -> tuple[list[str], int, int]:
@@ -70,13 +96,15 @@ def vector(text: str, dimensions: int) -> list[float]:
     return [round(x / norm, 6) for x in raw]
 
 
-class Embeddings:
+class Encoder:
+    """Serves requests that are one forward pass each, beside the generation engine."""
+
     def __init__(self, config: SimConfig, truth: Truth, is_ready: Callable[[], bool]) -> None:
         self._config = config
         self._truth = truth
         self._is_ready = is_ready
 
-    def handle(self, request: HttpRequest, conn: HttpConnection) -> None:
+    def handle(self, request: HttpRequest, conn: HttpConnection, parse: Callable[[JSON], Pass]) -> None:
         truth = self._truth
         entry = truth.begin(
             id=f"embd-sim-{truth.requests_total + 1}",
@@ -93,25 +121,20 @@ class Embeddings:
             return
         try:
             body = orjson.loads(request.body)
-            texts, tokens, dimensions = parse_inputs(body)
+            work = parse(body)
         except (orjson.JSONDecodeError, BadInput) as exc:
             truth.finish(entry, "rejected")
             self._respond(conn, 400, error_body(str(exc), "BadRequestError", 400, "input"))
             return
-        entry.prompt_tokens = tokens
-        delay_s = self._config.params.step_ns(len(texts), tokens) / 1e9
+        entry.prompt_tokens = work.tokens
+        delay_s = self._config.params.step_ns(work.batch, work.tokens) / 1e9
         model = body.get("model") if isinstance(body.get("model"), str) else self._config.model
 
         def answer() -> None:
             if conn.closed:
                 truth.finish(entry, "cancelled")
                 return
-            data = [
-                {"object": "embedding", "index": i, "embedding": vector(text, dimensions)}
-                for i, text in enumerate(texts)
-            ]
-            usage = {"prompt_tokens": tokens, "total_tokens": tokens}
-            out = orjson.dumps({"object": "list", "data": data, "model": model, "usage": usage})
+            out = work.answer(model)
             truth.finish(entry, "ok")
             self._respond(conn, 200, out)
 

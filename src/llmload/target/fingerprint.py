@@ -5,7 +5,8 @@
 ``/server_info`` (vLLM with ``VLLM_SERVER_DEV_MODE=1``: its config), ``/info`` (TGI), ``/props``
 (llama.cpp), and reads the ``server`` header. An endpoint that answers 404 is simply absent. The
 first transport failure (refused, timeout) ends the probing: a server that cannot answer one
-question will not answer the next five, and each would cost a timeout.
+question will not answer the next five, and each would cost a timeout. A server that answered
+is then asked which of the newer APIs it offers (``apis.py``).
 
 ``warnings`` turns launch arguments into loud, specific warnings, each saying what the setting
 does to the numbers.
@@ -20,6 +21,7 @@ import httpx
 
 from llmload.errors import ConfigError
 from llmload.protocol.jsonvalue import JSON, JSONObject
+from llmload.target.apis import offered
 
 _PROBES = ("/v1/models", "/version", "/get_server_info", "/server_info?config_format=json", "/info", "/props")
 _SECRETS = ("api_key", "_token", "secret", "password")  # endings of secret-bearing key names
@@ -185,6 +187,7 @@ def fingerprint(
                 break  # no HTTP answer: the next probes would fail (or time out) the same way
             bodies[path.partition("?")[0]], header = answer
             server_header = server_header or header
+        apis = offered(http, url, auth_headers(api_key)) if bodies else {}
     finally:
         if client is None:
             http.close()
@@ -193,6 +196,7 @@ def fingerprint(
         "reachable": bool(bodies),
         "server_header": server_header,
         "endpoints": endpoints,
+        "apis": apis,
     }
     return _interpret(info, server_header, bodies)
 

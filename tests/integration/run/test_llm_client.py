@@ -189,6 +189,23 @@ def test_embeddings(run: tuple[Session, LLMClient, Events], sim: SimProcess) -> 
     assert named is not None and named["embed"].counts.window_prompt_tokens == 5
 
 
+def test_rerank(run: tuple[Session, LLMClient, Events], sim: SimProcess) -> None:
+    session, client, _ = run
+    documents = ["red fox", "a quick brown fox jumps", "lazy dog sleeps", "quick brown fox"]
+    reply = client.rerank("quick brown fox", documents, top_n=3, name="rank")
+    assert reply.ok and [r.index for r in reply.ranking] == [3, 1, 0]  # best first, the best three
+    scores = [r.score for r in reply.ranking]
+    assert scores == sorted(scores, reverse=True) and scores[0] == 1.0
+    # the server's one count (vLLM's usage.total_tokens): 4 pairs of the query's 3 words and each document's
+    assert reply.prompt_tokens == by_id(sim, reply)["prompt_tokens"] == 4 * 3 + 2 + 5 + 3 + 3
+    assert reply.output_tokens == 0 and reply.timings.ttft_ms is None and reply.timings.e2e_ms
+    session.fold_pending()
+    named = session.stages[0].stats.by_name
+    assert named is not None and named["rank"].counts.window_prompt_tokens == reply.prompt_tokens
+    refused = client.rerank("", documents)
+    assert not refused.ok and refused.status == 400 and "query" in (refused.error or "")
+
+
 def test_an_error_answer_is_quoted_not_read(run: tuple[Session, LLMClient, Events]) -> None:
     _, client, _ = run
     reply = client.chat([user_message("hi")], max_tokens=0)  # the simulator refuses max_tokens=0

@@ -6,7 +6,8 @@ from typing import Any
 
 import orjson
 
-from llmload.core.answer import Answer, ToolCall, read_answer
+from llmload.core.answer import Answer, Ranked, ToolCall, read_answer
+from llmload.protocol.api_events import rerank_body
 
 
 def event(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> bytes:
@@ -86,6 +87,20 @@ def test_embeddings_give_one_vector_per_input() -> None:
     answer = read_answer([orjson.dumps(body)], stream=False)
     assert answer.embeddings == ((0.5, 0.5), (1.0, 0.0))
     assert answer.usage == {"prompt_tokens": 8, "total_tokens": 8}
+
+
+def test_a_rerank_keeps_the_servers_order_and_its_token_count() -> None:
+    # vLLM's shape (total_tokens only, "document" with its text) and llama.cpp's (its own
+    # prompt_tokens, no documents); a result without a number is dropped, not guessed
+    vllm = {"usage": {"total_tokens": 12}, "results": [{"index": 2, "relevance_score": 0.9,
+            "document": {"text": "x"}}, {"index": 0, "relevance_score": 0.1}, {"index": 1}]}  # fmt: skip
+    ranked = [{"index": 1, "relevance_score": -1.8}, {"index": 0, "relevance_score": 0.36}]
+    llama = {"object": "list", "usage": {"prompt_tokens": 17, "total_tokens": 17}, "results": ranked}
+    assert read_answer([orjson.dumps(vllm)], stream=False).ranking == (Ranked(2, 0.9), Ranked(0, 0.1))
+    assert read_answer([orjson.dumps(llama)], stream=False).ranking == (Ranked(1, -1.8), Ranked(0, 0.36))
+    assert rerank_body(orjson.dumps(vllm))[4] == 12 and rerank_body(orjson.dumps(llama))[4] == 17
+    refused = {"error": {"code": 501, "message": "start it with --reranking", "type": "not_supported_error"}}
+    assert rerank_body(orjson.dumps(refused))[5] == "start it with --reranking"
 
 
 def test_what_is_not_a_json_object_is_skipped() -> None:

@@ -28,6 +28,7 @@ EXPECTED = {
     "ChatUser",
     "CompletionsUser",
     "EmbeddingsUser",
+    "RerankUser",
     "ConversationUser",
     "OpenLoopUser",
     "TraceUser",
