@@ -258,6 +258,14 @@ OPTIONS: tuple[Option, ...] = (
         to="workload.conversation.think_time_s",
     ),
     Option(
+        "--conversation-state",
+        "conversation scenario: resend the history each turn, or keep it on the server "
+        "(server: the Responses API's previous_response_id; needs --api responses)",
+        str,
+        "resend",
+        to="workload.conversation.state",
+    ),
+    Option(
         "--images",
         "multimodal: image_url parts per chat request (0: none)",
         int,

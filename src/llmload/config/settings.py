@@ -355,6 +355,11 @@ class RunConfig:
     run_id: str | None = None
     scenario: str = "chat"
 
+    def __post_init__(self) -> None:
+        if self.workload.conversation.state == "server" and self.request.api != "responses":
+            problem = "only the Responses API keeps a conversation on the server: add --api responses"
+            raise ConfigError("--conversation-state", "server", problem)
+
     def public_dict(self) -> dict[str, JSON]:
         """Every setting except secrets, JSON-safe, for summary.json."""
         transport = asdict(self.transport)

@@ -62,6 +62,15 @@ def read_responses(payloads: Sequence[bytes], *, stream: bool) -> Answer:
     )
 
 
+def response_id_of(payload: bytes) -> str | None:
+    """The id a Responses answer gives itself in its first payload: a stream's
+    ``response.created`` event, or the whole body."""
+    objects = load_objects([payload])
+    outer = objects[0] if objects else {}
+    inner = outer.get("response")
+    return _text((inner if isinstance(inner, dict) else outer).get("id")) or None
+
+
 def _response(response: JSONObject) -> Answer:
     text, reasoning, calls = [], [], []
     for item in _list(response.get("output")):

@@ -3,9 +3,11 @@
 Each task is one turn: the conversation's history plus a fresh user message from the session's
 prompt source (``workload/conversations.py`` builds the messages). Between turns the user
 thinks for ``--think-time-s`` (seeded, ±50%); after the last turn, or a failed one, it starts a
-new conversation at once. A failed turn ends its conversation because the reply it would build
-on never came; retrying it would make a conversation's later turns depend on the server's
-failures.
+new conversation at once. With ``--api`` the turns speak that API; with ``--conversation-state
+server`` (Responses only) each later turn sends its new message and the previous answer's id,
+and the server reads the history it stored. A failed turn ends its conversation because the
+reply it would build on never came; retrying it would make a conversation's later turns depend
+on the server's failures.
 
 It mirrors ``ChatUser`` rather than subclassing it: Locust collects ``@task`` methods from base
 classes too, so a subclass would run ``ChatUser.generate`` beside its own task. It reports
@@ -43,12 +45,17 @@ class ConversationUser(LLMUser):
     def turn(self) -> None:
         session = self._session
         workload = session.config.workload
-        count = self.client.count
-        prompt = self._conversation.ask(self.prompt())
-        record = self.client.send(prompt, self.endpoint)
         spec = workload.conversation
+        count = self.client.count
+        api = session.config.request.api_for(self.endpoint)
+        prompt = self._conversation.ask(self.prompt())
+        response_id = None
+        if spec.state == "server":  # only the new message, after the server's stored answer
+            record, response_id = self.client.turn(prompt, api, self._conversation.response_id)
+        else:
+            record = self.client.send(prompt, api)
         if record.ok and self._conversation.turns_done + 1 < spec.turns:
-            self._conversation = self._conversation.answered(prompt, record.output_tokens)
+            self._conversation = self._conversation.answered(prompt, record.output_tokens, response_id)
             self._pause_s = spec.think_s(workload.seed, self._user_id, count)
         else:
             self._conversation = Conversation()

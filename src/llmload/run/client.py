@@ -96,9 +96,10 @@ class ChatClient:
             anthropic.append(("x-api-key", request.api_key))
         self._api_headers: dict[Endpoint, tuple[tuple[str, str], ...]] = {"messages": tuple(anthropic)}
 
-    def call(self, prompt: Prompt, endpoint: Endpoint) -> Call:
-        """The built-in users' request for a prompt, as the run's options shape it."""
-        r, shape = self.request, self._shape(prompt.max_tokens, None)
+    def call(self, prompt: Prompt, endpoint: Endpoint, fields: Mapping[str, object] | None = None) -> Call:
+        """The built-in users' request for a prompt, as the run's options shape it; ``fields``
+        go into its body beside them (a conversation's ``previous_response_id``)."""
+        r, shape = self.request, self._shape(prompt.max_tokens, fields)
         if endpoint == "completions":
             body = completions_body(self.model, prompt.text, stream=r.stream, **shape)
         else:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 
 from llmload.config.settings import Endpoint
 from llmload.core.answer import Answer, Ranked, ToolCall, read_answer
-from llmload.core.api_answer import read_messages, read_responses
+from llmload.core.api_answer import read_messages, read_responses, response_id_of
 from llmload.core.phases import Window
 from llmload.core.record import OK, Outcome, RequestRecord
 from llmload.metrics import derive
@@ -281,6 +281,16 @@ class LLMClient:
         The open-loop user passes its own connection, stage and due time."""
         call = self._client().call(prompt, endpoint)
         return self._send(call, transport=transport, stage_window=stage_window, scheduled_ns=scheduled_ns)
+
+    def turn(
+        self, prompt: Prompt, endpoint: Endpoint, previous_response_id: str | None
+    ) -> tuple[RequestRecord, str | None]:
+        """A conversation's turn whose history the server keeps: sent after the answer of
+        ``previous_response_id`` (None: the first turn), and the new answer's id."""
+        fields = None if previous_response_id is None else {"previous_response_id": previous_response_id}
+        payloads: list[bytes] = []
+        record = self._send(self._client().call(prompt, endpoint, fields), keep=payloads)
+        return record, response_id_of(payloads[0]) if record.ok and payloads else None
 
     def _send(
         self,

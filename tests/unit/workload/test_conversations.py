@@ -46,6 +46,23 @@ def test_history_grows_by_one_exchange_per_turn() -> None:
     assert [dict(p.labels)["turn"] for p in turns] == ["1", "2", "3", "4"]
 
 
+def test_on_the_servers_state_a_later_turn_sends_only_its_message_and_the_same_count() -> None:
+    source = SyntheticPrompts(10, 16)
+    resent = converse(source, [16, 16, 16])
+    conversation, stateful = Conversation(), []
+    for request in range(3):
+        prompt = conversation.ask(source.get(0, request))
+        stateful.append(prompt)
+        conversation = conversation.answered(prompt, 16, response_id=f"resp-{request}")
+    assert [len(p.messages) for p in stateful] == [1, 1, 1]
+    for kept, sent in zip(stateful, resent, strict=True):
+        # the new message is the resent turn's last; the server counts the whole conversation
+        assert kept.messages[-1] == sent.messages[-1]
+        assert kept.prompt_tokens_requested == sent.prompt_tokens_requested
+    assert conversation.history == (*resent[-1].messages, conversation.history[-1])
+    assert conversation.response_id == "resp-2"
+
+
 def test_requested_and_simulator_tokens_follow_the_history() -> None:
     # Fixed 10-word messages, 16-token replies: turn n has n user and n-1 assistant messages.
     turns = converse(SyntheticPrompts(10, 16), [16] * 5)
