@@ -20,7 +20,7 @@ from llmload.sim.engine import Engine
 from llmload.sim.faults import DRIP_INTERVAL_S, FaultMode, FaultyGeneration, drip
 from llmload.sim.generation import Generation, Renderer, ResponseInfo
 from llmload.sim.http import HttpConnection, HttpRequest, response_head
-from llmload.sim.render import DONE_EVENT, LAST_CHUNK, ChunkRenderer, error_body, frame
+from llmload.sim.render import LAST_CHUNK, ChunkRenderer, error_body, frame
 from llmload.sim.request import GenRequest, parse_body
 from llmload.sim.tokens import OutputPlan, SplitMix64, TokenText, plan_output, request_rng
 from llmload.sim.truth import RequestEntry, Truth
@@ -320,20 +320,34 @@ def drip_bytes(generation: Generation, stream: bool, keep_alive: bool) -> bytes:
         body = generation.body()
         head = response_head(200, list(info.headers), content_length=len(body), keep_alive=keep_alive)
         return head + body
-    renderer = ChunkRenderer(
-        chat=info.chat,
-        response_id=info.response_id,
-        created=info.created,
-        model=info.model,
-        prompt_tokens=info.prompt_tokens,
-        continuous_usage=False,
-        emit_timestamps=False,
-    )
+    renderer: Renderer
+    if info.api == "responses":
+        renderer = ResponsesRenderer(
+            response_id=info.response_id,
+            created=info.created,
+            model=info.model,
+            prompt_tokens=info.prompt_tokens,
+        )
+    elif info.api == "messages":
+        renderer = MessagesRenderer(
+            response_id=info.response_id, model=info.model, prompt_tokens=info.prompt_tokens
+        )
+    else:
+        renderer = ChunkRenderer(
+            chat=info.chat,
+            response_id=info.response_id,
+            created=info.created,
+            model=info.model,
+            prompt_tokens=info.prompt_tokens,
+            continuous_usage=False,
+            emit_timestamps=False,
+        )
+    # every token in one event, in the API's own shape (its opening event first, where it has one)
     tokens = generation.token_bytes(0, generation.plan.tokens)
-    events = renderer.role(0) if info.chat else b""
+    events = renderer.role(0) if renderer.opens else b""
     events += renderer.text(tokens, generation.plan.finish_reason, generation.plan.tokens, 0)
     if info.include_usage:
-        events += renderer.usage(generation.plan.tokens, 0, 0)
+        events += renderer.usage(generation.plan.tokens, 0, 0, finish_reason=generation.plan.finish_reason)
     headers = [*info.headers[:1], ("content-type", "text/event-stream; charset=utf-8")]
     head = response_head(200, headers, content_length=None, keep_alive=keep_alive)
-    return head + frame(events + DONE_EVENT) + LAST_CHUNK
+    return head + frame(events + renderer.done) + LAST_CHUNK

@@ -209,3 +209,21 @@ def test_close_no_done_ends_the_body_without_done() -> None:
     _run(generation)
     assert b"[DONE]" not in b"".join(conn.writes)
     assert conn.writes[-1].endswith(b"0\r\n\r\n")
+
+
+@pytest.mark.parametrize(("api", "first", "last"), [("responses", "response.created", "response.incomplete"),
+                                                    ("messages", "message_start", "message_stop")])  # fmt: skip
+def test_a_slow_drip_on_the_newer_apis_writes_their_own_events(api: str, first: str, last: str) -> None:
+    from llmload.sim.completions import drip_bytes
+
+    truth = Truth()
+    info = ResponseInfo(True, "resp-sim-1", 1700000000, "m", 9, True, (("server", "x"),), api=api)
+    entry = truth.begin(id=info.response_id, client="c", path="/p", stream=True, arrival_ns=1)
+    generation = Generation(
+        info=info, plan=OutputPlan(4, "length"), text=TokenText(0, 1), tokens_per_chunk=1, renderer=None,
+        entry=entry, conn=FakeConnection().as_connection(), truth=truth,
+    )  # fmt: skip
+    data = drip_bytes(generation, True, keep_alive=False)
+    events = [line.split(b" ", 1)[1] for line in data.split(b"\n") if line.startswith(b"event: ")]
+    assert events[0].decode() == first and events[-1].decode() == last
+    assert b"[DONE]" not in data and b"chat.completion" not in data
