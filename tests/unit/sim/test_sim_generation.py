@@ -211,8 +211,10 @@ def test_close_no_done_ends_the_body_without_done() -> None:
     assert conn.writes[-1].endswith(b"0\r\n\r\n")
 
 
-@pytest.mark.parametrize(("api", "first", "last"), [("responses", "response.created", "response.incomplete"),
-                                                    ("messages", "message_start", "message_stop")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("api", "first", "last"),
+    [("responses", "response.created", "response.incomplete"), ("messages", "message_start", "message_stop")],
+)
 def test_a_slow_drip_on_the_newer_apis_writes_their_own_events(api: str, first: str, last: str) -> None:
     from llmload.sim.completions import drip_bytes
 
