@@ -144,6 +144,8 @@ def test_the_conversation_workload_keeps_its_history_on_the_server_or_resends_it
             )
             served = {entry["client_request_id"]: entry for entry in sim.requests()}
             assert run.summary["stages"][0]["errors"] == {}, state
+            # the control plane's own calls (fingerprint, model listing) log nothing at INFO
+            assert "HTTP Request:" not in run.output, run.output[:2000]
             by_turn: dict[str, list[int]] = {}
             for r in run.records:
                 if r["outcome"] != "ok":

@@ -274,10 +274,11 @@ def test_the_newer_apis_count_the_servers_tokens(
         # llama.cpp's Messages route rebuilds the body from a list of known fields and drops
         # ignore_eos: there an answer may end at the model's own EOS, as "stop".
         assert r["prompt_tokens"] is not None, r
-        if api == "responses" or r["finish_reason"] == "length":
+        if api == "responses":
             assert r["output_tokens"] == 16, r
-        else:
-            assert 0 < r["output_tokens"] < 16 and r["finish_reason"] == "stop", r
+        else:  # an EOS drawn as the 16th token is the limit's count with the model's reason
+            assert 0 < r["output_tokens"] <= 16, r
+            assert r["output_tokens"] == 16 or r["finish_reason"] == "stop", r
         if stream:
             # an event per piece of text: a token whose text the server holds back (a partial
             # UTF-8 character, the start of what may be a tag) goes out with the next one
@@ -336,5 +337,6 @@ def test_a_malformed_messages_request_is_the_servers_400_in_one_line(
     bad = ("--api", "messages", "--extra-body", '{"messages": [{"role": "user"}]}', *SHORT)
     run = run_locust(server.url, *bad, users=1, run_time="3s", expect_code=None)
     assert run.returncode != 0 and "Traceback" not in run.output
-    verdict = [line for line in run.output.splitlines() if line.startswith("llmload: ")][-1]
+    verdict = run.summary["exit"]["line"]  # the one line, as printed (other llmload: lines may follow it)
+    assert verdict in run.output
     assert "400" in verdict or "http_4xx" in verdict, verdict

@@ -6,6 +6,7 @@ Locust's runner; every later event is forwarded to it.
 
 from __future__ import annotations
 
+import logging
 import secrets
 import sys
 
@@ -69,11 +70,24 @@ def _config(environment: Environment, *, new_salt: bool = False) -> RunConfig:
     return to_config(opts, scenario=scenario, host=environment.host)
 
 
+# The loggers of the control plane's HTTP clients: at INFO httpx writes a line per call, and a
+# fingerprint's 404s for the engines a server is not ("GET /props 404 Not Found") read as errors.
+_CONTROL_LOGGERS = ("httpx", "httpcore")
+
+
+def _quiet_control_plane(loglevel: str) -> None:
+    """llmload's own HTTP calls stay quiet unless the run asked for DEBUG (``--loglevel``)."""
+    level = logging.DEBUG if loglevel.upper() == "DEBUG" else logging.WARNING
+    for name in _CONTROL_LOGGERS:
+        logging.getLogger(name).setLevel(level)
+
+
 def _on_init(
     environment: Environment, runner: Runner | None = None, web_ui: WebUI | None = None, **_kw: object
 ) -> None:
     if environment.parsed_options is None:
         return
+    _quiet_control_plane(str(getattr(environment.parsed_options, "loglevel", "INFO")))
     try:
         if isinstance(runner, WorkerRunner):
             role: Role = WorkerRole(environment, runner)  # its config arrives with the master's options
