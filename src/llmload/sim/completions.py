@@ -210,7 +210,14 @@ class Completions:
             plan=plan,
             text=TokenText.seeded(rng),
             tokens_per_chunk=config.tokens_per_chunk,
-            renderer=self._renderer(body, info) if body.stream else None,
+            renderer=renderer_for(
+                info,
+                tool=None if body.shape is None else body.shape.tool,
+                continuous_usage=body.continuous_usage,
+                emit_timestamps=config.emit_timestamps,
+            )
+            if body.stream
+            else None,
             entry=entry,
             conn=conn,
             truth=self._truth,
@@ -219,31 +226,6 @@ class Completions:
             reasoning=reasoning,
             speculation=None if config.timing else config.params.speculation,
             rng=SplitMix64(rng.next()),
-        )
-
-    def _renderer(self, body: GenRequest, info: ResponseInfo) -> Renderer:
-        tool = None if body.shape is None else body.shape.tool
-        if info.api == "responses":
-            return ResponsesRenderer(
-                response_id=info.response_id,
-                created=info.created,
-                model=info.model,
-                prompt_tokens=body.prompt_tokens,
-                tool=tool,
-            )
-        if info.api == "messages":
-            return MessagesRenderer(
-                response_id=info.response_id, model=info.model, prompt_tokens=body.prompt_tokens, tool=tool
-            )
-        return ChunkRenderer(
-            chat=body.chat,
-            response_id=info.response_id,
-            created=info.created,
-            model=info.model,
-            prompt_tokens=body.prompt_tokens,
-            continuous_usage=body.continuous_usage,
-            emit_timestamps=self._config.emit_timestamps,
-            tool=tool,
         )
 
     def _start(
@@ -312,6 +294,35 @@ def _plan(rng: SplitMix64, body: GenRequest, reasoning: int) -> OutputPlan:
     return OutputPlan(reasoning + answer.tokens, answer.finish_reason)
 
 
+def renderer_for(
+    info: ResponseInfo, *, tool: tuple[str, str] | None, continuous_usage: bool, emit_timestamps: bool
+) -> Renderer:
+    """The stream's renderer in the API the request came to (chat's renderer for chat and
+    completions); ``tool``: its words are that call's arguments."""
+    if info.api == "responses":
+        return ResponsesRenderer(
+            response_id=info.response_id,
+            created=info.created,
+            model=info.model,
+            prompt_tokens=info.prompt_tokens,
+            tool=tool,
+        )
+    if info.api == "messages":
+        return MessagesRenderer(
+            response_id=info.response_id, model=info.model, prompt_tokens=info.prompt_tokens, tool=tool
+        )
+    return ChunkRenderer(
+        chat=info.chat,
+        response_id=info.response_id,
+        created=info.created,
+        model=info.model,
+        prompt_tokens=info.prompt_tokens,
+        continuous_usage=continuous_usage,
+        emit_timestamps=emit_timestamps,
+        tool=tool,
+    )
+
+
 def drip_bytes(generation: Generation, stream: bool, keep_alive: bool) -> bytes:
     """The complete response of a slow drip: every token in one event when streamed."""
     info = generation.info
@@ -320,28 +331,7 @@ def drip_bytes(generation: Generation, stream: bool, keep_alive: bool) -> bytes:
         body = generation.body()
         head = response_head(200, list(info.headers), content_length=len(body), keep_alive=keep_alive)
         return head + body
-    renderer: Renderer
-    if info.api == "responses":
-        renderer = ResponsesRenderer(
-            response_id=info.response_id,
-            created=info.created,
-            model=info.model,
-            prompt_tokens=info.prompt_tokens,
-        )
-    elif info.api == "messages":
-        renderer = MessagesRenderer(
-            response_id=info.response_id, model=info.model, prompt_tokens=info.prompt_tokens
-        )
-    else:
-        renderer = ChunkRenderer(
-            chat=info.chat,
-            response_id=info.response_id,
-            created=info.created,
-            model=info.model,
-            prompt_tokens=info.prompt_tokens,
-            continuous_usage=False,
-            emit_timestamps=False,
-        )
+    renderer = renderer_for(info, tool=None, continuous_usage=False, emit_timestamps=False)
     # every token in one event, in the API's own shape (its opening event first, where it has one)
     tokens = generation.token_bytes(0, generation.plan.tokens)
     events = renderer.role(0) if renderer.opens else b""
