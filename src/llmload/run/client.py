@@ -30,6 +30,10 @@ from llmload.protocol.payloads import (
 from llmload.transport.base import HttpRequest, Transport, TransportFailure
 from llmload.workload.prompts import Prompt
 
+# The endpoints whose answers vLLM's per-request metrics ride on (--enable-per-request-metrics):
+# chat and completions, as its docs say; the simulator also writes them on Responses answers.
+_TIMED: frozenset[Endpoint] = frozenset({"chat", "completions", "responses"})
+
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Call:
@@ -99,7 +103,7 @@ class ChatClient:
     def call(self, prompt: Prompt, endpoint: Endpoint, fields: Mapping[str, object] | None = None) -> Call:
         """The built-in users' request for a prompt, as the run's options shape it; ``fields``
         go into its body beside them (a conversation's ``previous_response_id``)."""
-        r, shape = self.request, self._shape(prompt.max_tokens, fields)
+        r, shape = self.request, self._shape(prompt.max_tokens, fields, endpoint)
         if endpoint == "completions":
             body = completions_body(self.model, prompt.text, stream=r.stream, **shape)
         else:
@@ -145,7 +149,7 @@ class ChatClient:
         """A conversation in the API ``endpoint`` speaks (chat, responses or messages), as ``chat``."""
         stream = self.request.stream if stream is None else stream
         body = _CONVERSATION_BODY[endpoint](
-            self.model, messages, stream=stream, **self._shape(max_tokens, fields)
+            self.model, messages, stream=stream, **self._shape(max_tokens, fields, endpoint)
         )
         return Call(endpoint, _exact(body), stream, _limit(max_tokens, fields), name=name, headers=headers)
 
@@ -160,7 +164,8 @@ class ChatClient:
         headers: tuple[tuple[str, str], ...] = (),
     ) -> Call:
         stream = self.request.stream if stream is None else stream
-        body = completions_body(self.model, prompt, stream=stream, **self._shape(max_tokens, fields))
+        shape = self._shape(max_tokens, fields, "completions")
+        body = completions_body(self.model, prompt, stream=stream, **shape)
         return Call(
             "completions", _exact(body), stream, _limit(max_tokens, fields), name=name, headers=headers
         )
@@ -190,8 +195,12 @@ class ChatClient:
         body = rerank_body(self.model, query, documents, top_n=top_n, extra=extra)
         return Call("rerank", _exact(body), False, name=name, headers=headers)
 
-    def _shape(self, max_tokens: int | None, fields: Mapping[str, object] | None) -> _Shape:
-        extra = {**self._extra, **fields} if fields else self._extra
+    def _shape(
+        self, max_tokens: int | None, fields: Mapping[str, object] | None, endpoint: Endpoint
+    ) -> _Shape:
+        # include_metrics goes only where vLLM reads it: a Messages body is Anthropic's to check
+        base = self._extra if endpoint in _TIMED else self.request.extra_body
+        extra = {**base, **fields} if fields else base
         return _Shape(max_tokens=max_tokens, ignore_eos=self.request.ignore_eos, extra=extra)
 
     def run(
@@ -231,7 +240,7 @@ class ChatClient:
             images=call.images,
             image_bytes=call.image_bytes,
         )
-        record.asked_server_timings = self._asks and call.endpoint not in ("embeddings", "rerank")
+        record.asked_server_timings = self._asks and call.endpoint in _TIMED
         recorder = ResponseRecorder(record, self._timeouts, keep)
         if active is not None:
             active.add(record)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import orjson
 
-from llmload.config.settings import RequestConfig
+from llmload.config.settings import Endpoint, RequestConfig
 from llmload.core.phases import Window
 from llmload.core.recorder import Timeouts
 from llmload.errors import ErrorKind
@@ -61,10 +61,19 @@ def test_include_metrics_is_asked_only_when_the_session_decided_and_the_user_can
     assert body["include_metrics"] is False
 
 
-def _body_and_flag(client: ChatClient) -> tuple[dict[str, object], bool]:
+def test_a_messages_body_never_carries_include_metrics() -> None:
+    # Anthropic's API refuses fields it does not know, and vLLM writes no metrics there
+    client = ChatClient(RequestConfig(), "m", Timeouts(), server_timings=True)
+    body, asked = _body_and_flag(client, "messages")
+    assert "include_metrics" not in body and not asked
+    responses, asked = _body_and_flag(client, "responses")
+    assert responses["include_metrics"] is True and asked
+
+
+def _body_and_flag(client: ChatClient, endpoint: Endpoint = "chat") -> tuple[dict[str, object], bool]:
     transport = Capture()
     prompt = SyntheticPrompts(8, 4).get(0, 0)
     record = client.run(
-        transport, client.call(prompt, "chat"), request_id="r", user="u", stage=0, window=Window()
+        transport, client.call(prompt, endpoint), request_id="r", user="u", stage=0, window=Window()
     )
     return orjson.loads(transport.requests[0].body), record.asked_server_timings
