@@ -293,7 +293,10 @@ def test_the_newer_apis_count_the_servers_tokens(
             span_ms = (r["last_token_ns"] - r["first_token_ns"]) / 1e6
             late = (r["first_token_ns"] - r["sent_ns"]) / 1e6 - t["prompt_ms"]
             bound = 1 + 0.02 * t["predicted_ms"]
-            assert -(bound + late) <= span_ms - t["predicted_ms"] <= bound, (span_ms, t, late)
+            # a token whose text the server held back went out with a later one: the span starts
+            # that much later, by the server's own time per token (once 53 ms on a 262 ms span)
+            held = (r["output_tokens"] - r["token_events"]) * t["predicted_ms"] / (t["predicted_n"] - 1)
+            assert -(bound + late + held) <= span_ms - t["predicted_ms"] <= bound, (span_ms, t, late, held)
     served = run.summary["stages"][0]["output_tokens_vs_max_tokens"]
     cut_short = [w for w in run.summary["stages"][0]["warnings"] if "ignore_eos" in w]
     # an output shorter than asked under --ignore-eos is named, not passed off as the workload
