@@ -136,11 +136,12 @@ def test_the_reports_pareto_and_cost_sections_render_in_chromium(cost_run: CostR
             }
             page.screenshot(path=str(shots[name]), clip=clip, full_page=True)
         cheapest = page.locator("tr.good td").first.inner_text()
+        page.wait_for_function("window.llmloadCharts && window.llmloadCharts.drawn")
         plots = page.evaluate(
-            "['plot-pareto', 'plot-pareto_ttft'].map(id => document.querySelector('#' + id + ' img'))"
-            ".map(i => i !== null && i.complete && i.naturalWidth > 0)"
+            "['pareto', 'pareto_ttft'].map(name => window.llmloadCharts.drawn[name])"
+            ".map(u => u !== undefined && u.series.length > 1)"
         )
-        page.locator("#plot-pareto").screenshot(path=str(tmp_path / "report-pareto-plot.png"))
+        page.locator("#chart-pareto").screenshot(path=str(tmp_path / "report-pareto-plot.png"))
         browser.close()
     assert cheapest == "1"  # the cheapest stage's row is the highlighted one
     assert plots == [True, True]

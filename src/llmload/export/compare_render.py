@@ -10,11 +10,18 @@ import string
 from collections.abc import Collection, Sequence
 
 from llmload.export import html as h
+from llmload.export.charts import chart_data, charts_block, scripts, styles
 from llmload.export.compare import NOISE, CompareRow, Comparison
-from llmload.export.plots import NO_PLOTS, can_draw, render
 from llmload.export.report_tradeoffs import pareto_table
 from llmload.export.rundata import verdict_of
-from llmload.export.series import FigureSpec, level_series, pareto_figures, pareto_points, throughput_figure
+from llmload.export.series import (
+    FigureSpec,
+    informative,
+    level_series,
+    pareto_figures,
+    pareto_points,
+    throughput_figure,
+)
 from llmload.results.summary import Summary
 
 _FOOTNOTE = (
@@ -187,13 +194,6 @@ def html_page(c: Comparison, *, title: str = "llmload compare", intro: Sequence[
         pareto_table(
             pareto_points({run.label: rows for run, rows in zip(c.runs, c.rows, strict=True)}), with_run=True
         ),
-        h.heading("Plots"),
-        (
-            '<div class="plots">'
-            + "".join(h.png_figure(f.name, render(f), f.title) for f in figures(c))
-            + "</div>"
-            if can_draw()
-            else h.paragraph(NO_PLOTS, "note")
-        ),
+        charts_block(chart_data([f for f in figures(c) if informative(f)])),
     ]
-    return h.page(title, body)
+    return h.page(title, body, scripts=scripts(), css=styles())

@@ -1,7 +1,8 @@
 """Building blocks of the self-contained HTML pages (report and comparison).
 
 The pages must open from a laptop with no network, years later, and must never make a request:
-styles are inline, plots are ``data:`` URIs, and no text carries an ``http(s)://`` reference.
+styles and scripts are inline, images are ``data:`` URIs, and no text carries an ``http(s)://``
+reference.
 User strings (targets, model names, server flags, warnings) go through :func:`esc`, which also
 writes the colon of any ``scheme://`` as an entity: the page still reads ``http://gpu-box:8000``,
 but the file holds no URL a browser, a proxy or a checker could take for a reference.
@@ -13,6 +14,7 @@ import base64
 import html
 from collections.abc import Iterable, Sequence
 
+from llmload.export.charts import csp_hashes
 from llmload.results.summary import ErrorCount, Exit
 
 _CSS = """
@@ -46,14 +48,21 @@ def esc(value: object) -> str:
     return html.escape(str(value), quote=True).replace("://", "&#58;//")
 
 
-def page(title: str, body: Iterable[str]) -> str:
+def page(title: str, body: Iterable[str], *, scripts: Sequence[str] = (), css: str = "") -> str:
+    """A whole page; ``scripts`` are inlined at the end of the body, and the page's policy lets
+    exactly those run (by hash) while forbidding every fetch, so even a stray reference could
+    not leave the file."""
+    policy = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
+    if scripts:
+        policy += f"; script-src {csp_hashes(scripts)}"
+    tail = "".join(f"<script>{s}</script>" for s in scripts)
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        # Forbid every fetch: even a stray reference could not leave the file.
-        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
-        "img-src data:; style-src 'unsafe-inline'\">"
+        f'<meta http-equiv="Content-Security-Policy" content="{policy}">'
         f'<meta name="viewport" content="width=device-width"><title>{esc(title)}</title>'
-        f"<style>{_CSS}</style></head><body><main>\n" + "\n".join(body) + "\n</main></body></html>\n"
+        f"<style>{_CSS}{css}</style></head><body><main>\n"
+        + "\n".join(body)
+        + f"\n</main>{tail}</body></html>\n"
     )
 
 

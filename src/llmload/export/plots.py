@@ -68,6 +68,11 @@ def _draw(ax: Axes, s: Series, color: str) -> None:
 
 
 def _style_x(ax: Axes, spec: FigureSpec) -> None:
+    if spec.xscale == "nines":
+        ax.set_xscale("function", functions=(_nines, _unnines))
+        ticks = [q for q in (0.5, 0.9, 0.99, 0.999, 0.9999) if q <= max(max(s.x) for s in spec.series)]
+        ax.set_xticks(ticks, [f"p{100 * q:g}" for q in ticks])
+        return
     if spec.xscale != "log2":
         return
     from matplotlib.ticker import FixedLocator, NullLocator, ScalarFormatter
@@ -78,6 +83,18 @@ def _style_x(ax: Axes, spec: FigureSpec) -> None:
     ax.xaxis.set_major_locator(FixedLocator(levels))
     ax.xaxis.set_minor_locator(NullLocator())
     ax.xaxis.set_major_formatter(ScalarFormatter())
+
+
+def _nines(q: object) -> object:
+    import numpy as np
+
+    return -np.log10(1 - np.clip(q, 0, 1 - 1e-12))  # type: ignore[call-overload]
+
+
+def _unnines(v: object) -> object:
+    import numpy as np
+
+    return 1 - np.power(10.0, -np.asarray(v))
 
 
 def render(spec: FigureSpec) -> bytes:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 from llmload.export import html as h
-from llmload.export.plots import NO_PLOTS
+from llmload.export.charts import scripts, styles
 from llmload.export.report_server import server_truth_sections
 from llmload.export.report_tradeoffs import cost_section, pareto_section
 from llmload.export.rundata import RunData, all_warnings, flatten, verdict_of
@@ -25,16 +25,6 @@ from llmload.results.summary import (
 
 _SAMPLE_CHARS = 300  # of a server's error answer in the errors table
 
-CAPTIONS = {
-    "throughput": "Aggregate output tok/s against concurrency (bars: spread over repeats)",
-    "ttft": "Time to first token, p50 and p99, against concurrency",
-    "itl": "Inter-token latency, p50 and p99, against concurrency",
-    "tpot": "Time per output token, p50 and p99, against concurrency",
-    "throughput_latency": "Per-stream decode tok/s against aggregate tok/s, labelled by concurrency",
-    "timeline": "Output tok/s and requests in flight, each second (dashed: stage starts)",
-    "pareto": "Per-user output tok/s against aggregate output tok/s; dashed: the Pareto frontier",
-    "pareto_ttft": "TTFT p99 against aggregate output tok/s; dashed: the Pareto frontier",
-}
 # stages.csv's columns; those empty in every stage are left out, and input/total tok/s and p90s
 # stay in stages.csv only, so the table fits the page.
 _STAGE_TABLE = (
@@ -268,11 +258,6 @@ def _spec_decode(rows: Sequence[Row]) -> list[str]:
     ]
 
 
-def _plots(pngs: Mapping[str, bytes]) -> list[str]:
-    figures = [h.png_figure(name, png, CAPTIONS.get(name, name)) for name, png in pngs.items()]
-    return [h.heading("Plots"), '<div class="plots">' + "".join(figures) + "</div>"]
-
-
 def _key_values(title: str, value: JSON, skip: tuple[str, ...] = ()) -> list[str]:
     pairs = [(k, v) for k, v in flatten(value) if k and k.split(".")[0] not in skip]
     if not pairs:
@@ -318,9 +303,8 @@ def _errors(summary: Summary) -> list[str]:
     ]
 
 
-def render_report(
-    run: RunData, rows: Sequence[Row], pngs: Mapping[str, bytes], *, plots_missing: bool = False
-) -> str:
+def render_report(run: RunData, rows: Sequence[Row], charts: str) -> str:
+    """The page; ``charts`` is export/charts.py's block (the charts' place and their data)."""
     info = obj(to_json(run.summary.run))
     warnings = all_warnings(run.summary)
     body = [
@@ -329,6 +313,7 @@ def render_report(
         h.warnings_box(warnings),
         *_headline(run.summary),
         *_stages(rows),
+        charts,
         *_by_name(run.summary),
         *server_truth_sections(run.summary),
         *pareto_section(rows),
@@ -336,10 +321,8 @@ def render_report(
         *_reasoning(run.summary),
         *_errors(run.summary),
         *_spec_decode(rows),
-        *(_plots(pngs) if pngs else []),
-        *([h.heading("Plots"), h.paragraph(NO_PLOTS, "note")] if plots_missing else []),
         *_key_values("Server fingerprint", run.server, skip=("warnings",)),
         *_key_values("Run", {k: v for k, v in info.items() if k not in ("reproducibility", "records")}),
         *_key_values("Reproducibility", info.get("reproducibility") or {}),
     ]
-    return h.page(f"llmload report {run.run_id}", body)
+    return h.page(f"llmload report {run.run_id}", body, scripts=scripts(), css=styles())

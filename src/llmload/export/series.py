@@ -17,7 +17,8 @@ from llmload.metrics.catalog import PLOTTED_LATENCIES, by_key, latency_column, s
 from llmload.metrics.confidence import Interval, interval
 from llmload.metrics.pareto import frontier
 
-Scale = Literal["linear", "log2"]
+# "nines": percentiles spaced by -log10(1 - q), so p50, p90, p99 and p99.9 sit equally apart
+Scale = Literal["linear", "log2", "nines"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +33,7 @@ class Series:
     right_axis: bool = False
     step: bool = False
     dashed: bool = False  # a line through points of other series (the Pareto frontier)
+    stage: int | None = None  # the stage it shows, so a page can pick one stage's curves
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +46,8 @@ class FigureSpec:
     xscale: Scale = "linear"
     right_ylabel: str | None = None
     markers: tuple[tuple[float, str], ...] = ()  # vertical lines: (x, label)
+    # where a page shows it: "concurrency", "time", "tradeoff" or "distribution"
+    group: str = "concurrency"
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,6 +160,7 @@ def throughput_latency_figure(rows: Sequence[Row]) -> FigureSpec:
         "aggregate output tok/s",
         "per-stream decode tok/s",
         (series,),
+        group="tradeoff",
     )
 
 
@@ -185,6 +190,7 @@ def timeline_figure(points: Sequence[TimePoint], rows: Sequence[Row]) -> FigureS
         ),
         right_ylabel="requests in flight",
         markers=tuple(markers),
+        group="time",
     )
 
 
@@ -266,6 +272,7 @@ def pareto_figures(runs: Mapping[str, Sequence[Row]], prefix: str = "") -> tuple
             *curves("per_user_tok_per_s", "output_tok_per_s"),
             line("per_user_tok_per_s", "output_tok_per_s", "on_frontier"),
         ),
+        group="tradeoff",
     )
     ttft_p99 = stat_header("ttft", "p99")
     ttft = FigureSpec(
@@ -277,16 +284,26 @@ def pareto_figures(runs: Mapping[str, Sequence[Row]], prefix: str = "") -> tuple
             *curves("output_tok_per_s", "ttft_p99_ms"),
             line("output_tok_per_s", "ttft_p99_ms", "on_ttft_frontier"),
         ),
+        group="tradeoff",
     )
     return throughput, ttft
 
 
+def informative(spec: FigureSpec) -> bool:
+    """A figure worth drawing: points at two x values or more (points stacked on one x, as a
+    one-stage run's p50 and p99 against its one concurrency, say nothing an axis can show;
+    their numbers are in the tables)."""
+    xs = {x for s in spec.series if not s.dashed for x, y in zip(s.x, s.y, strict=True) if y is not None}
+    return len(xs) > 1
+
+
 def report_figures(rows: Sequence[Row], timeseries: Sequence[TimePoint] | None) -> tuple[FigureSpec, ...]:
-    """Every plot of a run's report, in the order the page shows them."""
+    """The plots against concurrency and over time of a run's report, in the page's order;
+    those that would hold one point (a one-stage run's curves) are left out."""
     figures = [throughput_figure({"output tok/s": rows})]
     figures += [latency_figure(rows, metric) for metric in PLOTTED_LATENCIES]
     figures.append(throughput_latency_figure(rows))
     figures += pareto_figures({"this run": rows})
     if timeseries:
         figures.append(timeline_figure(timeseries, rows))
-    return tuple(figures)
+    return tuple(f for f in figures if informative(f))

@@ -256,8 +256,10 @@ LATENCY_KEYS: tuple[str, ...] = tuple(
 CONSOLE_LATENCIES = ("ttft", "ttfot", "itl", "tpot", "e2e", "chunk_gap", "connect", "queue")
 # p50/p90/p99 columns of stages.csv, so of the report's and the web UI's stage tables;
 TABLE_LATENCIES = ("ttft", "itl", "tpot", "e2e")
-# a p50/p99 plot of the report each, and the rows of ``llmload compare`` at chosen levels.
+# a p50/p99 plot of the report each, and the rows of ``llmload compare`` at chosen levels;
 PLOTTED_LATENCIES = ("ttft", "itl", "tpot")
+# a distribution chart of the report each (latency by percentile, one curve per stage).
+DISTRIBUTED_LATENCIES = TABLE_LATENCIES
 
 # ``<metric>_<stat>_ms``: a statistic of a stage latency, as stages.csv and --slo name it. The
 # metric is matched lazily so that ``e2e_scheduled_p99_ms`` splits after ``e2e_scheduled``.

@@ -1,10 +1,8 @@
-"""`llmload report`: stages.csv, the plots drawn from it, and the self-contained report.html."""
+"""`llmload report`: stages.csv, the charts drawn from it, and the self-contained report.html."""
 
 from __future__ import annotations
 
-import base64
 import csv
-import re
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +16,10 @@ from llmload.export.report import write_report
 from llmload.export.rundata import read_timeseries
 from llmload.export.series import report_figures
 from llmload.export.tables import STAGE_COLUMNS, read_stages_csv
+from tests.support.pages import assert_self_contained, chart_data
 
 PLOTS = {"throughput", "ttft", "itl", "tpot", "throughput_latency", "pareto", "pareto_ttft"}
+DISTRIBUTIONS = {"dist_ttft", "dist_itl", "dist_tpot", "dist_e2e"}
 
 
 def raw_csv(path: Path) -> list[dict[str, str]]:
@@ -48,8 +48,11 @@ def load(path: Path) -> dict[str, Any]:
 def test_writes_every_file(runs: dict[str, Path]) -> None:
     run = runs["engine-a"]
     assert write_report(run) == run / "report.html"
-    assert {p.name for p in run.glob("*.png")} == {f"{name}.png" for name in PLOTS | {"timeline"}}
+    assert not list(run.glob("*.png"))  # images only when asked
     assert (run / "stages.csv").is_file()
+    write_report(run, png=True)
+    charts = PLOTS | DISTRIBUTIONS | {"timeline"}
+    assert {p.name for p in run.glob("*.png")} == {f"{name}.png" for name in charts}
 
 
 def test_stages_csv_holds_the_summary_numbers(runs: dict[str, Path]) -> None:
@@ -74,7 +77,7 @@ def test_stages_csv_holds_the_summary_numbers(runs: dict[str, Path]) -> None:
 
 def test_plotted_series_equal_stages_csv(runs: dict[str, Path]) -> None:
     run = runs["engine-a"]
-    write_report(run)
+    write_report(run, png=True)
     rows = raw_csv(run / "stages.csv")
     figures = {
         f.name: f
@@ -116,17 +119,47 @@ def test_plotted_series_equal_stages_csv(runs: dict[str, Path]) -> None:
         assert (run / f"{name}.png").read_bytes() == render(spec), name
 
 
-def test_report_html_is_self_contained_and_holds_every_plot(runs: dict[str, Path]) -> None:
+def test_report_html_is_self_contained_and_holds_every_chart(runs: dict[str, Path]) -> None:
     run = runs["engine-a"]
     text = write_report(run).read_text(encoding="utf-8")
-    assert not re.search(r"https?://", text, re.IGNORECASE)
-    assert "<script" not in text and "<link" not in text and "url(" not in text
-    sources = re.findall(r'src="([^"]*)"', text)
-    assert len(sources) == len(PLOTS) + 1
-    assert all(s.startswith("data:image/png;base64,") for s in sources)
-    for png in run.glob("*.png"):
-        assert base64.b64encode(png.read_bytes()).decode() in text, png.name
+    assert_self_contained(text)
+    data = chart_data(text)
+    names = [f["name"] for f in data["figures"]]
+    assert set(names) == PLOTS | DISTRIBUTIONS | {"timeline"}
+    assert names[:4] == ["dist_ttft", "dist_itl", "dist_tpot", "dist_e2e"]
+    assert data["requests"] is None  # the fixture's requests.jsonl is empty
     assert "http&#58;//gpu-a:8000" in text  # the target is shown, but is no reference
+
+
+def test_distributions_pass_through_the_summarys_quantiles(runs: dict[str, Path]) -> None:
+    """Each curve holds the quantiles the summary computes from the same histogram, rounded
+    alike (the fixture's histograms are not its summary's: a real run's are, in the Chromium
+    test)."""
+    from llmload.export.distributions import read_histograms
+    from llmload.results.from_stats import latency_ms
+
+    run = runs["engine-a"]
+    data = chart_data(write_report(run).read_text(encoding="utf-8"))
+    stages = read_histograms(run)
+    assert stages is not None
+    for figure in (f for f in data["figures"] if f["name"] in DISTRIBUTIONS):
+        metric = figure["name"].removeprefix("dist_")
+        assert figure["xscale"] == "nines"
+        assert len(figure["series"]) == len(stages)
+        for series in figure["series"]:
+            latency = latency_ms(stages[series["stage"]][metric])
+            assert latency is not None
+            at = dict(zip(series["x"], series["y"], strict=True))
+            assert (at[0.5], at[0.99], at[0.999]) == (latency.p50, latency.p99, latency.p999)
+
+
+def test_a_one_stage_run_draws_no_one_point_curves(runs: dict[str, Path]) -> None:
+    run = runs["engine-a"]
+    s = load(run)
+    s["stages"] = s["stages"][:1]
+    (run / "summary.json").write_bytes(orjson.dumps(s))
+    names = {f["name"] for f in chart_data(write_report(run).read_text(encoding="utf-8"))["figures"]}
+    assert names == DISTRIBUTIONS | {"timeline"}
 
 
 def test_warnings_come_first_and_loud(runs: dict[str, Path]) -> None:
@@ -136,7 +169,8 @@ def test_warnings_come_first_and_loud(runs: dict[str, Path]) -> None:
     assert "server: CUDA graphs are disabled (disable_cuda_graph=true)" in text
     assert "stage 5 (C=128) is CLIENT-BOUND" in text
     assert text.count('<tr class="bad">') == 1
-    assert not (runs["engine-b"] / "timeline.png").exists()  # no timeseries.csv: no timeline
+    names = {f["name"] for f in chart_data(text)["figures"]}
+    assert "timeline" not in names and "throughput" in names  # no timeseries.csv: no timeline
 
 
 def test_speculative_decoding_acceptance_beside_tokens_per_event(runs: dict[str, Path]) -> None:
@@ -160,9 +194,9 @@ def test_user_strings_are_escaped(runs: dict[str, Path]) -> None:
     s["run"]["model"] = "<b>m</b>"
     (run / "summary.json").write_bytes(orjson.dumps(s))
     text = write_report(run).read_text(encoding="utf-8")
-    assert "<script" not in text and "<b>m</b>" not in text
+    assert "<script>alert" not in text and "<b>m</b>" not in text
     assert "&lt;script&gt;alert(1)&lt;/script&gt; see https&#58;//evil.example/x" in text
-    assert not re.search(r"https?://", text)
+    assert_self_contained(text)
 
 
 def test_a_sparse_summary_still_reports(tmp_path: Path) -> None:
@@ -201,6 +235,9 @@ def test_cli(runs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixtur
     assert (out / "report.html").is_file() and not (runs["engine-c"] / "report.html").exists()
     assert cli.main(["report", str(tmp_path / "missing")]) == 2
     assert "llmload report: " in capsys.readouterr().err
+    assert cli.main(["report", str(runs["engine-c"]), "--format", "md"]) == 0
+    md = capsys.readouterr().out
+    assert md.startswith("### llmload · run `") and "| stage | C | ok |" in md
 
 
 def test_acceptance_is_read_from_the_scraper_layout_and_sglang_gauge() -> None:

@@ -35,7 +35,7 @@ def test_the_plateau_is_named_in_the_headline_console_and_report(runs: dict[str,
     text = console.render(replace(summary, headline=head))
     assert "headline: single-stream 82.5 tok/s" in text and "saturation: C=32 (1,100.0 output tok/s)" in text
     run = load_run(runs["engine-a"])
-    page = render_report(replace(run, summary=replace(run.summary, headline=head)), [], {})
+    page = render_report(replace(run, summary=replace(run.summary, headline=head)), [], "")
     assert "from C=32 to C=128" in page
 
 
