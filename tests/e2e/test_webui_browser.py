@@ -50,6 +50,11 @@ def measuring(page: Any, stage: int, users: int) -> None:
     page.get_by_text(f"stage {stage} (C={users}) · measure").wait_for(timeout=60_000)
 
 
+def charts(page: Any) -> list[str]:
+    names: list[str] = page.evaluate("() => Object.keys((window.llmloadCharts || {}).drawn || {})")
+    return names
+
+
 def stage_tables(url: str) -> list[dict[str, str]]:
     """The LLM stages tab's rows, as the page polls them."""
     stats = httpx.get(f"{url}/stats/requests", timeout=10).json()
@@ -73,7 +78,12 @@ def drive(page: Any, url: str, shot: Path) -> list[dict[str, str]]:
     # the flag follows the client's timing error is tests/e2e/test_distributed_health.py's
     bound = cell(page, "client-bound", 1)
     assert bound == "no" or bound.startswith("YES (local"), bound
-    page.screenshot(path=str(shot))
+    # report.html's charts above the tab's table, redrawn as the run goes on
+    assert charts(page) == ["dist_ttft", "dist_itl", "dist_tpot", "dist_e2e", "timeline"]
+    newest = "() => { const x = window.llmloadCharts.drawn.timeline.data[0]; return x[x.length - 1]; }"
+    seen = page.evaluate(newest)
+    until(lambda: page.evaluate(newest) > seen, 15, "the charts' next second")
+    page.screenshot(path=str(shot), full_page=True)
 
     # the Edit form: 2 users, a new stage at the new count
     page.get_by_role("button", name="Edit").click()
@@ -82,6 +92,9 @@ def drive(page: Any, url: str, shot: Path) -> list[dict[str, str]]:
     page.get_by_role("button", name="Update").click()
     measuring(page, 1, 2)
     page.wait_for_timeout(4000)
+    # one curve per stage now, and the charts of stages against concurrency
+    assert page.evaluate("() => window.llmloadCharts.drawn.dist_ttft.series.length") == 3
+    assert {"throughput", "ttft"} <= set(charts(page))
     live = stage_tables(url)  # the tab's numbers, stage 0 over
     stop(page, url)
     until(lambda: httpx.get(f"{url}/llmload/report").status_code == 200, 30, "the report")

@@ -52,6 +52,11 @@ def scripts() -> tuple[str, str]:
     return library(), _static("charts.js")
 
 
+def live_scripts() -> tuple[str, str, str]:
+    """The web UI's: the page's two, then the one that mounts them in the LLM tab and polls."""
+    return (*scripts(), _static("live.js"))
+
+
 def styles() -> str:
     return _static("uPlot.min.css") + _CSS
 
@@ -63,6 +68,11 @@ _CSS = """
 th.sortable{cursor:pointer;text-decoration:underline dotted}
 .requests-scroll{max-height:480px;overflow:auto}
 #request-info{min-height:1.4em}
+.llmload-live{background:#fff;color:#1d2330;padding:8px 12px;margin:8px 0;border-radius:4px;
+font:14px/1.45 system-ui,sans-serif}
+.llmload-live h2{font-size:16px;margin:10px 0 4px}.llmload-live .note{color:#5b6474;font-size:13px}
+.llmload-live .plots{display:flex;flex-wrap:wrap;gap:12px}
+.llmload-live figure{margin:0;background:#fff;border:1px solid #dde1e7}
 """
 
 

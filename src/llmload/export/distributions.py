@@ -19,6 +19,7 @@ from llmload.export.tables import Row
 from llmload.metrics.catalog import DISTRIBUTED_LATENCIES, by_key
 from llmload.metrics.histogram import LogHistogram
 from llmload.protocol.jsonvalue import JSONObject, array, obj
+from llmload.results.summary import Stage
 
 HISTOGRAMS = "histograms.json"
 # Percentiles drawn: every whole one, then the tail the summary reports (p99.9) and one beyond.
@@ -45,36 +46,54 @@ def _stage(stage: JSONObject) -> StageHistograms:
     return {key: LogHistogram.from_dict(obj(hist[key])) for key in DISTRIBUTED_LATENCIES if key in hist}
 
 
+def _figure(metric: str, series: Sequence[Series]) -> FigureSpec:
+    name = by_key(metric).short
+    return FigureSpec(
+        f"dist_{metric}",
+        f"{name} by percentile",
+        "percentile",
+        f"{name} (ms)",
+        tuple(series),
+        xscale="nines",
+        group="distribution",
+    )
+
+
+def _label(index: int, rows: Sequence[Row]) -> str:
+    level = next((r.get("concurrency") for r in rows if r.get("index") == index), "?")
+    return f"stage {index} (C={level})"
+
+
 def distribution_figures(stages: Sequence[StageHistograms], rows: Sequence[Row]) -> tuple[FigureSpec, ...]:
     """Latency by percentile for each metric, one series per stage that measured it."""
     figures = []
-    level = {r.get("index"): r.get("concurrency") for r in rows}
     for metric in DISTRIBUTED_LATENCIES:
         series = []
         for index, hists in enumerate(stages):
             h = hists.get(metric)
-            if h is None or h.count == 0:
-                continue
-            values = h.quantiles(GRID)
-            series.append(
-                Series(
-                    f"stage {index} (C={level.get(index, '?')})",
-                    GRID,
-                    tuple(None if v is None else round(v / _MS, 4) for v in values),
-                    stage=index,
-                )
-            )
+            if h is not None and h.count:
+                values = tuple(None if v is None else round(v / _MS, 4) for v in h.quantiles(GRID))
+                series.append(Series(_label(index, rows), GRID, values, stage=index))
         if series:
-            name = by_key(metric).short
-            figures.append(
-                FigureSpec(
-                    f"dist_{metric}",
-                    f"{name} by percentile",
-                    "percentile",
-                    f"{name} (ms)",
-                    tuple(series),
-                    xscale="nines",
-                    group="distribution",
-                )
-            )
+            figures.append(_figure(metric, series))
+    return tuple(figures)
+
+
+_SUMMARY_QUANTILES = (("p50", 0.5), ("p90", 0.9), ("p95", 0.95), ("p99", 0.99), ("p999", 0.999))
+
+
+def quantile_figures(stages: Sequence[Stage], rows: Sequence[Row]) -> tuple[FigureSpec, ...]:
+    """The same charts from the summary's quantiles alone (p50 to p99.9), for a run still going,
+    whose histograms are not written yet: coarser, and the same numbers."""
+    figures = []
+    qs = tuple(q for _name, q in _SUMMARY_QUANTILES)
+    for metric in DISTRIBUTED_LATENCIES:
+        series = []
+        for stage in stages:
+            latency = stage.latency(metric)
+            if latency is not None:
+                values = tuple(latency.quantile(name) for name, _q in _SUMMARY_QUANTILES)
+                series.append(Series(_label(stage.index, rows), qs, values, stage=stage.index))
+        if series:
+            figures.append(_figure(metric, series))
     return tuple(figures)

@@ -14,7 +14,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from llmload.export.charts import chart_data
+from llmload.export.distributions import quantile_figures
 from llmload.export.html import fmt
+from llmload.export.rundata import TimePoint
+from llmload.export.series import report_figures
 from llmload.export.tables import columns, stage_row
 from llmload.metrics.catalog import TABLE_LATENCIES, Column, by_key, latency_column
 from llmload.metrics.timeseries import TimeRow
@@ -72,6 +76,7 @@ _TIMELINE = (
 
 REPORT_PATH = "/llmload/report"
 SUMMARY_PATH = "/llmload/summary.json"
+CHARTS_PATH = "/llmload/charts.json"
 
 
 def template_args() -> dict[str, JSON]:
@@ -186,3 +191,32 @@ def _cells(values: Mapping[str, object], table: Sequence[Column]) -> dict[str, s
 
 def _number(value: object) -> float | int | None:
     return value if isinstance(value, int | float) else None
+
+
+def _point(row: TimeRow) -> TimePoint:
+    def number(key: str) -> float | None:
+        value = _number(row.get(key))
+        return None if value is None else float(value)
+
+    stage = row.get("stage")
+    return TimePoint(
+        t_s=number("t_s") or 0.0,
+        stage=stage if isinstance(stage, int) and stage >= 0 else None,
+        phase=str(row.get("phase") or ""),
+        output_tok_per_s=number("output_tok_per_s"),
+        in_flight=number("in_flight"),
+        requests_ok=number("requests_ok"),
+        errors=number("errors"),
+        ttft_p50_ms=number("ttft_p50_ms"),
+    )
+
+
+def live_charts(live: Live | None) -> dict[str, JSON]:
+    """The report's charts for a run still going (``CHARTS_PATH``, which the LLM tab polls):
+    the last minute second by second, the stages so far against concurrency, and each stage's
+    distributions from its summary quantiles (the histograms are written at the end)."""
+    if live is None:
+        return chart_data(())
+    rows = [stage_row(s) for s in live.stages]
+    points = tuple(_point(r) for r in live.timeline)
+    return chart_data((*quantile_figures(live.stages, rows), *report_figures(rows, points)))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from llmload.export.webtab import Live, extended_stats, template_args
+from llmload.export.webtab import Live, extended_stats, live_charts, template_args
 from tests.support.summaries import stage
 
 LATENCY = {
@@ -85,3 +85,23 @@ def test_stage_and_timeline_tables() -> None:
 
 def test_before_the_first_swarm_the_tables_are_empty() -> None:
     assert [d["data"] for d in extended_stats(None)] == [[], [], []]
+
+
+def test_the_live_charts_are_the_reports_from_the_stages_so_far() -> None:
+    one = live({"index": 0, "concurrency": 4, "ttft_ms": LATENCY, "output_tok_per_s": 100.0})
+    data = live_charts(one)
+    names = [f["name"] for f in data["figures"]]
+    assert names == ["dist_ttft", "timeline"]  # one stage: no curve of one point
+    (ttft,) = data["figures"][0]["series"]
+    assert ttft["x"] == [0.5, 0.9, 0.95, 0.99, 0.999] and ttft["y"] == [20.0, 30.0, 31.0, 40.5, 49.0]
+    tok, in_flight = data["figures"][1]["series"]
+    assert (
+        tok["x"] == [0.0, 1.0, 2.0] and tok["y"] == [90.0, 120.0, 30.0] and in_flight["y"] == [4.0, 4.0, 3.0]
+    )
+    two = live(
+        {"index": 0, "concurrency": 4, "ttft_ms": LATENCY, "output_tok_per_s": 100.0},
+        {"index": 1, "concurrency": 8, "ttft_ms": LATENCY, "output_tok_per_s": 180.0},
+    )
+    names = [f["name"] for f in live_charts(two)["figures"]]
+    assert names[0] == "dist_ttft" and {"timeline", "throughput"} <= set(names)
+    assert live_charts(None) == {"figures": [], "requests": None}

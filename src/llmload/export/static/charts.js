@@ -70,7 +70,8 @@
     if (fig.xscale === "log2") return {time: false, distr: 3, log: 2};
     if (fig.xscale === "nines") {
       return {
-        time: false, distr: 100,
+        // uPlot's own padding of a custom scale can step past 1, outside the transform
+        time: false, distr: 100, range: function (u, min, max) { return [min, max]; },
         fwd: function (v) { return -Math.log10(1 - v); },
         bwd: function (v) { return 1 - Math.pow(10, -v); },
       };
@@ -95,53 +96,55 @@
   function fromZero(u, min, max) { return [0, max > 0 ? max * 1.05 : 1]; }
 
   // What uPlot does not draw itself: stage-start markers, repeat-spread whiskers, point labels.
-  function overlay(fig, extra) {
-    return function (u) {
-      var ctx = u.ctx;
-      var px = uPlot.pxRatio;
-      var box = u.bbox;
-      ctx.save();
-      ctx.font = Math.round(10 * px) + "px sans-serif";
-      (fig.markers || []).forEach(function (m) {
-        var x = u.valToPos(m[0], "x", true);
-        if (x < box.left || x > box.left + box.width) return;
-        ctx.strokeStyle = "#adb5bd";
-        ctx.setLineDash([4 * px, 3 * px]);
-        ctx.beginPath();
-        ctx.moveTo(x, box.top);
-        ctx.lineTo(x, box.top + box.height);
-        ctx.stroke();
-        ctx.setLineDash([]);
-        ctx.fillStyle = "#5b6474";
-        ctx.fillText(m[1], x + 3 * px, box.top + 11 * px);
+  // Reads the figure and its aligned columns from the chart, so a refresh draws the new ones.
+  function overlay(u) {
+    var fig = u.llmloadFigure;
+    var extra = u.llmloadColumns;
+    if (!fig || !extra) return;
+    var ctx = u.ctx;
+    var px = uPlot.pxRatio;
+    var box = u.bbox;
+    ctx.save();
+    ctx.font = Math.round(10 * px) + "px sans-serif";
+    (fig.markers || []).forEach(function (m) {
+      var x = u.valToPos(m[0], "x", true);
+      if (x < box.left || x > box.left + box.width) return;
+      ctx.strokeStyle = "#adb5bd";
+      ctx.setLineDash([4 * px, 3 * px]);
+      ctx.beginPath();
+      ctx.moveTo(x, box.top);
+      ctx.lineTo(x, box.top + box.height);
+      ctx.stroke();
+      ctx.setLineDash([]);
+      ctx.fillStyle = "#5b6474";
+      ctx.fillText(m[1], x + 3 * px, box.top + 11 * px);
+    });
+    fig.series.forEach(function (s, i) {
+      if (!u.series[i + 1].show) return;
+      var scale = s.right_axis ? "r" : "y";
+      var ys = u.data[i + 1];
+      var low = extra.low[i];
+      var high = extra.high[i];
+      var labels = extra.labels[i];
+      ctx.strokeStyle = ctx.fillStyle = u.series[i + 1]._stroke || "#000";
+      u.data[0].forEach(function (xv, j) {
+        if (ys[j] == null) return;
+        var x = u.valToPos(xv, "x", true);
+        if (low && high && low[j] != null && high[j] != null) {
+          var lo = u.valToPos(low[j], scale, true);
+          var hi = u.valToPos(high[j], scale, true);
+          ctx.beginPath();
+          ctx.moveTo(x, lo); ctx.lineTo(x, hi);
+          ctx.moveTo(x - 4 * px, lo); ctx.lineTo(x + 4 * px, lo);
+          ctx.moveTo(x - 4 * px, hi); ctx.lineTo(x + 4 * px, hi);
+          ctx.stroke();
+        }
+        if (labels && labels[j]) {
+          ctx.fillText(labels[j], x + 5 * px, u.valToPos(ys[j], scale, true) - 5 * px);
+        }
       });
-      fig.series.forEach(function (s, i) {
-        if (!u.series[i + 1].show) return;
-        var scale = s.right_axis ? "r" : "y";
-        var ys = u.data[i + 1];
-        var low = extra.low[i];
-        var high = extra.high[i];
-        var labels = extra.labels[i];
-        ctx.strokeStyle = ctx.fillStyle = u.series[i + 1]._stroke || "#000";
-        u.data[0].forEach(function (xv, j) {
-          if (ys[j] == null) return;
-          var x = u.valToPos(xv, "x", true);
-          if (low && high && low[j] != null && high[j] != null) {
-            var lo = u.valToPos(low[j], scale, true);
-            var hi = u.valToPos(high[j], scale, true);
-            ctx.beginPath();
-            ctx.moveTo(x, lo); ctx.lineTo(x, hi);
-            ctx.moveTo(x - 4 * px, lo); ctx.lineTo(x + 4 * px, lo);
-            ctx.moveTo(x - 4 * px, hi); ctx.lineTo(x + 4 * px, hi);
-            ctx.stroke();
-          }
-          if (labels && labels[j]) {
-            ctx.fillText(labels[j], x + 5 * px, u.valToPos(ys[j], scale, true) - 5 * px);
-          }
-        });
-      });
-      ctx.restore();
-    };
+    });
+    ctx.restore();
   }
 
   function figureChart(fig, target, width) {
@@ -176,9 +179,13 @@
       series: series,
       axes: axes,
       cursor: {drag: {x: true, y: false}},
-      hooks: {draw: [overlay(fig, columns)]},
+      hooks: {draw: [overlay]},
     };
-    return new uPlot(opts, columns.data, target);
+    var u = new uPlot(opts, columns.data, target);
+    // uPlot paints after the constructor returns (its first commit is queued): in time for these
+    u.llmloadFigure = fig;
+    u.llmloadColumns = columns;
+    return u;
   }
 
   // Each sampled request as a bar from its start to its last byte: client queue grey, waiting
@@ -361,9 +368,9 @@
   }
 
   var GROUPS = [
-    ["distribution", "Latency distributions", "Each stage's latency at every percentile, from " +
-      "the run's exact histograms (the summary's quantiles are points of these curves). Hover " +
-      "for values, drag to zoom (double-click resets), click a legend entry to hide it."],
+    ["distribution", "Latency distributions", "Each stage's latency by percentile: the p50, " +
+      "p90, p99 and p99.9 of summary.json are points of these curves. Hover for values, drag " +
+      "to zoom (double-click resets), click a legend entry to hide it."],
     ["time", "Over time", "Each second of the run; dashed lines mark stage starts. Drag to zoom."],
     ["concurrency", "Against concurrency", "One point per level (whiskers: spread over repeats)."],
     ["tradeoff", "Trade-offs", "Labelled by concurrency; dashed: the Pareto frontier."],
@@ -416,7 +423,16 @@
     return charts;
   }
 
-  window.llmloadCharts = {draw: draw, figureChart: figureChart};
+  // New numbers for a chart already drawn: the x range the reader zoomed to stays.
+  function refresh(u, fig) {
+    var zoomed = u.scales.x.min !== u.data[0][0] || u.scales.x.max !== u.data[0][u.data[0].length - 1];
+    var columns = aligned(fig);
+    u.llmloadFigure = fig;
+    u.llmloadColumns = columns;
+    u.setData(columns.data, !zoomed);
+  }
+
+  window.llmloadCharts = {draw: draw, refresh: refresh};
 
   var source = document.getElementById("llmload-charts");
   if (source) {
