@@ -22,7 +22,12 @@ BUDGET_BYTES = 3 * 1024 * 1024  # docs/reports.md: a report of 100,000 requests 
 _S = 1_000_000_000
 
 pytest.importorskip("playwright.sync_api", reason="playwright is a test dependency")
-pytestmark = [pytest.mark.integration, pytest.mark.skipif(not CHROMIUM.exists(), reason=MISSING)]
+# timing: the render-time ratio is judged with the machine to itself
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.timing,
+    pytest.mark.skipif(not CHROMIUM.exists(), reason=MISSING),
+]
 
 
 def requests_file(path: Path, n: int, *, failed_every: int = 97) -> None:
