@@ -241,7 +241,9 @@ def write_answer(experiment: Experiment, out: Path) -> tuple[Choice, list[tune_r
         comparison = compare([load_run(path) for path in complete])
         markdown += "\n" + compare_render.markdown(comparison)
         intro = tune_render.html_intro(varied, outcomes, choice)
-        page = compare_render.html_page(comparison, title=f"llmload tune: {experiment.name}", intro=intro)
+        page = compare_render.html_page(
+            comparison, title=f"llmload tune: {experiment.name}", intro=intro, marks=tune_render.marks(choice)
+        )
         (out / "report.html").write_text(page, encoding="utf-8")
     (out / "comparison.md").write_text(markdown, encoding="utf-8")
     states = [read_object(out / c.dirname / STATE) or {"name": c.name} for c in experiment.configurations]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import string
 from collections.abc import Collection, Sequence
+from dataclasses import replace
 
 from llmload.export import html as h
 from llmload.export.charts import chart_data, charts_block, scripts, styles
@@ -16,6 +17,7 @@ from llmload.export.report_tradeoffs import pareto_table
 from llmload.export.rundata import verdict_of
 from llmload.export.series import (
     FigureSpec,
+    Series,
     informative,
     level_series,
     pareto_figures,
@@ -136,10 +138,16 @@ def markdown(c: Comparison) -> str:
     return "\n".join(out) + "\n"
 
 
-def figures(c: Comparison) -> tuple[FigureSpec, ...]:
-    """The overlaid plots: every run's tok/s, and per-stream decode speed, against concurrency."""
+# A point a page singles out on the throughput chart: (legend, concurrency, output tok/s).
+Mark = tuple[str, float, float]
+
+
+def figures(c: Comparison, marks: Sequence[Mark] = ()) -> tuple[FigureSpec, ...]:
+    """The overlaid plots: every run's tok/s, and per-stream decode speed, against concurrency;
+    ``marks`` are single points drawn on the throughput chart (tune's picks)."""
     runs = {run.label: rows for run, rows in zip(c.runs, c.rows, strict=True)}
     tput = throughput_figure(runs, "compare_throughput")
+    tput = replace(tput, series=(*tput.series, *(Series(label, (x,), (y,)) for label, x, y in marks)))
     decode = FigureSpec(
         "compare_decode",
         "Per-stream decode speed",
@@ -162,8 +170,11 @@ def _frontier_lines(c: Comparison) -> list[str]:
     return out
 
 
-def html_page(c: Comparison, *, title: str = "llmload compare", intro: Sequence[str] = ()) -> str:
-    """The page; ``intro`` goes between the title and the comparison (``llmload tune``'s answer)."""
+def html_page(
+    c: Comparison, *, title: str = "llmload compare", intro: Sequence[str] = (), marks: Sequence[Mark] = ()
+) -> str:
+    """The page; ``intro`` goes between the title and the comparison (``llmload tune``'s answer),
+    and ``marks`` on its throughput chart."""
     headers = _headers(c, "", "short")
     body = [
         f"<h1>{h.esc(title)}</h1>",
@@ -194,6 +205,6 @@ def html_page(c: Comparison, *, title: str = "llmload compare", intro: Sequence[
         pareto_table(
             pareto_points({run.label: rows for run, rows in zip(c.runs, c.rows, strict=True)}), with_run=True
         ),
-        charts_block(chart_data([f for f in figures(c) if informative(f)])),
+        charts_block(chart_data([f for f in figures(c, marks) if informative(f)])),
     ]
     return h.page(title, body, scripts=scripts(), css=styles())

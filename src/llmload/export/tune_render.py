@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from llmload.export import html as h
-from llmload.export.compare_render import md_table, text_table
+from llmload.export.compare_render import Mark, md_table, text_table
 from llmload.results.choice import Candidate, Choice, Point
 from llmload.results.drift import Drift
 
@@ -129,3 +129,16 @@ def html_intro(varied: Sequence[str], outcomes: Sequence[Outcome], choice: Choic
         h.table(headers, body, left=1 + len(varied)),
         *([h.heading("Answers that changed"), *(h.paragraph(d) for d in diffs)] if diffs else []),
     ]
+
+
+def marks(choice: Choice) -> list[Mark]:
+    """The picks as points on the comparison's throughput chart (levels of concurrency only:
+    a rate-driven point has no place on that axis)."""
+    out = []
+    for what, pick in (("best in SLO", choice.by_throughput), ("cheapest in SLO", choice.by_cost)):
+        level = None if pick is None else pick.point.concurrency
+        if pick is not None and level is not None:
+            out.append(
+                (f"{what}: {pick.name} at {pick.point.where}", float(level), pick.point.output_tok_per_s)
+            )
+    return out

@@ -4,7 +4,7 @@ of an answer that changed."""
 
 from __future__ import annotations
 
-from llmload.export.tune_render import Outcome, console, markdown
+from llmload.export.tune_render import Outcome, console, markdown, marks
 from llmload.results.choice import Candidate, Point, choose
 from llmload.results.drift import Drift
 
@@ -45,3 +45,16 @@ def test_drift_columns_and_an_example_when_probes_ran() -> None:
     assert "0/6 (0%)" in text and "1/6 (17%)" in text
     assert "eagle, vs the first: 'Compute 17 * 23': '391' vs '381'" in text
     assert "Answers that changed:" in markdown("x", ("profile",), outcomes, choice)
+
+
+def test_the_picks_are_marked_on_the_throughput_chart() -> None:
+    priced = Candidate(
+        "priced", (Point(1, None, 82.0, 9.0, True, 1.0), Point(8, None, 600.0, 1.5, True, 1.0))
+    )
+    assert marks(choose([PLAIN, priced])) == [
+        ("best in SLO: priced at C=8", 8.0, 600.0),
+        ("cheapest in SLO: priced at C=8", 8.0, 600.0),
+    ]
+    # a rate-driven best has no place on an axis of concurrency
+    by_rate = Candidate("rated", (Point(None, 4.0, 700.0, None, True, 1.0),))
+    assert marks(choose([PLAIN, priced, by_rate])) == [("cheapest in SLO: priced at C=8", 8.0, 600.0)]
