@@ -114,6 +114,10 @@ def test_sweep_with_repeats(chromium: Any, tmp_path: Path) -> None:
     )
     assert visible == [False, False, False, True]
     assert page.hover("dist_ttft", 0.5, 4) == shown(summary["stages"][3]["ttft_ms"]["p50"])
+    # and a click on a row of the stage table does the same for that stage
+    page.page.locator("h2:text-is('Stages') ~ div.scroll tbody tr").first.click()
+    visible = page.page.evaluate("() => window.llmloadCharts.drawn.dist_e2e.series.slice(1).map(s => s.show)")
+    assert visible == [True, False, False, False]
     screenshot(page, tmp_path / "report-sweep.png")
 
 

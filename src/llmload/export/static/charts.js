@@ -337,6 +337,10 @@
     target.appendChild(scroll);
   }
 
+  var pickers = [];  // each drawn group's stage picker: pickStage calls them all
+
+  function pickStage(stage) { pickers.forEach(function (pick) { pick(stage); }); }
+
   // Buttons that show one stage's curves (or all) in every per-stage chart at once.
   function stagePicker(charts, figures, target) {
     var stages = [];
@@ -356,6 +360,7 @@
         });
       });
     }
+    pickers.push(pick);
     var all = el("button", {type: "button", "data-stage": "all"}, "all");
     all.addEventListener("click", function () { pick(null); });
     bar.appendChild(all);
@@ -382,6 +387,7 @@
   function draw(root, data, width) {
     var charts = {};
     root.textContent = "";
+    pickers = [];
     GROUPS.forEach(function (g) {
       var figures = data.figures.filter(function (f) { return group(f) === g[0]; });
       if (!figures.length) return;
@@ -432,11 +438,29 @@
     u.setData(columns.data, !zoomed);
   }
 
-  window.llmloadCharts = {draw: draw, refresh: refresh};
+  // The report's stage table: a click on a stage's row shows that stage's curves.
+  function linkStageRows() {
+    var heading = Array.prototype.find.call(document.querySelectorAll("h2"), function (h) {
+      return h.textContent === "Stages";
+    });
+    var next = heading && heading.nextElementSibling;
+    while (next && !next.classList.contains("scroll")) next = next.nextElementSibling;
+    var table = next && next.querySelector("table");
+    if (!table) return;
+    Array.prototype.forEach.call(table.querySelectorAll("tbody tr"), function (tr) {
+      var stage = Number(tr.children[0].textContent);
+      tr.style.cursor = "pointer";
+      tr.title = "show this stage's distributions";
+      tr.addEventListener("click", function () { pickStage(stage); });
+    });
+  }
+
+  window.llmloadCharts = {draw: draw, refresh: refresh, pickStage: pickStage};
 
   var source = document.getElementById("llmload-charts");
   if (source) {
     var root = document.getElementById("charts");
     window.llmloadCharts.drawn = draw(root, JSON.parse(source.textContent));
+    if (pickers.length) linkStageRows();
   }
 })();
