@@ -68,6 +68,9 @@ def test_one_stage_run(run_locust: RunLocust, chromium: Any, tmp_path: Path) -> 
     page.drag("timeline", 0.2, 0.6)
     after = page.x_range("timeline")
     assert before[0] < after[0] < after[1] < before[1]
+    page.wheel("timeline", -2)  # pans back towards the start, the zoomed span kept
+    panned = page.x_range("timeline")
+    assert panned[0] < after[0] and panned[1] - panned[0] == pytest.approx(after[1] - after[0])
     assert page.toggle("timeline", 2) is False  # in flight hidden
     before = page.x_range("requests")
     page.drag("requests", 0.3, 0.5)

@@ -75,6 +75,14 @@ class Page:
         self.page.mouse.move(box["x"] + box["width"] * end, y, steps=8)
         self.page.mouse.up()
 
+    def wheel(self, chart: str, notches: int) -> None:
+        """Turn the mouse wheel over the chart's middle (down: positive)."""
+        box = self._over(chart)
+        self.page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        for _ in range(abs(notches)):
+            self.page.mouse.wheel(0, 100 if notches > 0 else -100)
+        self.page.wait_for_timeout(100)
+
     def toggle(self, chart: str, series: int) -> bool:
         """Click a legend entry; returns whether that series is shown after the click."""
         self.page.locator(f'[data-chart="{chart}"] .u-legend .u-series').nth(series).click()

@@ -147,6 +147,21 @@
     ctx.restore();
   }
 
+  // Once zoomed, the mouse wheel pans the x axis by a tenth of the shown range per notch,
+  // within the data's own extent.
+  function pannable(u, extent) {
+    u.over.addEventListener("wheel", function (e) {
+      var x = u.scales.x;
+      var span = x.max - x.min;
+      var full = extent();
+      if (!(span < full[1] - full[0])) return;  // not zoomed: the page scrolls as usual
+      e.preventDefault();
+      var step = (e.deltaY || e.deltaX) > 0 ? span / 10 : -span / 10;
+      var min = Math.min(Math.max(x.min + step, full[0]), full[1] - span);
+      u.setScale("x", {min: min, max: min + span});
+    }, {passive: false});
+  }
+
   function figureChart(fig, target, width) {
     var columns = aligned(fig);
     var levels = columns.data[0];
@@ -185,6 +200,9 @@
     // uPlot paints after the constructor returns (its first commit is queued): in time for these
     u.llmloadFigure = fig;
     u.llmloadColumns = columns;
+    if (fig.group === "time") {
+      pannable(u, function () { return [u.data[0][0], u.data[0][u.data[0].length - 1]]; });
+    }
     return u;
   }
 
@@ -251,7 +269,9 @@
         }],
       },
     };
-    return new uPlot(opts, [[0, lastEnd], [null, null]], target);
+    var u = new uPlot(opts, [[0, lastEnd], [null, null]], target);
+    pannable(u, function () { return [0, lastEnd]; });
+    return u;
   }
 
   var COLUMNS = [
@@ -376,7 +396,8 @@
     ["distribution", "Latency distributions", "Each stage's latency by percentile: the p50, " +
       "p90, p99 and p99.9 of summary.json are points of these curves. Hover for values, drag " +
       "to zoom (double-click resets), click a legend entry to hide it."],
-    ["time", "Over time", "Each second of the run; dashed lines mark stage starts. Drag to zoom."],
+    ["time", "Over time", "Each second of the run; dashed lines mark stage starts. Drag to " +
+      "zoom, then the mouse wheel pans; double-click resets."],
     ["concurrency", "Against concurrency", "One point per level (whiskers: spread over repeats)."],
     ["tradeoff", "Trade-offs", "Labelled by concurrency; dashed: the Pareto frontier."],
   ];
@@ -415,7 +436,7 @@
         "its last byte: grey while the client queued it, light while the server had not yet " +
         "answered a token, then blue (ok), orange (unfinished) or red (failed) while it " +
         "streamed. Hover a bar for the request; the table below lists the same requests, " +
-        "failures first. requests.jsonl has them all."));
+        "failures first. Drag to zoom, wheel to pan. requests.jsonl has them all."));
       var box = el("figure", {id: "chart-requests", "data-chart": "requests"});
       var info = el("p", {class: "note", id: "request-info"});
       section.appendChild(box);
