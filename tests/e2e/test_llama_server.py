@@ -62,7 +62,10 @@ def test_token_counts_are_the_servers_on_every_request(
         assert r["output_tokens"] == timings["predicted_n"] == 16, r
         assert r["prompt_tokens"] == timings["prompt_n"] + (timings["cache_n"] or 0), r
         if stream:
-            assert r["token_events"] == r["output_tokens"], r  # one event per token
+            # an event per piece of text: a token whose text the server holds back (a partial
+            # UTF-8 character, the start of what may be a stop string) goes out with the next one
+            # (once 9 events for 16 tokens, on chat)
+            assert 0 < r["token_events"] <= r["output_tokens"], r
     assert run.summary["stages"][0]["server_timings"]["requests"] > 0
 
 
