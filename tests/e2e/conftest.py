@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 import pytest
 
-from tests.support.fleet import own_master_port
+from tests.support.fleet import own_master_port, tokenize_flag
 from tests.support.schema import read_checked
 
 REPO = Path(__file__).resolve().parents[2]
@@ -49,7 +49,10 @@ def run_locust(tmp_path: Path) -> RunLocust:
         timeout_s: float = 180,
         env: dict[str, str] | None = None,
         expect_code: int | None = 0,
+        tokenize: str | None = "off",
     ) -> LocustRun:
+        """``tokenize``: the ``--tokenize`` given unless ``args`` give one (``tokenize_flag``:
+        the tier was written against words); None: the command line's default."""
         run_id = f"run{next(runs)}"
         command: Sequence[str] = [
             sys.executable,
@@ -74,6 +77,7 @@ def run_locust(tmp_path: Path) -> RunLocust:
             "--loglevel",
             "WARNING",
             *args,
+            *tokenize_flag(args, tokenize),
             *own_master_port(args),
         ]
         proc = subprocess.run(

@@ -45,6 +45,16 @@ def own_master_port(args: Sequence[str]) -> list[str]:
     return ["--master-bind-port", port, "--master-port", port]
 
 
+def tokenize_flag(args: Sequence[str], tokenize: str | None) -> list[str]:
+    """``--tokenize TOKENIZE`` unless ``args`` give one, or ``tokenize`` is None (the command
+    line's default, ``auto``). The tier's runs default to ``off``: their tests were written
+    against prompts in words, and many count the simulator's requests, to which ``auto``'s
+    calibration adds a probe request per process."""
+    if tokenize is None or any(a == "--tokenize" or a.startswith("--tokenize=") for a in args):
+        return []
+    return ["--tokenize", tokenize]
+
+
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
     with path.open("rb") as f:
         return [orjson.loads(line) for line in f if line.strip()]
@@ -145,7 +155,10 @@ class LocustFleet:
         run_time: str | None = None,
         prefix: Sequence[str] = (),
         env: dict[str, str] | None = None,
+        tokenize: str | None = "off",
     ) -> Proc:
+        """``tokenize``: the ``--tokenize`` the workers are given unless ``args`` give one
+        (``tokenize_flag``); None: the command line's default."""
         timing = ["-u", str(users), "-r", str(users)] if users else []
         if run_time is not None:
             timing += ["-t", run_time]
@@ -169,6 +182,7 @@ class LocustFleet:
                 "--only-summary",
                 *timing,
                 *args,
+                *tokenize_flag(args, tokenize),
             ],
             prefix,
             env,

@@ -52,10 +52,6 @@ def main(argv: Sequence[str]) -> int:
             "--max-tokens",
             str(args.max_tokens),
             "--ignore-eos",
-            # prompts built to the server's own count (its /tokenize), as a careful user would
-            # run it: no length warning on a first run
-            "--tokenize",
-            "server",
             "--results-dir",
             args.results_dir,
             "--only-summary",

@@ -170,7 +170,8 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "--prompt-tokens",
-        "synthetic prompt length in words (~tokens), fixed or a distribution like --max-tokens",
+        "synthetic prompt length in the server's tokens (see --tokenize; words where it cannot count), "
+        "fixed or a distribution like --max-tokens",
         default="128",
         sweep_default="128",
         to="workload.prompt_lengths",
@@ -186,8 +187,9 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "--tokenize",
-        "what --prompt-tokens counts: off (words), server (the server's /tokenize) or a tokenizer.json file",
-        default="off",
+        "what --prompt-tokens counts: auto (the server's /tokenize where it has one, else words), "
+        "off (words), server (the server's /tokenize) or a tokenizer.json file",
+        default="auto",
         to="workload.tokenize",
         parse=values.tokenize,
     ),

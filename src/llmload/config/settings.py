@@ -91,7 +91,9 @@ class WorkloadConfig:
     conversation: ConversationSpec = field(default_factory=ConversationSpec)
     embedding_batch: int = 1  # inputs per /v1/embeddings request of the embeddings scenario
     rerank_documents: int = 8  # documents per /v1/rerank request of the rerank scenario
-    # What --prompt-tokens counts: "off" (words), "server" (its /tokenize) or a tokenizer.json
+    # What --prompt-tokens counts: "off" (words), "server" (its /tokenize), a tokenizer.json, or
+    # "auto" (the command line's default): "server" where the target has a /tokenize, else words.
+    # Off here: a config built in code asks the server nothing unless told to.
     tokenize: str = "off"
     images: ImageSpec = field(default_factory=ImageSpec)  # --images: image_url parts per chat request
 

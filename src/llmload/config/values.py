@@ -50,10 +50,14 @@ def existing_file(value: object, _given: argparse.Namespace) -> str | None:
     return str(value)
 
 
-def tokenize(value: object, _given: argparse.Namespace) -> str:
+def tokenize(value: object, given: argparse.Namespace) -> str:
+    """``auto`` is ``off`` where nothing synthetic is built to length (a dataset, shared
+    prefixes, a trace): the run asks the server nothing."""
     text = str(value)
-    if text not in ("off", "server") and not os.path.isfile(text):
-        raise ConfigError("--tokenize", text, "give off, server, or the path of a tokenizer.json")
+    if text not in ("auto", "off", "server") and not os.path.isfile(text):
+        raise ConfigError("--tokenize", text, "give auto, off, server, or the path of a tokenizer.json")
+    if text == "auto" and any(getattr(given, name, None) for name in ("dataset", "prefix_groups", "trace")):
+        return "off"
     return text
 
 

@@ -44,6 +44,7 @@ from llmload.run.fleet import Fleet
 from llmload.run.live import LiveView
 from llmload.run.server_watch import ServerWatch
 from llmload.run.shipping import PHASE
+from llmload.target.tokenize import chosen as chosen_tokenize
 
 
 @dataclass(slots=True)
@@ -57,6 +58,8 @@ class _Run:
     conductor: Conductor
     server: ServerWatch
     started_at: float = field(default_factory=time.time)
+    # What --tokenize came to, asked of the target at the start as each worker asks it itself
+    tokenize: str | None = None
 
 
 class MasterRole:
@@ -188,6 +191,7 @@ class MasterRole:
         if self.exporter is not None:  # the previous swarm's: the port is this run's now
             self.exporter.close()
         self.server.start()
+        self.run.tokenize = chosen_tokenize(self.config, self.config.request.model or self.fleet.model)
         source = FleetSource(
             self.fleet, running_users(self._environment), self.run_id, self.config.host, self.config.scenario
         )
@@ -288,5 +292,6 @@ class MasterRole:
             warnings=warnings,
             stopped=self.fleet.stopped,
             saturation=self.conductor.saturation,
+            tokenize=self.run.tokenize,
         )
         return self.server.attach(summary)

@@ -46,6 +46,7 @@ from llmload.run.live import LiveView
 from llmload.run.server_watch import ServerWatch
 from llmload.run.session import Session
 from llmload.run.shipping import PHASE, Shipper
+from llmload.target.tokenize import chosen as chosen_tokenize
 
 if TYPE_CHECKING:  # importing locust patches the process: the roles leave that to the plugin
     from locust.env import Environment
@@ -78,6 +79,7 @@ class LocalRole:
         self._last: Session | None = None  # the latest run, for the end of the process
         self._conductor: Conductor | None = None
         self._server: ServerWatch | None = None
+        self._tokenize: str | None = None  # what the run's --tokenize came to, once started
         self._runs = 0
         self.final_text: str | None = None
         self.exit_code: int | None = None
@@ -121,6 +123,7 @@ class LocalRole:
             environment, config, self._announce, session.progress, self._levels_so_far
         )
         self._server = ServerWatch(config, planned_concurrency(environment, config))
+        self._tokenize = None
         session.on_stop = lambda _why: stop_run(environment)
         self.exit_code = None
 
@@ -134,6 +137,8 @@ class LocalRole:
     def test_start(self) -> None:
         self.server.start()
         self.session.start()
+        # for the summary: the session decided for its prompts, this asks the same of the target
+        self._tokenize = chosen_tokenize(self.session.config, self.session.model)
         users = running_users(self._environment)
         if self.exporter is not None:  # the previous swarm's: the port is this run's now
             self.exporter.close()
@@ -204,6 +209,7 @@ class LocalRole:
             warnings=list(s.warnings),
             stopped=s.stopped,
             saturation=self.conductor.saturation,
+            tokenize=self._tokenize,
         )
         return self.server.attach(summary)
 

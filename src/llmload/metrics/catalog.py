@@ -86,8 +86,8 @@ CATALOG: tuple[MetricDef, ...] = (
     MetricDef("prompt_tokens", "prompt tokens", "tokens", "request", "usage.prompt_tokens",
         "The server's count of the prompt, shown beside the requested prompt length "
         "(`prompt_tokens_counted_vs_requested`; a warning beyond 2%).",
-        "Chat templates add tokens, so it exceeds a length asked in words; `--tokenize` asks in "
-        "the server's tokens.",
+        "Chat templates add tokens, so it exceeds a length asked in words; `--tokenize` (by "
+        "default, where the server has `/tokenize`) asks in the server's tokens.",
         "prompt_tokens_per_request", "llmload_request_prompt_tokens"),
     MetricDef("tpot", "TPOT", "ms", "request", "(last_token - first_token) / (N - 1), N ≥ 2",
         "Mean time per output token after the first, of one request.",

@@ -57,17 +57,27 @@ def cache_warning(hit_rate: float | None, workload: WorkloadConfig, source: str)
 LENGTH_TOLERANCE = 0.02
 
 
-def length_warnings(stage: Stage, ignore_eos: bool, tokenize: str) -> list[str]:
+def _length_fix(tokenize: str, asked: str) -> str:
+    """What to do about prompts the server counted otherwise, by what ``--tokenize`` came to
+    (``tokenize``) and what was asked (``asked``): ``auto`` unresolved where nobody asked yet."""
+    by_file = "the model's tokenizer.json (--tokenize FILE) builds prompts to its count"
+    if tokenize == "off" and asked == "auto":
+        return f"the server offers no /tokenize: {by_file}"
+    if tokenize == "off":
+        return "--tokenize server (or the model's tokenizer.json) builds prompts to the server's count"
+    if tokenize == "auto":
+        return f"where the server offers no /tokenize prompts are words: {by_file}"
+    return "the --tokenize calibration missed: is the tokenizer the server's?"
+
+
+def length_warnings(stage: Stage, ignore_eos: bool, tokenize: str, asked: str | None = None) -> list[str]:
     """Prompts the server counted at another length than asked, and outputs cut short of
-    max_tokens although ``ignore_eos`` was asked: the workload was not the one requested."""
+    max_tokens although ``ignore_eos`` was asked: the workload was not the one requested.
+    ``tokenize``: what ``--tokenize`` came to (``auto`` resolved), ``asked`` what was given."""
     out = []
     ratio = stage.prompt_tokens_counted_vs_requested
     if ratio is not None and abs(ratio - 1) > LENGTH_TOLERANCE:
-        fix = (
-            "the --tokenize calibration missed: is the tokenizer the server's?"
-            if tokenize != "off"
-            else "--tokenize server (or the model's tokenizer.json) builds prompts to the server's count"
-        )
+        fix = _length_fix(tokenize, tokenize if asked is None else asked)
         out.append(
             f"the server counted {ratio:.1%} of the prompt tokens asked (mean "
             f"{stage.prompt_tokens_requested_mean or 0:,.1f} asked): {fix}"
@@ -123,7 +133,10 @@ def summarize_stage(
     workload: WorkloadConfig | None = None,
     usd_per_hour: float | None = None,
     ignore_eos: bool = False,
+    tokenize: str | None = None,
 ) -> Stage:
+    """``tokenize``: what the workload's ``--tokenize`` came to at the start (``auto`` resolved);
+    None: not known (yet)."""
     warnings: list[str] = []
     if partial:
         warnings.append("the run was interrupted during this stage: its window is shorter than planned")
@@ -159,7 +172,8 @@ def summarize_stage(
         stage = replace(stage, cost=stage_cost(stage, usd_per_hour))
     if workload is not None:
         warning = cache_warning(stage.prompt_cache_hit_rate, workload, "usage")
-        lengths = length_warnings(stage, ignore_eos, workload.tokenize)
+        asked = workload.tokenize
+        lengths = length_warnings(stage, ignore_eos, tokenize or asked, asked)
         stage = replace(stage, warnings=(*stage.warnings, *([warning] if warning else []), *lengths))
     if (connections := connection_warning(stage)) is not None:
         stage = replace(stage, warnings=(*stage.warnings, connections))
@@ -180,10 +194,13 @@ def build_summary(
     warnings: Sequence[str] = (),
     stopped: Stop | None = None,
     saturation: Saturation | None = None,
+    tokenize: str | None = None,
 ) -> Summary:
     """``stopped``: why the run ended early (``verdict.py``), None when it ran as planned; an
     interrupt names the stage it cut short. ``saturation``: where
-    ``--until-saturated`` ended the sweep (a sweep that ends so ran as planned)."""
+    ``--until-saturated`` ended the sweep (a sweep that ends so ran as planned).
+    ``tokenize``: what ``--tokenize`` came to (``auto``: ``server`` or ``off``), recorded in
+    ``run.reproducibility``; None before the run started (the option as given)."""
     limits = HealthLimits()
     cut = stopped.stage if isinstance(stopped, Interrupted) else None
     stages = [
@@ -195,6 +212,7 @@ def build_summary(
             workload=config.workload,
             usd_per_hour=config.cost.per_hour_usd,
             ignore_eos=config.request.ignore_eos,
+            tokenize=tokenize,
         )
         for view in views
     ]
@@ -211,6 +229,8 @@ def build_summary(
         reproducibility={
             **reproducibility(config.workload.seed, workers=workers),
             "salt": config.workload.salt,
+            # what prompt lengths were counted in: rerun with --tokenize set to it
+            "tokenize": tokenize or config.workload.tokenize,
         },
         stopped=stopped,
         lost_workers=tuple(lost_workers),

@@ -97,7 +97,7 @@ class App:
             else:
                 self._encoder.handle(request, conn, one_pass)
             return
-        if path == "/tokenize":
+        if path == "/tokenize" and self._config.tokenize_route:
             self._tokenize(request, conn)
             return
         if (self._config.profile.engine, path) in _CACHE_RESETS:

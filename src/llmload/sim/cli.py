@@ -79,6 +79,11 @@ def _serving(p: argparse.ArgumentParser) -> None:
         help="run at SCHED_FIFO priority 1 if permitted, so CPU contention cannot delay steps",
     )
     p.add_argument("--dcgm", action="store_true", help="/metrics also has a simulated GPU's DCGM gauges")
+    p.add_argument(
+        "--no-tokenize-route",
+        action="store_true",
+        help="no POST /tokenize (404), as a gateway or a hosted API answers",
+    )
     metrics = p.add_mutually_exclusive_group()
     metrics.add_argument(
         "--enable-per-request-metrics",
@@ -278,6 +283,7 @@ def config_from_args(argv: Sequence[str]) -> SimConfig:
         # told not to, so every run against it (the demo, --sim, tune) shows the join
         per_request_metrics=profile.engine == "vllm" and not args.no_per_request_metrics,
         tokens_per_word=_per_word(args.tokens_per_word),
+        tokenize_route=not args.no_tokenize_route,
     )
 
 

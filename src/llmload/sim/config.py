@@ -34,6 +34,7 @@ class SimConfig:
     tokens_per_word: Fraction = Fraction(1)  # prompt tokens per word (tokens.split_words)
     # vLLM's --enable-per-request-metrics: answers carry their timing (generation.py's metrics)
     per_request_metrics: bool = False
+    tokenize_route: bool = True  # POST /tokenize; off: 404, as an OpenAI gateway answers
 
     @property
     def scheme(self) -> str:

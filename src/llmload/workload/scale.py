@@ -23,6 +23,7 @@ SHORT_WORDS, LONG_WORDS, SAMPLES = 16, 512, 3
 class TokenScale:
     per_word: float  # tokens per word of the synthetic vocabulary
     fixed: float  # tokens of a prompt that do not depend on its length (salt, BOS, template)
+    note: str | None = None  # what describe() says instead of the numbers (WORDS)
 
     def __post_init__(self) -> None:
         if not self.per_word > 0:
@@ -33,7 +34,12 @@ class TokenScale:
         return max(1, round((tokens - self.fixed) / self.per_word))
 
     def describe(self) -> str:
-        return f"{self.per_word:.3f} tokens per word + {self.fixed:.1f} per prompt"
+        return self.note or f"{self.per_word:.3f} tokens per word + {self.fixed:.1f} per prompt"
+
+
+# ``--tokenize auto`` where the server offers no /tokenize: a word per token asked, the prompts
+# ``off`` builds (``words_for`` is the identity on the lengths a prompt can ask, 1 and more).
+WORDS = TokenScale(1.0, 0.0, "words (the server offers no /tokenize)")
 
 
 def calibrate(

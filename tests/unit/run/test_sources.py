@@ -36,7 +36,23 @@ def test_defaults_are_fixed_lengths_without_prefixes() -> None:
     assert (w.prompt_tokens, w.max_tokens, w.prompt_lengths, w.output_lengths) == (128, 128, None, None)
     assert w.prefix == PrefixSpec() and w.prefix.groups == 0
     assert w.conversation == ConversationSpec(turns=4, think_time_s=0.0)
+    assert w.tokenize == "auto"  # the server's /tokenize where it has one (target/tokenize.py)
     assert isinstance(prompt_source(w), SyntheticPrompts)
+
+
+def test_tokenize_auto_is_off_where_nothing_synthetic_is_built_to_length(tmp_path: Path) -> None:
+    from llmload.config import values
+
+    data = tmp_path / "d.jsonl"
+    data.write_text('{"messages": [{"role": "user", "content": "hi"}]}\n')
+    assert [workload(tokenize=how).tokenize for how in ("auto", "off", "server")] == ["auto", "off", "server"]
+    assert workload(dataset=str(data)).tokenize == workload(prefix_groups=2).tokenize == "off"
+    assert values.tokenize("auto", argparse.Namespace(trace="t.jsonl")) == "off"
+    with pytest.raises(ConfigError, match="give auto, off, server, or the path"):
+        to_config(options(tokenize="nope"))
+    with pytest.raises(ConfigError) as caught:  # asked for by name, it is still refused there
+        to_config(options(tokenize="server", prefix_groups=2))
+    assert caught.value.option == "--tokenize"
 
 
 def test_distribution_specs_become_typed_lengths_with_their_upper_bound() -> None:
@@ -130,6 +146,11 @@ def test_length_warnings_name_what_to_do() -> None:
     assert "ignore_eos" in output and "60.0%" in output
     (missed,) = length_warnings(off, ignore_eos=False, tokenize="server")
     assert "calibration missed" in missed
+    # auto found no /tokenize: the server's tokenizer cannot be asked, a file can
+    (words,) = length_warnings(off, ignore_eos=False, tokenize="off", asked="auto")
+    assert "offers no /tokenize" in words and "--tokenize FILE" in words and "--tokenize server" not in words
+    (unresolved,) = length_warnings(off, ignore_eos=False, tokenize="auto")  # the live view's
+    assert "--tokenize FILE" in unresolved and "--tokenize server" not in unresolved
     near = dataclasses.replace(
         stage, prompt_tokens_counted_vs_requested=1.015, output_tokens_vs_max_tokens=0.99
     )

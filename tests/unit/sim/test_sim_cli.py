@@ -22,6 +22,7 @@ def test_defaults() -> None:
     assert config.model == "sim-llama-3-8b"
     assert not config.faults.modes
     assert not config.emit_timestamps
+    assert config.tokenize_route and not config_from_args(["--no-tokenize-route"]).tokenize_route
 
 
 def test_fixed_timing() -> None:
