@@ -25,6 +25,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "report": ("llmload.export.report", "rebuild a run's stages.csv, plots and report.html from its results"),
     "compare": ("llmload.cli.compare", "compare runs side by side, with ratios to the first"),
     "tune": ("llmload.cli.tune", "start, sweep and compare each server configuration of an experiment"),
+    "calibrate": ("llmload.cli.calibrate", "measure a worker process's capacity, for --processes auto"),
 }
 
 

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Sequence
 
 from llmload.cli.child import run_child
+from llmload.cli.processes import Load, processes_option, resolve
 from llmload.cli.sweep import echo
 from llmload.scenarios import locate
 
@@ -24,6 +25,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--max-tokens", type=int, default=128)
     p.add_argument("--locustfile", default="chat", help="a scenario's name or a locustfile (default: chat)")
     p.add_argument("--results-dir", default="results")
+    p.add_argument(
+        "--processes",
+        type=processes_option,
+        default="auto",
+        help="worker processes (0: one), or auto: as many as the streams need here (llmload calibrate)",
+    )
     return p
 
 
@@ -34,6 +41,8 @@ def main(argv: Sequence[str]) -> int:
 
     with start_sim(["--profile", args.profile]) as sim:
         print(f"llmload demo: simulator ({args.profile} profile) at {sim.url}", flush=True)
+        load = Load(args.users, None, args.max_tokens)
+        processes = resolve(args, sim.url, load, server_here=True, prog="llmload demo")
         command = [
             sys.executable,
             "-m",
@@ -57,6 +66,7 @@ def main(argv: Sequence[str]) -> int:
             "--only-summary",
             "--loglevel",
             "WARNING",
+            *(["--processes", str(processes)] if processes else []),
         ]
         echo("llmload demo", command)
         return run_child(command).returncode  # the simulator is stopped after the child

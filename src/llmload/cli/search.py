@@ -15,6 +15,7 @@ from pathlib import Path
 import orjson
 
 from llmload.cli.child import run_child
+from llmload.cli.processes import Load, resolve, server_is_here, tokens_per_request
 from llmload.cli.sweep import _parser as sweep_parser
 from llmload.cli.sweep import _target, locust_command, wait_for
 from llmload.errors import ConfigError, TargetError
@@ -90,6 +91,13 @@ def main(argv: Sequence[str]) -> int:
         waited = wait_for(args, host)
         if waited is not ExitCode.OK:
             return int(waited)
+        args.processes = resolve(
+            args,
+            host,
+            _highest(args, integer),
+            server_here=server_is_here(host, args.sim is not None),
+            prog="llmload search",
+        )
 
         def passes(level: float) -> bool:
             probe = _run_probe(args, host, level, f"{base_id}-{len(probes):02d}", integer)
@@ -111,6 +119,14 @@ def main(argv: Sequence[str]) -> int:
     out.write_bytes(orjson.dumps(result, option=orjson.OPT_INDENT_2))
     print(search_verdict(args.by, good, bad) + f"\nllmload search: details in {out}", flush=True)
     return int(ExitCode.OK if good is not None else ExitCode.SLO_MISSED)
+
+
+def _highest(args: argparse.Namespace, integer: bool) -> Load:
+    """The load of the search's highest probe: every probe runs with the processes it needs."""
+    tokens = tokens_per_request(args)
+    if integer:
+        return Load(int(args.max), None, tokens)
+    return Load(None, args.max, tokens)
 
 
 def _run_probe(args: argparse.Namespace, host: str, level: float, run_id: str, integer: bool) -> Probe:

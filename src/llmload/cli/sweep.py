@@ -16,6 +16,7 @@ import sys
 from collections.abc import Iterator, Sequence
 
 from llmload.cli.child import run_child
+from llmload.cli.processes import load_of, processes_option, resolve, server_is_here
 from llmload.config.options import add_arguments, sweep_options, to_argv
 from llmload.core.redact import redact_argv, redact_url
 from llmload.results.exitcodes import ExitCode
@@ -34,9 +35,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--sim-arg", action="append", default=[], help="extra simulator argument")
     p.add_argument(
         "--processes",
-        type=int,
-        default=0,
-        help="worker processes on this machine (Locust --processes); 0: one process",
+        type=processes_option,
+        default="auto",
+        help="worker processes on this machine (Locust --processes; 0: one), or auto: as many as "
+        "the planned load needs by this machine's measured capacity (llmload calibrate), refused "
+        "before the run when its free cores cannot carry it",
     )
     p.add_argument("--no-wait", action="store_true", help="do not wait for the server first")
     p.add_argument(
@@ -89,7 +92,7 @@ def locust_command(args: argparse.Namespace, host: str) -> list[str]:
         "--loglevel",
         "WARNING",
     ]
-    if args.processes:
+    if args.processes:  # None (auto) is resolved before, by ``processes.resolve``
         command += ["--processes", str(args.processes)]
     return command + list(args.locust_args)
 
@@ -124,6 +127,8 @@ def main(argv: Sequence[str]) -> int:
         waited = wait_for(args, host)
         if waited is not ExitCode.OK:
             return int(waited)
+        here = server_is_here(host, args.sim is not None)
+        args.processes = resolve(args, host, load_of(args), server_here=here, prog="llmload sweep")
         command = locust_command(args, host)
         echo("llmload sweep", command)
         return run_child(command).returncode

@@ -16,6 +16,7 @@ import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from llmload.cli.processes import load_of, resolve
 from llmload.cli.search import _parser as search_parser
 from llmload.cli.search import search_verdict
 from llmload.cli.sweep import _parser as sweep_parser
@@ -67,6 +68,8 @@ def command(c: Configuration, url: str, cdir: Path, *, prometheus_port: int | No
     if c.mode == "search":
         return [sys.executable, "-m", "llmload.cli", "search", *_argv(c, url, cdir), "--", *watch]
     args.locust_args = [*args.locust_args, *watch]  # an option Locust's parser takes
+    # the configuration's server runs on this machine: tune started it
+    args.processes = resolve(args, url, load_of(args), server_here=True, prog=f"llmload tune: {c.name}")
     return locust_command(args, url)
 
 

@@ -1,0 +1,88 @@
+"""``--processes auto``: the plan's arithmetic, its refusal and what it reads of a sweep's options."""
+
+from __future__ import annotations
+
+import pytest
+
+from llmload.cli.processes import (
+    HEADROOM,
+    Cores,
+    Load,
+    PlanError,
+    load_of,
+    needs_pace,
+    plan,
+    processes_option,
+    server_is_here,
+)
+from llmload.cli.sweep import _parser as sweep_parser
+from llmload.errors import ConfigError
+
+
+def test_the_option_is_auto_or_a_count() -> None:
+    assert processes_option("auto") is None
+    assert processes_option("0") == 0
+    assert processes_option("3") == 3
+    for wrong in ("many", "-1", "1.5"):
+        with pytest.raises(ConfigError, match="--processes"):
+            processes_option(wrong)
+
+
+def test_a_plan_gives_each_process_its_capacity_times_the_headroom() -> None:
+    load = Load(1000, None, 128)
+    planned = plan(load, 50.0, 40_000.0, Cores(8, 0, ""))
+    assert planned.events_per_s == 50_000
+    assert planned.processes == -(-50_000 // int(40_000 * HEADROOM))  # ceil
+    assert planned.fits
+    assert plan(Load(10, None, 128), 50.0, 40_000.0, Cores(8, 0, "")).processes == 1
+
+
+def test_a_plan_beyond_the_free_cores_is_refused_with_its_figures() -> None:
+    planned = plan(Load(1000, None, 128), 50.0, 40_000.0, Cores(2, 1, "1 left to the server on this machine"))
+    assert not planned.fits
+    message = str(PlanError(planned))
+    assert "1,000 streams x 50 tok/s each bring up to 50,000 events/s" in message
+    assert f"one process carries {40_000 * HEADROOM:,.0f}" in message
+    assert f"{planned.processes} processes" in message
+    assert "1 of 2 cores free (1 left to the server on this machine)" in message
+    assert "--processes N" in message and "Kubernetes" in message
+    assert PlanError(planned).exit_code == 2
+
+
+def test_one_process_always_fits_even_without_a_free_core() -> None:
+    planned = plan(Load(4, None, 128), 50.0, 40_000.0, Cores(1, 0, ""))
+    assert planned.processes == 1 and planned.fits
+
+
+def test_open_loop_load_is_the_rate_times_the_tokens_a_request_may_bring() -> None:
+    planned = plan(Load(None, 100.0, 256), None, 40_000.0, Cores(4, 0, ""))
+    assert planned.events_per_s == 25_600
+    assert not needs_pace(Load(None, 100.0, 256))
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["--host", "http://h"], Load(128, None, 256)),
+        (["--host", "http://h", "--levels", "1,1000,8", "--max-tokens", "64"], Load(1000, None, 64)),
+        (["--host", "http://h", "--ramp", "1:64:8"], Load(64, None, 256)),
+        (["--host", "http://h", "--ramp", "rate:1:20:5"], Load(None, 20.0, 256)),
+        (["--host", "http://h", "--", "--rates", "2,30"], Load(None, 30.0, 256)),
+        (["--host", "http://h", "--max-tokens", "uniform:10:300"], Load(128, None, 300)),
+    ],
+)
+def test_the_load_is_the_sweeps_peak(argv: list[str], expected: Load) -> None:
+    assert load_of(sweep_parser().parse_args(argv)) == expected
+
+
+def test_only_a_plan_that_could_need_two_processes_asks_the_server_its_pace() -> None:
+    assert not needs_pace(Load(1, None, 128))
+    assert needs_pace(Load(1000, None, 128))
+
+
+def test_a_server_on_loopback_or_embedded_shares_the_cores() -> None:
+    assert server_is_here("http://127.0.0.1:8000", embedded=False)
+    assert server_is_here("http://localhost:8000", embedded=False)
+    assert server_is_here("http://[::1]:8000", embedded=False)
+    assert server_is_here("http://gpu-box:8000", embedded=True)
+    assert not server_is_here("http://gpu-box:8000", embedded=False)
