@@ -90,6 +90,17 @@ def worker(src: Path, url: str, streams: int, tokens: int, *, seconds: float, pi
     return round(r["events"] / r["cpu_window_s"])
 
 
+def floor(url: str, streams: int, mode: str, *, seconds: float, pin: list[str]) -> float:
+    """A bare gevent client's CPU per event on the same server (``harness/gevent_floor.py``)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "r.json"
+        script = str(HERE / "harness" / "gevent_floor.py")
+        args = [url, str(streams), "3", str(seconds), "128", str(out), mode]
+        subprocess.run([*pin, sys.executable, script, *args], check=True, capture_output=True)
+        r = json.loads(out.read_text())
+    return round(1e6 * float(r["cpu_window_s"]) / int(r["events"]), 3)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--before", required=True, help="revision before the tuning")
@@ -110,8 +121,9 @@ def main() -> None:
             for name, src in trees.items():
                 micro[name].append(child(src, ["-c", MICRO.format(bench=str(HERE))]))
         ends: dict[str, dict[str, list[float]]] = {
-            k: {"many_per_read": [], "one_per_read": []} for k in trees
+            k: {"many_per_read": [], "one_per_read": [], "one_per_read_1000": []} for k in trees
         }
+        floors: dict[str, list[float]] = {"wait-first": [], "callback": []}
         if not args.smoke:
             with blaster.running(1000, pins[0]) as url:
                 for _ in range(rounds):
@@ -124,11 +136,17 @@ def main() -> None:
                     for name, src in trees.items():
                         rate = worker(src, sim.url, 500, 128, seconds=6, pin=pins[1])
                         ends[name]["one_per_read"].append(rate)
+                    # the issue 29 regime: 1,000 streams, each read one event, beside the floors
+                    for name, src in trees.items():
+                        rate = worker(src, sim.url, 1000, 128, seconds=8, pin=pins[1])
+                        ends[name]["one_per_read_1000"].append(rate)
+                    for mode, costs_us in floors.items():
+                        costs_us.append(floor(sim.url, 1000, mode, seconds=8, pin=pins[1]))
     rows = []
     for key in micro["before"][0]:
         b, a = min(m[key] for m in micro["before"]), min(m[key] for m in micro["after"])
         rows.append({"what": key, "unit": "us_per_event", "before": b, "after": a, "ratio": round(a / b, 3)})
-    for key in ("many_per_read", "one_per_read"):
+    for key in ("many_per_read", "one_per_read", "one_per_read_1000"):
         if ends["before"][key]:
             b, a = median(ends["before"][key]), median(ends["after"][key])
             assert b is not None and a is not None
@@ -141,6 +159,22 @@ def main() -> None:
                     "ratio": round(a / b, 3),
                 }
             )
+    for mode, costs_us in floors.items():
+        if not costs_us:
+            continue
+        cost = median(costs_us)
+        assert cost is not None
+        b, a = (median(ends[k]["one_per_read_1000"]) for k in ("before", "after"))
+        assert b is not None and a is not None
+        rows.append(
+            {
+                "what": f"ratio_to_{mode}_floor_1000",
+                "unit": f"x the floor's {cost} us/event",
+                "before": round(1e6 / b / cost, 3),
+                "after": round(1e6 / a / cost, 3),
+                "ratio": round(b / a, 3),
+            }
+        )
     for row in rows:
         print(f"{row['what']:<28} {row['before']:>12} -> {row['after']:>12} {row['unit']} (x{row['ratio']})")
     doc = {
@@ -150,7 +184,7 @@ def main() -> None:
         "after": args.after or results.git_revision() + " + working tree",
         "rounds": rounds,
         "rows": rows,
-        "runs": {"micro": micro, "worker": ends},
+        "runs": {"micro": micro, "worker": ends, "floor_us_per_event": floors},
     }
     results.write(results.default_out("hot_path_ab", args.smoke, args.out), doc)
 

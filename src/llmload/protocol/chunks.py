@@ -92,7 +92,8 @@ def chunk_fields(data: bytes, part: str = "delta") -> ChunkFields:
     token_bearing = has_content = reasoning = False
     finish = completion = prompt = error = cached = timings = thinking = metrics = None
     try:
-        for choice in obj.get("choices") or ():
+        choices = obj.get("choices")
+        for choice in choices or ():
             delta = choice.get(part)
             if delta:
                 if delta.get("content"):
@@ -115,7 +116,9 @@ def chunk_fields(data: bytes, part: str = "delta") -> ChunkFields:
             details = usage.get("completion_tokens_details")
             if details:
                 thinking = details.get("reasoning_tokens")
-        if usage or finish is not None:  # only the last chunks: nothing more on the common path
+        # Only the last chunks (a finish reason, or usage alone): under continuous usage every
+        # chunk has usage, and the two look-ups would cost every event.
+        if finish is not None or (usage and not choices):
             timings = obj.get("timings")
             if type(timings) is not dict:
                 timings = None

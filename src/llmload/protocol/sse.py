@@ -96,7 +96,7 @@ class SSEDecoder:
         if (
             data[:6] == b"data: "
             and data[-2:] == b"\n\n"
-            and data.count(10) == 2
+            and data.find(10) == len(data) - 2  # memchr: no LF before the final two
             and 13 not in data
             and self._data is None
             and not self._buf

@@ -20,10 +20,10 @@ from llmload.errors import ErrorKind
 from llmload.protocol.http1 import HttpFramingError, ResponseParser, render_request
 from llmload.protocol.origin import Origin
 from llmload.transport.base import HttpRequest, ResponseSink, StaleConnection, TransportFailure
+from llmload.transport.delivery import STOPPED, Delivery, at_eof
 from llmload.transport.lean_io import (
     READ_SIZE,
     ReadDeadline,
-    WaitFirst,
     apply_deadline,
     open_connection,
     take_arrived_records,
@@ -111,58 +111,16 @@ class LeanTransport:
         self, sock: socket.socket, parser: ResponseParser, sink: ResponseSink, *, reused: bool
     ) -> bool:
         """Deliver the response; return whether the connection may be reused."""
-        recv = sock.recv
-        tls = self._ssl_context is not None
         sock.settimeout(None)  # the deadline is one timer for the response, not one per read
-        waiter = None if tls else WaitFirst(sock)
-        dry = waiter is not None  # nothing to read yet: the request has only just been sent
         deadline = ReadDeadline(sink)
-        first = True  # no response byte read yet
         try:
-            while True:
-                try:
-                    if waiter is not None and dry:
-                        waiter.wait()
-                    data = recv(READ_SIZE)
-                except gevent.Timeout as fired:
-                    if fired is not deadline.timer:
-                        raise
-                    deadline.arm()  # reads since it was armed may have moved it; or it passed
-                    continue
-                except OSError as exc:  # reset, TLS error mid-stream
-                    if reused and not parser.started:
-                        raise StaleConnection(str(exc)) from exc
-                    raise TransportFailure(ErrorKind.STREAM_BROKEN, f"read failed: {exc}") from exc
-                t_ns = perf_counter_ns()
-                if not data:
-                    return _at_eof(parser, sink, t_ns, reused=reused)
-                if first:
-                    first = False
-                    sink.on_first_byte(t_ns)
-                if tls:
-                    data = take_arrived_records(sock, data)
-                else:
-                    dry = len(data) < READ_SIZE  # a full buffer may have left bytes behind
-                try:
-                    parsed = parser.feed(data)
-                except HttpFramingError as exc:
-                    raise TransportFailure(ErrorKind.BAD_PAYLOAD, str(exc)) from exc
-                head = parsed.head
-                if head is not None:
-                    sink.on_headers(t_ns, head.status, head.headers)
-                if parsed.body and sink.on_data(t_ns, parsed.body):
-                    break  # the core has what it wants ([DONE]): it hears nothing more
-                if parsed.complete:
-                    sink.on_end(t_ns)
-                    return parser.reusable
-                # Not kept while waiting for the next read: a read far behind the server holds
-                # up to 64 KiB, twice (raw and de-chunked), per stream.
-                del data, parsed
+            if self._ssl_context is None:
+                ended = Delivery(sock, parser, sink, reused=reused).wait(deadline)
+            else:
+                ended = _receive_tls(sock, parser, sink, deadline, reused=reused)
         finally:
             deadline.close()
-            if waiter is not None:
-                waiter.close()
-        return _drain_tail(sock, parser)
+        return _drain_tail(sock, parser) if ended is STOPPED else bool(ended)
 
     # -- connecting ------------------------------------------------------------------------------
 
@@ -200,14 +158,46 @@ class LeanTransport:
             raise TransportFailure(ErrorKind.CONNECT_ERROR, f"TLS handshake: {exc}") from exc
 
 
-def _at_eof(parser: ResponseParser, sink: ResponseSink, t_ns: int, *, reused: bool) -> bool:
-    if reused and not parser.started:
-        raise StaleConnection("closed before any response byte")
-    if parser.feed_eof():
-        sink.on_end(t_ns)  # a close-delimited body ends here
-        return False
-    where = "response head" if parser.head is None else "body"
-    raise TransportFailure(ErrorKind.STREAM_BROKEN, f"connection closed inside the {where}")
+def _receive_tls(
+    sock: socket.socket, parser: ResponseParser, sink: ResponseSink, deadline: ReadDeadline, *, reused: bool
+) -> bool | str:
+    """The TLS path, read in the user's greenlet: a TLS socket can hold decrypted bytes while
+    its descriptor is not readable, so a readability callback (``Delivery``) could miss them."""
+    first = True
+    while True:
+        try:
+            data = sock.recv(READ_SIZE)
+        except gevent.Timeout as fired:
+            if fired is not deadline.timer:
+                raise
+            deadline.arm()  # reads since it was armed may have moved it; or it passed
+            continue
+        except OSError as exc:  # reset, TLS error mid-stream
+            if reused and not parser.started:
+                raise StaleConnection(str(exc)) from exc
+            raise TransportFailure(ErrorKind.STREAM_BROKEN, f"read failed: {exc}") from exc
+        t_ns = perf_counter_ns()
+        if not data:
+            return at_eof(parser, sink, t_ns, reused=reused)
+        if first:
+            first = False
+            sink.on_first_byte(t_ns)
+        data = take_arrived_records(sock, data)
+        try:
+            parsed = parser.feed(data)
+        except HttpFramingError as exc:
+            raise TransportFailure(ErrorKind.BAD_PAYLOAD, str(exc)) from exc
+        head = parsed.head
+        if head is not None:
+            sink.on_headers(t_ns, head.status, head.headers)
+        if parsed.body and sink.on_data(t_ns, parsed.body):
+            return STOPPED  # the core has what it wants ([DONE]): it hears nothing more
+        if parsed.complete:
+            sink.on_end(t_ns)
+            return parser.reusable
+        # Not kept while waiting for the next read: a read far behind the server holds up to
+        # 64 KiB, twice (raw and de-chunked), per stream.
+        del data, parsed
 
 
 def _drain_tail(sock: socket.socket, parser: ResponseParser) -> bool:

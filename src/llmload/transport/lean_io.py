@@ -70,30 +70,6 @@ class ReadDeadline:
             self.timer = None
 
 
-class WaitFirst:
-    """Waits for a plaintext socket to turn readable before a ``recv`` that would find nothing.
-
-    gevent's ``recv`` tries the syscall first and waits only after it fails, so on a socket read
-    dry (one event per read, the usual case with many streams) every event costs a failed
-    ``recv`` and a raised ``BlockingIOError`` on top of the one that succeeds: about a quarter of
-    a bare gevent client's CPU per event (bench/harness/gevent_floor.py). After a read that did
-    not fill the buffer, the socket is all but certainly drained, so the next read waits first.
-    Not for TLS: a TLS socket can hold decrypted bytes while its descriptor is not readable.
-    """
-
-    __slots__ = ("_hub", "_watcher")
-
-    def __init__(self, sock: socket.socket) -> None:
-        self._hub = gevent.get_hub()
-        self._watcher = self._hub.loop.io(sock.fileno(), 1)  # 1: readable
-
-    def wait(self) -> None:
-        self._hub.wait(self._watcher)
-
-    def close(self) -> None:
-        self._watcher.close()
-
-
 def apply_deadline(sock: socket.socket, sink: ResponseSink) -> None:
     deadline_ns = sink.read_deadline_ns()
     if deadline_ns is None:
