@@ -92,10 +92,17 @@ class ResponseParser:
         return self._state == _DONE and self._keep_alive and not self._excess
 
     def feed(self, data: bytes) -> Parsed:
+        state = self._state
+        if state == _SIZE and not self._pending:
+            # Exactly one whole chunk in the read (one event per read, many streams at a
+            # realistic pace): its data, with nothing else looked at. ``started`` is already set.
+            eol = data.find(b"\n")
+            size = self._sizes.get(data[:eol]) if eol > 0 else None
+            if size and eol + size + 3 == len(data) and data[-2:] == b"\r\n":
+                return _new_parsed(Parsed, (None, data[eol + 1 : -2], False))
         if not data:
             return _NOTHING
         self.started = True
-        state = self._state
         head = None
         if state == _HEAD:
             head, data = self._feed_head(data)
@@ -186,13 +193,6 @@ class ResponseParser:
         return data
 
     def _feed_chunked(self, data: bytes) -> bytes:
-        if self._state == _SIZE and not self._pending:
-            # Exactly one whole chunk in the read (one event per read, many streams at a
-            # realistic pace): its data without the loop below.
-            eol = data.find(b"\n")
-            size = self._sizes.get(data[:eol]) if eol > 0 else None
-            if size and eol + size + 3 == len(data) and data[-2:] == b"\r\n":
-                return data[eol + 1 : -2]
         if self._pending:
             data = self._pending + data
             self._pending = b""
