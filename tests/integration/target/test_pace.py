@@ -1,0 +1,43 @@
+"""``target/pace.py``'s ``stream_rate`` against the real simulator: the pace ``--processes auto``
+sizes a plan by, and None where no pace can be had."""
+
+from __future__ import annotations
+
+import pytest
+
+from llmload.sim.process import start_sim
+from llmload.target.pace import PROBE_TOKENS, stream_rate
+from tests.support.fleet import free_port
+
+pytestmark = pytest.mark.integration
+
+SIM_TOK_S = 50.0  # --step-ms 20: one token-bearing event every 20 ms
+
+
+def test_one_stream_is_paced_at_the_simulators_step() -> None:
+    with start_sim(["--ttft-ms", "0", "--step-ms", "20"]) as sim:
+        named = stream_rate(sim.url, None, None)  # the model from /v1/models
+        given = stream_rate(sim.url, "any-name", None)  # the simulator serves any model name
+        served = sim.requests()
+    # Within a factor of two, not a percent: the plan only needs the pace to within its headroom
+    # (processes.HEADROOM), and the span is 47 steps, under a second, so one late read at either
+    # end (the first read late shortens it, the last late lengthens it) moves the rate by what a
+    # busy 2-core machine's scheduler adds, which is no property of the probe.
+    for rate in (named, given):
+        assert rate is not None
+        assert SIM_TOK_S / 2 <= rate <= SIM_TOK_S * 2, rate
+    assert len(served) == 2
+    assert all(r["completion_tokens"] == PROBE_TOKENS for r in served), served
+
+
+def test_a_server_that_answers_no_stream_gives_no_pace() -> None:
+    # The simulator serves whatever model is asked, so it cannot reject an unknown one: a 400 on
+    # every request is how a server that does not serve the model asked answers instead.
+    with start_sim(["--ttft-ms", "0", "--step-ms", "20", "--fault", "http_400"]) as sim:
+        assert stream_rate(sim.url, "not-served", None) is None
+        assert stream_rate(sim.url, None, None) is None
+
+
+def test_a_port_nothing_listens_on_gives_no_pace() -> None:
+    assert stream_rate(f"http://127.0.0.1:{free_port()}", None, None) is None
+    assert stream_rate(f"http://127.0.0.1:{free_port()}", "m", None) is None
