@@ -16,9 +16,11 @@ import sys
 from collections.abc import Iterator, Sequence
 
 from llmload.cli.child import run_child
-from llmload.cli.processes import load_of, processes_option, resolve, server_is_here
+from llmload.cli.processes import cores, load_of, processes_option, resolve, server_is_here
+from llmload.cli.rerun import rerun_client_bound
 from llmload.config.options import add_arguments, sweep_options, to_argv
 from llmload.core.redact import redact_argv, redact_url
+from llmload.export.results import new_run_id
 from llmload.results.exitcodes import ExitCode
 from llmload.scenarios import locate
 
@@ -128,7 +130,12 @@ def main(argv: Sequence[str]) -> int:
         if waited is not ExitCode.OK:
             return int(waited)
         here = server_is_here(host, args.sim is not None)
+        auto = args.processes is None
         args.processes = resolve(args, host, load_of(args), server_here=here, prog="llmload sweep")
+        args.run_id = args.run_id or new_run_id()  # named here: a rerun reads its summary
         command = locust_command(args, host)
         echo("llmload sweep", command)
-        return run_child(command).returncode
+        code = run_child(command).returncode
+        if auto and code != ExitCode.INTERRUPTED:
+            rerun_client_bound(args, host, locust_command, cores(here), prog="llmload sweep")
+        return code

@@ -373,6 +373,20 @@ class RunInfo:
     lost_workers: tuple[LostWorker, ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class Rerun:
+    """``llmload sweep --processes auto``'s client-bound levels: run again with more processes
+    (as a run of their own, ``run_id``), or not, and why (``cli/rerun.py``)."""
+
+    levels: tuple[int, ...]
+    processes_before: int
+    health: str  # what flagged them
+    processes: int | None = None  # None: not run again
+    why_not: str | None = None
+    run_id: str | None = None
+    client_bound_after: bool | None = None
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Summary:
     schema_version: int
@@ -383,6 +397,7 @@ class Summary:
     stages: tuple[Stage, ...]
     warnings: tuple[str, ...]
     exit: Exit | None = None  # None until the run is judged (run/finish.py)
+    reruns: tuple[Rerun, ...] = ()  # llmload sweep's client-bound levels run again, or why not
 
     def with_exit(self, verdict: Exit) -> Summary:
         return replace(self, exit=verdict)
