@@ -121,7 +121,8 @@ def calibrate(streams: int = STREAMS, seconds: int = SECONDS) -> Capacity:
     _store(value, streams, events_per_s, cpu_percent)
     result = Capacity(
         value,
-        f"measured now: {events_per_s:,.0f} events/s on {cpu_percent:.0f}% of a core, {per_read:.2f} per read",
+        f"measured now: {events_per_s:,.0f} events/s on {cpu_percent:.0f}% of a core, "
+        f"{per_read:.2f} per read",
     )
     print(f"llmload: {result.line()}", flush=True)
     return result
