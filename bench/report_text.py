@@ -9,38 +9,39 @@ from __future__ import annotations
 
 FINDINGS = {
     "capacity": """
-**Many events per read: about 343,000 events per CPU-second, over the 300,000 goal** (three runs,
-339,000 to 351,000). Framing, SSE, JSON and the record cost 2.4 µs per event; folding the finished
-record costs 0.16 µs (0.83 µs before `LogHistogram.add_all`: a request's per-read samples go into
-each histogram sorted, a bucket at a time, instead of one `add` per sample, and `TimeSeries`
-slices its stamps per wall-clock second by bisection). One `orjson.loads` of a 260-byte chunk
-with continuous usage is 0.9 µs of the parse, the floor for a client that reads every field the
-metrics need.
+**Many events per read: about 298,000 events per CPU-second, at the 300,000 goal within this
+machine's day-to-day spread** (three runs, 295,000 to 317,000). Nothing on this path changed
+since the 343,000 of 2026-11-30 (revision 83c336d): `bench/hot_path_ab.py --before 356f18b`,
+both revisions side by side in one run, read 316,761 and 319,211 (`bench/results/
+issue29_hot_path_ab.json`), so the move is the machine, which measured the framing and parse
+5% slower too (2.55 against 2.42 µs per event, no sockets). Framing, SSE, JSON and the record
+cost 2.6 µs per event; folding the finished record costs 0.16 µs (0.83 µs before
+`LogHistogram.add_all`: a request's per-read samples go into each histogram sorted, a bucket at
+a time, instead of one `add` per sample, and `TimeSeries` slices its stamps per wall-clock
+second by bisection). One `orjson.loads` of a 260-byte chunk with continuous usage is 0.9 µs of
+the parse, the floor for a client that reads every field the metrics need.
 
-**One event per read: about 57,700 events per CPU-second at 1,000 streams, over the 50,000 goal**
-(three runs, 56,100 to 59,400), where the worker took 49,500 events/s on 86% of its core and
-reads held 1.04 events on average. Capacity is what a loaded worker sustains: at half the load
-(500 streams, the `half load` row) the same worker measured 43,100, because a worker with CPU to
-spare sleeps between the simulator's steps and pays a wake-up for every few reads (the bare
-client's cost per event moves the same way, 10.7 → 16.1 µs). The figure that travels between
-machines is the ratio to that floor: llmload spends 1.67 times the CPU per event of a gevent
-client that only reads (`gevent floor`: the same streams, each read counted, nothing parsed) at
-1,000 streams, and 1.46 times at 500.
+**One event per read: about 62,300 events per CPU-second at 1,000 streams, over the 50,000 goal**
+(three runs, 61,700 to 64,000), where the worker took 50,200 events/s on 79% of its core and
+reads held 1.04 events on average: **1.38 times the CPU per event of a gevent client that only
+reads** (`gevent floor`: the same streams, each read counted, nothing parsed; the three runs
+1.25, 1.38 and 1.45, the floor itself moving 11.1 to 13.0 µs between them). Capacity is what a
+loaded worker sustains: at half the load (500 streams, the `half load` row) the same worker
+measured 41,500, because a worker with CPU to spare sleeps between the simulator's steps and
+pays a wake-up for every few reads (the bare client's cost per event moves the same way, 11.3 →
+17.2 µs).
 
-Against the previous results (revision 91a00e8, same command) the loaded row moved 51,700 →
-57,700 with its ratio to the floor unchanged (1.66 → 1.67): this machine ran about 8% faster
-(the floor 11.6 → 10.7 µs per event), so most of the move is the machine, and the margin over
-the goal, 15%, is about what two runs of this machine differ by on absolutes. The half-load row
-went from 1.65 to 1.46 times its floor; that revision's users woke for every request boundary in
-more slices (see Accuracy), and its first streams started together (a harness bug, fixed), but
-the change was not taken apart. What made the one-per-read figure: reads wait for the socket to
-turn readable when the previous read drained it (`transport/lean_io.WaitFirst`), where gevent's
-`recv` tries first and raises a `BlockingIOError` on every dry socket (the `naive` floor: 12.4
-µs per event against 10.7); folding a record costs 0.43 µs per event instead of 2.9;
-one-whole-event reads skip the SSE decoder's line machinery and the chunked framer's loop. With
-the simulator on the client's CPU instead (it runs at SCHED_FIFO, so the client reads only when
-it yields), reads batch ~10 events and the worker measures far more: pinning apart is the
-honest, and slower, regime.
+Against the previous results (revision 83c336d, 57,700 and 1.67 times the floor) the move is
+the lean transport's reads, which now happen in the event loop's own callbacks
+(`transport/delivery.py`): the loop reads, stamps and feeds the recorder when the socket turns
+readable, and the user's greenlet wakes once per response instead of twice per read (see Per
+event: reads in the loop's callbacks, below). Before that, reads waited for readability in the
+greenlet when the previous read drained the socket, where gevent's `recv` tries first and
+raises a `BlockingIOError` on every dry socket (the `naive` floor: 13.3 µs per event against
+11.3); folding a record costs 0.47 µs per event instead of 2.9; one-whole-event reads skip the
+SSE decoder's line machinery and the chunked framer's loop. With the simulator on the client's
+CPU instead (it runs at SCHED_FIFO, so the client reads only when it yields), reads batch ~10
+events and the worker measures far more: pinning apart is the honest, and slower, regime.
 """,
     "tuning": """
 Before is `src/` at 2ec3641 (the parent of the tuning commit 4bab018), after is the working
@@ -77,7 +78,8 @@ Then, in the commits after that tuning (0ce9829, 91a00e8):
   slice the stamps by bisection. Folding a 128-token record read one event at a time: 3.0 →
   0.43 µs per event.
 - `transport/lean_io.py`: `WaitFirst`: after a read that did not fill the buffer, wait for
-  readability, then `recv` (gevent's `recv` tries first and raises on every dry socket).
+  readability, then `recv` (gevent's `recv` tries first and raises on every dry socket). Since
+  replaced by reads in the loop's callbacks (`transport/delivery.py`).
 - `protocol/`: a read that is exactly one chunk, or exactly one `data:` event, skips the framing
   loop and the SSE line machinery.
 - `run/session.py`, `locust/user.py`: records counted at once and folded when the loop is idle;
