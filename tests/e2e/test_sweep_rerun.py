@@ -122,9 +122,9 @@ def test_a_client_bound_level_is_run_again_with_more_processes_where_cores_are_f
         lab.link(client_ns, "10.201.0.2/24", sim_ns)
         with sim_on_its_own_host(lab, sim_ns, tmp_path / "sim.out") as url:
             # A capacity 25x what one process parses here: the plan sees one process enough
-            # for 800 streams x 50 tok/s, and that process is overloaded.
+            # for 1,000 streams x 50 tok/s, and that process is overloaded.
             done = sweep(
-                "--host", url, "--levels", "800", "--stage-s", "8", "--max-tokens", "64",
+                "--host", url, "--levels", "1000", "--stage-s", "8", "--max-tokens", "64",
                 "--results-dir", str(tmp_path), "--run-id", "over",
                 prefix=tuple(lab.exec(client_ns)), env={"LLMLOAD_CAPACITY": "1000000"},
             )  # fmt: skip
@@ -133,10 +133,10 @@ def test_a_client_bound_level_is_run_again_with_more_processes_where_cores_are_f
     first = summary(tmp_path / "over" / "summary.json")
     assert [s["client_bound"] for s in first["stages"]] == [True], first["stages"][0]["client_health"]
     (rerun,) = first["reruns"]
-    assert rerun["levels"] == [800] and rerun["processes_before"] == 1
+    assert rerun["levels"] == [1000] and rerun["processes_before"] == 1
     assert rerun["processes"] == 2 and rerun["run_id"] == "over-rerun" and rerun["why_not"] is None
     again = summary(tmp_path / "over-rerun" / "summary.json")
-    assert [s["concurrency"] for s in again["stages"]] == [800]
+    assert [s["concurrency"] for s in again["stages"]] == [1000]
     assert len(again["stages"][0]["client_health"]) == 2  # two worker processes measured it
     assert rerun["client_bound_after"] == again["stages"][0]["client_bound"]
     assert "running it again with 2 processes as over-rerun" in done.stdout
