@@ -29,6 +29,7 @@ from pathlib import Path
 import orjson
 
 from llmload.errors import ConfigError, LlmloadError
+from llmload.results.exitcodes import ExitCode
 
 ENV = "LLMLOAD_CAPACITY"
 STREAMS = 800
@@ -145,6 +146,8 @@ def _measure(streams: int, seconds: int) -> tuple[float, float, float]:
             "--only-summary", "--loglevel", "WARNING",
         ]  # fmt: skip
         proc = run_child(command, quiet=True)
+        if proc.returncode == ExitCode.INTERRUPTED:
+            raise KeyboardInterrupt  # a cut measurement is never kept: said as any Ctrl+C is
         try:
             summary = read_summary(Path(tmp) / "calibrate")
         except LlmloadError:
