@@ -87,28 +87,14 @@ class Delivery:
         except BlockingIOError:
             return None  # readable, then drained by nobody else: spurious, wait again
         except OSError as exc:  # reset
-            if self._reused and not parser.started:
-                raise StaleConnection(str(exc)) from exc
-            raise TransportFailure(ErrorKind.STREAM_BROKEN, f"read failed: {exc}") from exc
+            raise read_failed(exc, parser, reused=self._reused) from exc
         t_ns = perf_counter_ns()
         if not data:
             return at_eof(parser, sink, t_ns, reused=self._reused)
         if self._first:
             self._first = False
             sink.on_first_byte(t_ns)
-        try:
-            parsed = parser.feed(data)
-        except HttpFramingError as exc:
-            raise TransportFailure(ErrorKind.BAD_PAYLOAD, str(exc)) from exc
-        head = parsed.head
-        if head is not None:
-            sink.on_headers(t_ns, head.status, head.headers)
-        if parsed.body and sink.on_data(t_ns, parsed.body):
-            return STOPPED  # the core has what it wants ([DONE]): it hears nothing more
-        if parsed.complete:
-            sink.on_end(t_ns)
-            return parser.reusable
-        return None
+        return deliver(parser, sink, t_ns, data)
 
 
 def at_eof(parser: ResponseParser, sink: ResponseSink, t_ns: int, *, reused: bool) -> bool:
@@ -119,3 +105,29 @@ def at_eof(parser: ResponseParser, sink: ResponseSink, t_ns: int, *, reused: boo
         return False
     where = "response head" if parser.head is None else "body"
     raise TransportFailure(ErrorKind.STREAM_BROKEN, f"connection closed inside the {where}")
+
+
+def deliver(parser: ResponseParser, sink: ResponseSink, t_ns: int, data: bytes) -> bool | str | None:
+    """Frame one read and hand it to the sink; what the response ended as, or None while it
+    goes on (both read paths: ``Delivery`` here, TLS in ``lean``)."""
+    try:
+        parsed = parser.feed(data)
+    except HttpFramingError as exc:
+        raise TransportFailure(ErrorKind.BAD_PAYLOAD, str(exc)) from exc
+    head = parsed.head
+    if head is not None:
+        sink.on_headers(t_ns, head.status, head.headers)
+    if parsed.body and sink.on_data(t_ns, parsed.body):
+        return STOPPED  # the core has what it wants ([DONE]): it hears nothing more
+    if parsed.complete:
+        sink.on_end(t_ns)
+        return parser.reusable
+    return None
+
+
+def read_failed(exc: OSError, parser: ResponseParser, *, reused: bool) -> Exception:
+    """A read's error as the transport raises it: a kept connection the server had closed
+    before answering is stale (the request is replayed), anything else broke the stream."""
+    if reused and not parser.started:
+        return StaleConnection(str(exc))
+    return TransportFailure(ErrorKind.STREAM_BROKEN, f"read failed: {exc}")

@@ -20,7 +20,7 @@ from llmload.errors import ErrorKind
 from llmload.protocol.http1 import HttpFramingError, ResponseParser, render_request
 from llmload.protocol.origin import Origin
 from llmload.transport.base import HttpRequest, ResponseSink, StaleConnection, TransportFailure
-from llmload.transport.delivery import STOPPED, Delivery, at_eof
+from llmload.transport.delivery import STOPPED, Delivery, at_eof, deliver, read_failed
 from llmload.transport.lean_io import (
     READ_SIZE,
     ReadDeadline,
@@ -173,31 +173,19 @@ def _receive_tls(
             deadline.arm()  # reads since it was armed may have moved it; or it passed
             continue
         except OSError as exc:  # reset, TLS error mid-stream
-            if reused and not parser.started:
-                raise StaleConnection(str(exc)) from exc
-            raise TransportFailure(ErrorKind.STREAM_BROKEN, f"read failed: {exc}") from exc
+            raise read_failed(exc, parser, reused=reused) from exc
         t_ns = perf_counter_ns()
         if not data:
             return at_eof(parser, sink, t_ns, reused=reused)
         if first:
             first = False
             sink.on_first_byte(t_ns)
-        data = take_arrived_records(sock, data)
-        try:
-            parsed = parser.feed(data)
-        except HttpFramingError as exc:
-            raise TransportFailure(ErrorKind.BAD_PAYLOAD, str(exc)) from exc
-        head = parsed.head
-        if head is not None:
-            sink.on_headers(t_ns, head.status, head.headers)
-        if parsed.body and sink.on_data(t_ns, parsed.body):
-            return STOPPED  # the core has what it wants ([DONE]): it hears nothing more
-        if parsed.complete:
-            sink.on_end(t_ns)
-            return parser.reusable
+        ended = deliver(parser, sink, t_ns, take_arrived_records(sock, data))
+        if ended is not None:
+            return ended
         # Not kept while waiting for the next read: a read far behind the server holds up to
         # 64 KiB, twice (raw and de-chunked), per stream.
-        del data, parsed
+        del data
 
 
 def _drain_tail(sock: socket.socket, parser: ResponseParser) -> bool:
