@@ -5,20 +5,15 @@ link adds 20 ms on its way out, which must show in that worker's TTFT and not in
 
 from __future__ import annotations
 
-import contextlib
 import statistics
-import subprocess
-import sys
 import time
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from llmload.sim.process import ANNOUNCE_PREFIX
-from tests.support.fleet import REPO, LocustFleet, read_jsonl
+from tests.support.fleet import LocustFleet, read_jsonl
 from tests.support.netns import Lab, can_use_netns
 from tests.support.noise import Noise
 from tests.support.truth import recomputed, request_total
@@ -31,31 +26,7 @@ pytestmark = [
 
 DELAY_MS = 20.0
 SIM, MASTER, FAST, SLOW = "10.200.0.1", "10.200.0.2", "10.200.0.11", "10.200.0.12"
-
-
-@contextlib.contextmanager
-def sim_in(lab: Lab, ns: str, tmp: Path, *args: str) -> Iterator[str]:
-    """``python -m llmload.sim`` inside ``ns``; yields its URL, stops it (SIGTERM) after."""
-    out = tmp / "sim.out"
-    with out.open("wb") as f:
-        proc = subprocess.Popen(
-            [*lab.exec(ns), sys.executable, "-m", "llmload.sim", "--host", SIM, "--port", "0", *args],
-            cwd=REPO,
-            stdout=f,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-        )
-        try:
-            deadline = time.monotonic() + 20
-            while not out.read_text().endswith("\n"):
-                assert proc.poll() is None and time.monotonic() < deadline, out.read_text()
-                time.sleep(0.05)
-            line = out.read_text().splitlines()[0]
-            assert line.startswith(ANNOUNCE_PREFIX), line
-            yield line.removeprefix(ANNOUNCE_PREFIX)
-        finally:
-            proc.terminate()
-            proc.wait(10)
+SIM_ARGS = ("--ttft-ms", "50", "--step-ms", "20")
 
 
 def p50_ms(values: list[int]) -> float:
@@ -83,8 +54,16 @@ def test_workers_on_their_own_hosts_and_a_delayed_link(tmp_path: Path) -> None:
         ]
         print(f"links: {hows}")
         with (
-            sim_in(
-                lab, sim_ns, tmp_path, "--ttft-ms", "50", "--step-ms", "20", "--request-log", str(log)
+            lab.sim(
+                sim_ns,
+                SIM,
+                tmp_path / "sim.out",
+                "--ttft-ms",
+                "50",
+                "--step-ms",
+                "20",
+                "--request-log",
+                str(log),
             ) as url,
             LocustFleet(tmp_path, url, master_host=MASTER) as fleet,
         ):

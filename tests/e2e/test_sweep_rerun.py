@@ -11,19 +11,15 @@ again with two.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import subprocess
 import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from llmload.sim.process import ANNOUNCE_PREFIX
 from tests.support.fleet import REPO
 from tests.support.netns import Lab, can_use_netns
 
@@ -94,33 +90,12 @@ def test_a_client_bound_level_with_no_core_to_spare_is_said_with_its_figures(tmp
 SIM_IP = "10.201.0.1"
 
 
-@contextlib.contextmanager
-def sim_on_its_own_host(lab: Lab, ns: str, log: Path) -> Iterator[str]:
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [*lab.exec(ns), sys.executable, "-m", "llmload.sim", "--host", SIM_IP, "--port", "0", *SIM_ARGS],
-            cwd=REPO,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-        )
-        try:
-            deadline = time.monotonic() + 20
-            while not log.read_text().endswith("\n"):
-                assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
-                time.sleep(0.05)
-            yield log.read_text().splitlines()[0].removeprefix(ANNOUNCE_PREFIX)
-        finally:
-            proc.terminate()
-            proc.wait(10)
-
-
 def test_a_client_bound_level_is_run_again_with_more_processes_where_cores_are_free(tmp_path: Path) -> None:
     with Lab() as lab:
         sim_ns, client_ns = lab.ns("sim"), lab.ns("client")
         lab.bridge(sim_ns, f"{SIM_IP}/24")
         lab.link(client_ns, "10.201.0.2/24", sim_ns)
-        with sim_on_its_own_host(lab, sim_ns, tmp_path / "sim.out") as url:
+        with lab.sim(sim_ns, SIM_IP, tmp_path / "sim.out", *SIM_ARGS) as url:
             # A capacity 25x what one process parses here: the plan sees one process enough
             # for 1,000 streams x 50 tok/s, and that process is overloaded.
             done = sweep(

@@ -22,8 +22,11 @@ import subprocess
 import sys
 import time
 from collections import deque
+from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
+
+from llmload.sim.process import ANNOUNCE_PREFIX
 
 REPO = Path(__file__).resolve().parents[2]
 _PREFIX = "llt"
@@ -90,6 +93,40 @@ class Lab:
     @staticmethod
     def exec(ns: str) -> list[str]:
         return ["ip", "netns", "exec", ns]
+
+    @contextlib.contextmanager
+    def sim(self, ns: str, address: str, out: Path, *args: str) -> Iterator[str]:
+        """``python -m llmload.sim`` inside ``ns`` listening on ``address``; yields its URL,
+        stops it (SIGTERM) after. Its output goes to ``out``."""
+        with out.open("wb") as f:
+            proc = subprocess.Popen(
+                [
+                    *self.exec(ns),
+                    sys.executable,
+                    "-m",
+                    "llmload.sim",
+                    "--host",
+                    address,
+                    "--port",
+                    "0",
+                    *args,
+                ],
+                cwd=REPO,
+                stdout=f,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+            )
+            try:
+                deadline = time.monotonic() + 20
+                while not out.read_text().endswith("\n"):
+                    assert proc.poll() is None and time.monotonic() < deadline, out.read_text()
+                    time.sleep(0.05)
+                line = out.read_text().splitlines()[0]
+                assert line.startswith(ANNOUNCE_PREFIX), line
+                yield line.removeprefix(ANNOUNCE_PREFIX)
+            finally:
+                proc.terminate()
+                proc.wait(10)
 
     def bridge(self, ns: str, address: str) -> None:
         """A bridge ``br0`` in ``ns``, with ``address`` (CIDR) on it."""
