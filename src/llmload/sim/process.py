@@ -28,13 +28,15 @@ from types import TracebackType
 from typing import IO
 from urllib.parse import urlsplit
 
+from llmload.errors import LlmloadError
 from llmload.sim.jsonvalue import JSON
 
 ANNOUNCE_PREFIX = "llmload sim listening on "
 
 
-class SimStartError(RuntimeError):
-    """The simulator did not come up; the message carries its stderr."""
+class SimStartError(LlmloadError, RuntimeError):
+    """The simulator did not come up; the message carries its stderr. An ``LlmloadError``: a
+    wrong ``--sim-arg`` is the user's to fix, said in one line by the command, not a traceback."""
 
 
 def _drain(stream: IO[bytes]) -> None:
