@@ -277,7 +277,10 @@ def test_the_newer_apis_count_the_servers_tokens(
         # and message_delta), and its prompt with the cached part added back for Messages.
         # llama.cpp's Messages route rebuilds the body from a list of known fields and drops
         # ignore_eos: there an answer may end at the model's own EOS, as "stop".
-        assert r["prompt_tokens"] is not None, r
+        # llama.cpp writes message_start (the prompt's usage) with its first partial result only:
+        # when the first token's text is held back (part of an emoji), it never goes out
+        held_first = api == "messages" and stream and r["token_events"] < r["output_tokens"]
+        assert r["prompt_tokens"] is not None or held_first, r
         if api == "responses":
             assert r["output_tokens"] == 16, r
         else:  # an EOS drawn as the 16th token is the limit's count with the model's reason
