@@ -250,7 +250,11 @@ OPTIONS: tuple[Option, ...] = (
         to="workload.prefix.share",
     ),
     Option(
-        "--turns", "conversation scenario: turns per conversation", int, 4, to="workload.conversation.turns"
+        "--turns",
+        "conversation and agent scenarios: turns per conversation or session",
+        int,
+        4,
+        to="workload.conversation.turns",
     ),
     Option(
         "--think-time-s",
@@ -266,6 +270,47 @@ OPTIONS: tuple[Option, ...] = (
         str,
         "resend",
         to="workload.conversation.state",
+    ),
+    Option(
+        "--tool-result-tokens",
+        "agent scenario: words of each tool result added to a session's history",
+        int,
+        64,
+        to="workload.agent.tool_result_tokens",
+    ),
+    Option(
+        "--tool-latency-ms",
+        "agent scenario: mean client-side tool time between turns (+-50 percent)",
+        float,
+        0.0,
+        to="workload.agent.tool_latency_ms",
+    ),
+    Option(
+        "--fan-out",
+        "agent scenario: sub-agents run in parallel after turn --fan-out-at (0: none)",
+        int,
+        0,
+        to="workload.agent.fan_out",
+    ),
+    Option(
+        "--fan-out-at",
+        "agent scenario: the turn after which sub-agents run",
+        int,
+        1,
+        to="workload.agent.fan_out_at",
+    ),
+    Option(
+        "--sub-agent-turns", "agent scenario: turns of each sub-agent", int, 2, to="workload.agent.sub_turns"
+    ),
+    Option(
+        "--session-header",
+        "headers that carry a session's key (agent and conversation scenarios), for routers "
+        "that keep a session on one replica; none: send none",
+        str,
+        "X-Session-Affinity,X-Session-ID",
+        group="request",
+        to="request.session_headers",
+        parse=values.header_names,
     ),
     Option(
         "--images",

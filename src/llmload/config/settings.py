@@ -21,6 +21,7 @@ from llmload.errors import ConfigError
 from llmload.metrics.slo import SloRule
 from llmload.protocol.jsonvalue import JSON
 from llmload.protocol.origin import parse_origin
+from llmload.workload.agents import AgentSpec
 from llmload.workload.arrivals import ArrivalKind, Arrivals
 from llmload.workload.conversations import ConversationSpec
 from llmload.workload.images import ImageSpec
@@ -48,6 +49,11 @@ PATHS: Mapping[Endpoint, str] = MappingProxyType(
 ApiChoice = Literal["auto", "chat", "completions", "responses", "messages"]
 
 
+# The session headers routers and gateways key on: AIPerf's default, Cloudflare Workers AI's
+# and OpenCode's (X-Session-Affinity), and the common X-Session-ID (NeMo Gym, crush, Z.ai).
+DEFAULT_SESSION_HEADERS = ("X-Session-Affinity", "X-Session-ID")
+
+
 @dataclass(frozen=True, slots=True)
 class RequestConfig:
     endpoint: Endpoint = "chat"
@@ -60,6 +66,9 @@ class RequestConfig:
     api_key_env: str = "OPENAI_API_KEY"  # where the key came from: named in hints, never its value
     server_timings: ServerTimingsChoice = "auto"
     api: ApiChoice = "auto"
+    # The headers that carry a session's key (agent and conversation scenarios), for a router
+    # that keeps a session on one replica; empty: none sent.
+    session_headers: tuple[str, ...] = DEFAULT_SESSION_HEADERS
 
     @property
     def path(self) -> str:
@@ -89,6 +98,7 @@ class WorkloadConfig:
     max_length: int = 32768  # the cap of normal and lognormal draws without their own
     prefix: PrefixSpec = field(default_factory=PrefixSpec)
     conversation: ConversationSpec = field(default_factory=ConversationSpec)
+    agent: AgentSpec = field(default_factory=AgentSpec)  # the agent scenario's sessions
     embedding_batch: int = 1  # inputs per /v1/embeddings request of the embeddings scenario
     rerank_documents: int = 8  # documents per /v1/rerank request of the rerank scenario
     # What --prompt-tokens counts: "off" (words), "server" (its /tokenize), a tokenizer.json, or

@@ -93,6 +93,20 @@ def extra_headers(value: object, _given: argparse.Namespace) -> tuple[tuple[str,
     return tuple(headers)
 
 
+def header_names(value: object, _given: argparse.Namespace) -> tuple[str, ...]:
+    """Comma-separated header names; ``none`` (or nothing) for none."""
+    text = str(value or "").strip()
+    if text.lower() in ("", "none"):
+        return ()
+    names = tuple(name.strip() for name in text.split(","))
+    for name in names:
+        if not name or not all(c.isalnum() or c in "-_" for c in name):
+            raise ConfigError(
+                "--session-header", value, "use header names like 'X-Session-ID,X-Route-Key', or none"
+            )
+    return names
+
+
 def levels(value: object, _given: argparse.Namespace) -> tuple[int, ...]:
     text = str(value)
     try:

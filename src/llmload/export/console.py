@@ -69,6 +69,7 @@ def render_stage(stage: Stage) -> str:
     lines += _http_phases(stage)
     lines += _cost(stage)
     lines += _reasoning(stage)
+    lines += _sessions(stage)
     for name, part in stage.by_name.items():
         lines.append(
             f"  {name}: ok {part.requests.ok}, failed {part.requests.failed}"
@@ -195,6 +196,27 @@ def _reasoning(stage: Stage) -> list[str]:
             else ""
         )
     ]
+
+
+def _sessions(stage: Stage) -> list[str]:
+    s = stage.sessions
+    if s is None:
+        return []
+    lines = []
+    if s.completed or s.failed or s.unfinished:
+        d, worst = s.duration_ms, s.worst_ttft_ms
+        lines.append(
+            f"  sessions: completed {s.completed} ({_num(s.completed_per_s, 3)}/s), failed {s.failed},"
+            f" unfinished {s.unfinished}"
+            + (f" · duration p50 {_num(d.p50 / 1000)} / p90 {_num(d.p90 / 1000)} s" if d else "")
+            + (f" · worst turn TTFT p90 {_num(worst.p90)} ms" if worst else "")
+            + (f" · {_num(s.turns_per_session.mean, 1)} turns" if s.turns_per_session else "")
+            + (f", {_num(s.requests_per_session.mean, 1)} requests each" if s.requests_per_session else "")
+        )
+    if s.cache_hit_rate_by_turn:
+        shares = " ".join(f"{turn}:{rate:.0%}" for turn, rate in list(s.cache_hit_rate_by_turn.items())[:12])
+        lines.append(f"  prefix cache hit rate by turn (server's usage): {shares}")
+    return lines
 
 
 def _headline(summary: Summary) -> list[str]:

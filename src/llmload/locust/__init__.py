@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # the names _EXPORTS serves, spelled out for type checkers
     from llmload.core.answer import Answer as Answer
     from llmload.core.answer import ToolCall as ToolCall
+    from llmload.locust.agent import AgentUser as AgentUser
     from llmload.locust.conversation import ConversationUser as ConversationUser
     from llmload.locust.openloop import OpenLoopUser as OpenLoopUser
     from llmload.locust.plugin import install as install
@@ -49,6 +50,7 @@ _EXPORTS: dict[str, str] = {
     "EmbeddingsUser": _USERS,
     "RerankUser": _USERS,
     "ConversationUser": "llmload.locust.conversation",
+    "AgentUser": "llmload.locust.agent",
     "OpenLoopUser": "llmload.locust.openloop",
     "TraceUser": "llmload.locust.trace",
     "SweepShape": "llmload.locust.shape",

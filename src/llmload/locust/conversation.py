@@ -36,6 +36,8 @@ class ConversationUser(LLMUser):
         super().__init__(environment)
         self._conversation = Conversation()
         self._pause_s = 0.0
+        self._conversations = 1
+        self._header_names = self._session.config.request.session_headers
 
     def wait_time(self) -> float:
         # Locust sleeps this long between tasks, and stops a user cleanly while it sleeps.
@@ -49,14 +51,18 @@ class ConversationUser(LLMUser):
         count = self.client.count
         api = session.config.request.api_for(self.endpoint)
         prompt = self._conversation.ask(self.prompt())
+        # the conversation's key, for a router that keeps a session on one replica
+        key = f"{self._session.run_id}.{self._user_id}.{self._conversations}"
+        headers = {name: key for name in self._header_names}
         response_id = None
         if spec.state == "server":  # only the new message, after the server's stored answer
-            record, response_id = self.client.turn(prompt, api, self._conversation.response_id)
+            record, response_id = self.client.turn(prompt, api, self._conversation.response_id, headers)
         else:
-            record = self.client.send(prompt, api)
+            record = self.client.send(prompt, api, headers=headers)
         if record.ok and self._conversation.turns_done + 1 < spec.turns:
             self._conversation = self._conversation.answered(prompt, record.output_tokens, response_id)
             self._pause_s = spec.think_s(workload.seed, self._user_id, count)
         else:
             self._conversation = Conversation()
+            self._conversations += 1
             self._pause_s = 0.0

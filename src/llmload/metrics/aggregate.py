@@ -24,6 +24,7 @@ from llmload.metrics.histogram import LogHistogram
 from llmload.metrics.http_phases import HttpPhases
 from llmload.metrics.reasoning import ReasoningSide
 from llmload.metrics.server_side import ServerSide
+from llmload.metrics.sessions import SessionSide
 
 # Latency histograms (LATENCY_KEYS, the catalog's) are in ns; count histograms in their own units.
 COUNT_KEYS = (
@@ -110,6 +111,7 @@ class StageStats:
     server_side: ServerSide = field(default_factory=ServerSide)
     http_phases: HttpPhases = field(default_factory=HttpPhases)
     reasoning: ReasoningSide = field(default_factory=ReasoningSide)
+    sessions: SessionSide = field(default_factory=SessionSide)  # agentic sessions, turns' cache reuse
     # None: this is one name's share, broken down no further.
     by_name: dict[str, StageStats] | None = field(default_factory=dict)
 
@@ -160,6 +162,8 @@ class StageStats:
             c.max_tokens_asked += r.max_tokens
             c.output_tokens_asked += r.output_tokens
         self.reasoning.add(r)
+        if r.labels:
+            self.sessions.add_turn(r)
         self._add_latencies(r)
 
     def add_late(self, r: RequestRecord, window: Window) -> None:
@@ -237,6 +241,7 @@ class StageStats:
         self.server_side.merge(other.server_side)
         self.http_phases.merge(other.http_phases)
         self.reasoning.merge(other.reasoning)
+        self.sessions.merge(other.sessions)
         for kind, sample in other.error_samples.items():
             self.error_samples.setdefault(kind, sample)
         if self.by_name is not None:
@@ -257,6 +262,7 @@ class StageStats:
             "server_side": self.server_side.to_dict(),
             "http_phases": self.http_phases.to_dict(),
             "reasoning": self.reasoning.to_dict(),
+            "sessions": self.sessions.to_dict(),
         }
 
     @classmethod
@@ -276,6 +282,7 @@ class StageStats:
         stats.server_side = ServerSide.from_dict(d.get("server_side", {}))
         stats.http_phases = HttpPhases.from_dict(d.get("http_phases", {}))
         stats.reasoning = ReasoningSide.from_dict(d.get("reasoning", {}))
+        stats.sessions = SessionSide.from_dict(d.get("sessions", {}))
         if not leaf:
             stats.by_name = {name: cls.from_dict(n, leaf=True) for name, n in d.get("by_name", {}).items()}
         return stats

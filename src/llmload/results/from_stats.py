@@ -18,6 +18,7 @@ from llmload.metrics.histogram import LogHistogram, SignedHistogram
 from llmload.metrics.http_phases import PHASES, HttpPhases
 from llmload.metrics.reasoning import ReasoningSide
 from llmload.metrics.server_side import ServerSide
+from llmload.metrics.sessions import SessionSide
 from llmload.protocol.jsonvalue import JSON
 from llmload.results.headline import headline
 from llmload.results.summary import (
@@ -34,6 +35,7 @@ from llmload.results.summary import (
     Saturation,
     ServerMetricsSummary,
     ServerTimingsSummary,
+    SessionsSummary,
     SloOutcome,
     Stage,
     Summary,
@@ -149,6 +151,7 @@ def stage_summary(
         server_metrics=_server_metrics(stats.server_side),
         http_phases=_http_phases(stats.http_phases),
         reasoning=_reasoning(stats.reasoning, c.output_tokens),
+        sessions=_sessions(stats.sessions, duration_s),
         prompt_tokens_counted_vs_requested=_ratio(c.prompt_compared_server, c.prompt_compared_requested),
         output_tokens_vs_max_tokens=_ratio(c.output_tokens_asked, c.max_tokens_asked),
     )
@@ -169,6 +172,36 @@ def _reasoning(side: ReasoningSide, output_tokens: int) -> ReasoningSummary | No
         tpot_reasoning_ms=latency_ms(h["tpot_reasoning"]),
         tpot_answer_ms=latency_ms(h["tpot_answer"]),
     )
+
+
+def _sessions(side: SessionSide, window_s: float) -> SessionsSummary | None:
+    if not side:
+        return None
+    h, ended = side.hist, side.ended
+    permille = h["cache_hit_permille"]
+    return SessionsSummary(
+        completed=ended["completed"],
+        failed=ended["failed"],
+        unfinished=ended["unfinished"],
+        completed_per_s=_ratio(ended["completed"], window_s) if window_s > 0 else None,
+        duration_ms=latency_ms(h["duration"]),
+        worst_ttft_ms=latency_ms(h["worst_ttft"]),
+        turns_per_session=_mean_max(h["turns"]),
+        requests_per_session=_mean_max(h["requests"]),
+        output_tokens_per_session=_mean_max(h["output_tokens"]),
+        cache_hit_rate=None
+        if permille.count == 0 or permille.mean is None or permille.max is None
+        else MeanMax(mean=round(permille.mean / 1000, 4), max=permille.max / 1000),
+        cache_hit_rate_by_turn={
+            turn: round(cached / prompt, 4)
+            for turn, (prompt, cached) in sorted(side.by_turn.items(), key=lambda kv: _turn_order(kv[0]))
+            if prompt
+        },
+    )
+
+
+def _turn_order(turn: str) -> tuple[int, str]:
+    return (int(turn), "") if turn.isdigit() else (1 << 30, turn)
 
 
 def _server_timings(side: ServerSide) -> ServerTimingsSummary | None:

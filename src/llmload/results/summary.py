@@ -179,6 +179,24 @@ class ReasoningSummary:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class SessionsSummary:
+    """Agentic sessions that started inside the stage's window, by how they ended, and the
+    prefix cache's share of the prompt per turn index (conversations' turns too)."""
+
+    completed: int
+    failed: int  # a turn failed, so the session's later turns never went out
+    unfinished: int  # the run ended inside the session
+    completed_per_s: float | None  # completed sessions per second of the window
+    duration_ms: Latency | None  # of completed sessions, first request to last reply
+    worst_ttft_ms: Latency | None  # per completed session, the TTFT of its slowest own turn
+    turns_per_session: MeanMax | None
+    requests_per_session: MeanMax | None  # sub-agents' requests included
+    output_tokens_per_session: MeanMax | None
+    cache_hit_rate: MeanMax | None  # per completed session: cached / prompt tokens, as reported
+    cache_hit_rate_by_turn: Mapping[str, float]  # turn index -> cached / prompt tokens, as reported
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class NamedStage:
     """A stage's requests of one name (a scenario's ``name=``): counted and timed as the
     stage's are, over the same measured window."""
@@ -250,6 +268,7 @@ class Stage:
     cost: StageCost | None = None  # None: no --gpu-hour-cost or --deployment-hour-cost
     gpu: GpuStage | None = None  # None: no --gpu-metrics, or it answered nothing
     reasoning: ReasoningSummary | None = None  # None: no request reasoned
+    sessions: SessionsSummary | None = None  # None: no agentic session, no turn with a cache count
     # the server's count of the prompts over the length llmload built them to (1.0: exact)
     prompt_tokens_counted_vs_requested: float | None = None
     # output tokens over the max_tokens asked, of requests that asked (1.0: every one ran to it)

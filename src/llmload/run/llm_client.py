@@ -72,6 +72,7 @@ class Reply:
     timings: Timings
     prompt_tokens: int | None
     output_tokens: int
+    cached_tokens: int | None = None  # of prompt_tokens, what the server's usage says its cache held
     sent: tuple[Mapping[str, object], ...] = ()  # the chat messages that were sent
 
     @property
@@ -276,20 +277,39 @@ class LLMClient:
         transport: Transport | None = None,
         stage_window: tuple[int, Window] | None = None,
         scheduled_ns: int | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> RequestRecord:
         """A workload prompt as the run's options shape it; nothing of the answer is kept.
-        The open-loop user passes its own connection, stage and due time."""
+        The open-loop user passes its own connection, stage and due time; a conversation its
+        session's headers."""
         call = self._client().call(prompt, endpoint)
+        if headers:
+            call = replace(call, headers=_pairs(headers))
         return self._send(call, transport=transport, stage_window=stage_window, scheduled_ns=scheduled_ns)
 
+    def ask(self, prompt: Prompt, endpoint: Endpoint, *, headers: Mapping[str, str] | None = None) -> Reply:
+        """A workload prompt as ``send`` sends it (its labels included), with the answer kept
+        and read: an agent's turn, whose next prompt carries the reply."""
+        call = self._client().call(prompt, endpoint)
+        if headers:
+            call = replace(call, headers=_pairs(headers))
+        return self._reply(call, None, prompt.messages)
+
     def turn(
-        self, prompt: Prompt, endpoint: Endpoint, previous_response_id: str | None
+        self,
+        prompt: Prompt,
+        endpoint: Endpoint,
+        previous_response_id: str | None,
+        headers: Mapping[str, str] | None = None,
     ) -> tuple[RequestRecord, str | None]:
         """A conversation's turn whose history the server keeps: sent after the answer of
         ``previous_response_id`` (None: the first turn), and the new answer's id."""
         fields = None if previous_response_id is None else {"previous_response_id": previous_response_id}
         payloads: list[bytes] = []
-        record = self._send(self._client().call(prompt, endpoint, fields), keep=payloads)
+        call = self._client().call(prompt, endpoint, fields)
+        if headers:
+            call = replace(call, headers=_pairs(headers))
+        record = self._send(call, keep=payloads)
         return record, response_id_of(payloads[0]) if record.ok and payloads else None
 
     def _send(
@@ -358,5 +378,6 @@ def _reply_of(record: RequestRecord, payloads: list[bytes], sent: tuple[Mapping[
         timings=Timings.of(record),
         prompt_tokens=record.prompt_tokens,
         output_tokens=record.output_tokens,
+        cached_tokens=record.cached_tokens,
         sent=sent,
     )

@@ -37,6 +37,7 @@ from llmload.run.monitor import HealthMonitor
 from llmload.run.sources import SyntheticTexts, calibrated_source, prompt_source
 from llmload.target.models import Served, served
 from llmload.transport.factory import TransportFactory
+from llmload.workload.agents import SessionAccount
 from llmload.workload.prompts import PromptSource
 
 if TYPE_CHECKING:
@@ -286,6 +287,12 @@ class Session:
         elif self._folder is None:
             self._folder = gevent.spawn(self._fold_when_idle)
 
+    def on_session(self, account: SessionAccount) -> None:
+        """An agentic session ended: it counts in its stage if it started inside the window.
+        Its records were counted on their own, as they ended."""
+        if account.measured:
+            self.stages[account.stage].stats.sessions.add_session(account)
+
     def _judge(self, record: RequestRecord) -> None:
         if record.outcome == OK:
             self._failures_in_a_row = 0
@@ -396,7 +403,7 @@ class Session:
         self.fold_pending()
         taken = {}
         for index, state in self.stages.items():
-            if state.stats.counts or state.stats.outcomes:
+            if state.stats.counts or state.stats.outcomes or state.stats.sessions:
                 taken[index], state.stats = state.stats, StageStats()
         return taken
 

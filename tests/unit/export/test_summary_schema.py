@@ -32,6 +32,7 @@ from llmload.results.summary import (
     Saturation,
     ServerMetricsSummary,
     ServerTimingsSummary,
+    SessionsSummary,
     Stage,
     StageCost,
     Summary,
@@ -89,6 +90,7 @@ PARTS = {
     "headline": Headline,
     "saturation": Saturation,
     "run": RunInfo,
+    "sessions": SessionsSummary,
 }
 
 

@@ -30,6 +30,7 @@ EXPECTED = {
     "EmbeddingsUser",
     "RerankUser",
     "ConversationUser",
+    "AgentUser",
     "OpenLoopUser",
     "TraceUser",
     "SweepShape",

@@ -1,0 +1,104 @@
+"""Sessions per stage: agentic sessions as wholes, and the prefix cache per turn.
+
+Two views, both mergeable like the rest of a stage's state:
+
+- per session (the agent scenario's ``SessionAccount``): sessions that *started* inside the
+  measured window, by how they ended, and for completed ones their duration, turns, requests,
+  tokens, worst turn TTFT and cache hit rate as log-bucket histograms;
+- per turn index (every request labelled ``turn=N``, the conversation scenario's too): the
+  prompt tokens the server counted and the part it said came from its cache, so the summary
+  can show reuse growing with the history.
+
+A stage without either carries nothing (``to_dict`` is empty; the summary says ``null``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from llmload.core.record import RequestRecord
+from llmload.metrics.histogram import LogHistogram
+from llmload.protocol.jsonvalue import JSON, JSONObject, integer, obj
+from llmload.workload.agents import SessionAccount
+
+HISTOGRAMS = ("duration", "turns", "requests", "output_tokens", "worst_ttft", "cache_hit_permille")
+_MAX_TURN_KEYS = 256  # labels are bounded upstream (MAX_TURNS); this guards the wire too
+
+
+def _histograms() -> dict[str, LogHistogram]:
+    return {name: LogHistogram() for name in HISTOGRAMS}
+
+
+@dataclass(slots=True)
+class SessionSide:
+    ended: Counter[str] = field(default_factory=Counter)  # completed, failed, unfinished
+    hist: dict[str, LogHistogram] = field(default_factory=_histograms)  # of completed sessions
+    # turn index -> [prompt tokens, cached tokens] of the window's requests that reported both
+    by_turn: dict[str, list[int]] = field(default_factory=dict)
+
+    def add_session(self, s: SessionAccount) -> None:
+        """A session that started inside the window has ended."""
+        self.ended[s.outcome or "unfinished"] += 1
+        if s.outcome != "completed":
+            return
+        h = self.hist
+        for name, value in (
+            ("duration", s.duration_ns),
+            ("turns", s.turns),
+            ("requests", s.requests),
+            ("output_tokens", s.output_tokens),
+            ("worst_ttft", s.worst_ttft_ns),
+        ):
+            if value is not None:
+                h[name].add(value)
+        rate = s.cache_hit_rate
+        if rate is not None:
+            h["cache_hit_permille"].add(round(rate * 1000))
+
+    def add_turn(self, r: RequestRecord) -> None:
+        """A request of the window: its turn's prompt and cached tokens, where it has both."""
+        if r.cached_tokens is None or r.prompt_tokens is None:
+            return
+        for name, value in r.labels:
+            if name == "turn":
+                pair = self.by_turn.get(value)
+                if pair is None:
+                    if len(self.by_turn) >= _MAX_TURN_KEYS:
+                        return
+                    pair = self.by_turn[value] = [0, 0]
+                pair[0] += r.prompt_tokens
+                pair[1] += r.cached_tokens
+                return
+
+    def merge(self, other: SessionSide) -> None:
+        self.ended.update(other.ended)
+        for name in HISTOGRAMS:
+            self.hist[name].merge(other.hist[name])
+        for turn, (prompt, cached) in other.by_turn.items():
+            pair = self.by_turn.setdefault(turn, [0, 0])
+            pair[0] += prompt
+            pair[1] += cached
+
+    def __bool__(self) -> bool:
+        return bool(self.ended or self.by_turn)
+
+    def to_dict(self) -> dict[str, JSON]:
+        if not self:
+            return {}
+        hist: dict[str, JSON] = {name: self.hist[name].to_dict() for name in HISTOGRAMS}
+        by_turn: dict[str, JSON] = {turn: [prompt, cached] for turn, (prompt, cached) in self.by_turn.items()}
+        return {"ended": dict(self.ended), "hist": hist, "by_turn": by_turn}
+
+    @classmethod
+    def from_dict(cls, d: JSONObject) -> SessionSide:
+        side = cls()
+        for outcome, n in obj(d.get("ended") or {}, "ended").items():
+            side.ended[outcome] = integer(n, outcome)
+        for name, h in obj(d.get("hist") or {}, "hist").items():
+            side.hist[name] = LogHistogram.from_dict(obj(h, name))
+        for turn, pair in obj(d.get("by_turn") or {}, "by_turn").items():
+            if not isinstance(pair, list) or len(pair) != 2:
+                raise ValueError(f"by_turn[{turn}]: expected [prompt, cached]")
+            side.by_turn[turn] = [integer(pair[0], turn), integer(pair[1], turn)]
+        return side

@@ -1,0 +1,176 @@
+"""Agentic sessions against the real simulator, in a plain process: what each turn sends (the
+bytes on the wire), how sub-agents overlap and join, the session's key on every request, and
+the session's account in the stage's stats. Joined to the simulator's own log by request id."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from itertools import pairwise
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import orjson
+import pytest
+
+from llmload.config.settings import PhaseConfig, RequestConfig, RunConfig, TransportConfig, WorkloadConfig
+from llmload.core.phases import Phase
+from llmload.core.recorder import Timeouts
+from llmload.core.stages import Announcement
+from llmload.run.agent import Agent, Seat
+from llmload.run.llm_client import LLMClient
+from llmload.run.session import Session
+from llmload.sim.process import SimProcess, start_sim
+from llmload.transport.base import HttpRequest, ResponseSink, Transport
+from llmload.workload.agents import TOOL_RESULT_PREFIX, AgentSpec
+from llmload.workload.conversations import ConversationSpec
+
+pytestmark = [pytest.mark.integration]
+
+
+@pytest.fixture(scope="module")
+def sim() -> Iterator[SimProcess]:
+    # The batching engine with its prefix cache (no --ttft-ms): turns find their history cached.
+    with start_sim(["--seed", "5"]) as process:
+        yield process
+
+
+class Wire:
+    """Every request the session's transports wrote and the body each answer streamed, by
+    request id."""
+
+    def __init__(self) -> None:
+        self.sent: dict[str, HttpRequest] = {}
+        self.received: dict[str, bytearray] = {}
+
+    def reply(self, request_id: str) -> str:
+        """The answer's text, from the SSE bytes as they came (not llmload's own reader)."""
+        text = []
+        for line in self.received[request_id].decode().split("\n"):
+            if line.startswith("data: {"):
+                for choice in orjson.loads(line[6:]).get("choices") or ():
+                    text.append(choice["delta"].get("content") or "")
+        return "".join(text)
+
+    def wrap(self, inner: Transport) -> Transport:
+        wire = self
+
+        class Capturing:
+            def exchange(self, request: HttpRequest, sink: ResponseSink) -> None:
+                request_id = dict(request.headers)["X-Request-Id"]
+                wire.sent[request_id] = request
+                body = wire.received[request_id] = bytearray()
+                on_data = sink.on_data
+
+                def keep(t_ns: int, data: bytes) -> bool:
+                    body.extend(data)
+                    return on_data(t_ns, data)
+
+                sink.on_data = keep  # type: ignore[method-assign]
+                inner.exchange(request, sink)
+
+            def close(self) -> None:
+                inner.close()
+
+        return Capturing()
+
+
+def _session(sim: SimProcess, tmp_path: Path, agent: AgentSpec, wire: Wire) -> Session:
+    workload = WorkloadConfig(
+        prompt_tokens=24, max_tokens=12, conversation=ConversationSpec(turns=4), agent=agent
+    )
+    config = RunConfig(
+        host=sim.url,
+        request=RequestConfig(model="sim-llama-3-8b"),
+        workload=workload,
+        phases=PhaseConfig(),
+        timeouts=Timeouts(),
+        transport=TransportConfig(sim.url),
+        results_dir=str(tmp_path),
+        run_id="agents",
+    )
+    session = Session(config)
+    transports = session.transports  # every connection, sub-agents' too, through the wire
+    session.transports = SimpleNamespace(new=lambda: wire.wrap(transports.new()), close=transports.close)  # type: ignore[assignment]
+    for phase in (Phase.WARMUP, Phase.MEASURE):
+        session.apply(Announcement(0, phase, time.time(), 1))
+    return session
+
+
+def _run(session: Session, key: str) -> tuple[Any, list[dict[str, Any]]]:
+    transport = session.transports.new()
+    client = LLMClient(lambda **_: None, session, 0, lambda: transport)
+    texts = iter(range(1, 1000))
+    agent = Agent(session, lambda **_: None, "chat")
+    try:
+        account = agent.run(Seat(client, 0, key, lambda n: session.texts.get(n, 0, next(texts))))
+    finally:
+        transport.close()
+    session.fold_pending()
+    lines = (Path(session.results.path) / "requests.jsonl").read_bytes().splitlines()
+    return account, [orjson.loads(line) for line in lines]
+
+
+def _messages(request: HttpRequest) -> list[dict[str, Any]]:
+    messages: list[dict[str, Any]] = orjson.loads(request.body)["messages"]
+    return messages
+
+
+def _turn(record: dict[str, Any], label: str = "turn") -> int:
+    return int(dict(record["labels"])[label])
+
+
+def test_each_turn_resends_the_servers_replies_and_the_tool_results(sim: SimProcess, tmp_path: Path) -> None:
+    wire = Wire()
+    session = _session(sim, tmp_path, AgentSpec(tool_result_tokens=20, tool_latency_ms=20), wire)
+    account, records = _run(session, "s-1")
+    assert account.outcome == "completed" and account.turns == account.requests == 4
+    truth = {e["client_request_id"]: e for e in sim.requests()}
+    records.sort(key=_turn)
+    replies: list[str] = []
+    for r in records:
+        sent = _messages(wire.sent[r["id"]])
+        request = wire.sent[r["id"]]
+        assert ("X-Session-Affinity", "s-1") in request.headers and ("X-Session-ID", "s-1") in request.headers
+        # the prompt is the first one, then each earlier reply exactly as the server streamed
+        # it and a tool result of 20 words
+        assert [m["content"] for m in sent[1::2]] == replies, r["id"]
+        assert all(m["role"] == "assistant" for m in sent[1::2])
+        for tool in sent[2::2]:
+            assert tool["role"] == "user" and tool["content"].startswith(TOOL_RESULT_PREFIX)
+            assert len(tool["content"].removeprefix(TOOL_RESULT_PREFIX).split()) == 20
+        replies.append(wire.reply(r["id"]))
+        assert r["output_tokens"] == truth[r["id"]]["completion_tokens"]
+        assert r["prompt_tokens"] == truth[r["id"]]["prompt_tokens"]
+    # Each turn found the previous turn's prompt in the cache, in whole 16-token blocks.
+    for before, after in pairwise(records):
+        assert after["cached_tokens"] >= before["prompt_tokens"] // 16 * 16 - 16, (before, after)
+    stats = session.take_stats()[0].sessions
+    assert stats.ended == {"completed": 1} and stats.hist["turns"].count == 1
+    assert set(stats.by_turn) == {"1", "2", "3", "4"}
+    session.close()
+
+
+def test_sub_agents_run_in_parallel_and_the_parent_waits_for_every_one(
+    sim: SimProcess, tmp_path: Path
+) -> None:
+    wire = Wire()
+    spec = AgentSpec(tool_result_tokens=8, fan_out=3, fan_out_at=2, sub_turns=2)
+    session = _session(sim, tmp_path, spec, wire)
+    account, records = _run(session, "s-2")
+    assert account.outcome == "completed"
+    own = sorted((r for r in records if "turn" in dict(r["labels"])), key=_turn)
+    subs = [r for r in records if "subturn" in dict(r["labels"])]
+    assert len(own) == 4 and len(subs) == 3 * 2 and account.requests == 10
+    keys = {dict(wire.sent[r["id"]].headers)["X-Session-Affinity"] for r in subs}
+    assert keys == {"s-2/1", "s-2/2", "s-2/3"}
+    # every sub-agent ran between the parent's turn 2 and turn 3, their first turns side by side
+    assert all(own[1]["done_ns"] <= r["sent_ns"] and r["done_ns"] <= own[2]["sent_ns"] for r in subs)
+    firsts = [r for r in subs if _turn(r, "subturn") == 1]
+    assert max(r["sent_ns"] for r in firsts) < min(r["done_ns"] for r in firsts)
+    # and the parent's next turn carries each sub-agent's last reply
+    result = _messages(wire.sent[own[2]["id"]])[-1]["content"]
+    for n in (1, 2, 3):
+        assert f"[sub-agent {n}]" in result
+    session.close()
