@@ -303,6 +303,22 @@ OPTIONS: tuple[Option, ...] = (
         "--sub-agent-turns", "agent scenario: turns of each sub-agent", int, 2, to="workload.agent.sub_turns"
     ),
     Option(
+        "--cancel",
+        "share of requests the client closes after --cancel-after, as a user who moves on "
+        "(counted as cancelled: neither ok nor failed)",
+        float,
+        0.0,
+        to="workload.cancel.share",
+    ),
+    Option(
+        "--cancel-after",
+        "when a cancelled request is closed: MS, or LO-HI drawn uniformly, from its start",
+        str,
+        "500",
+        to="workload.cancel.after_ms",
+        parse=values.cancel_after,
+    ),
+    Option(
         "--session-header",
         "headers that carry a session's key (agent and conversation scenarios), for routers "
         "that keep a session on one replica; none: send none",

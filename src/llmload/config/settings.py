@@ -23,6 +23,7 @@ from llmload.protocol.jsonvalue import JSON
 from llmload.protocol.origin import parse_origin
 from llmload.workload.agents import AgentSpec
 from llmload.workload.arrivals import ArrivalKind, Arrivals
+from llmload.workload.cancel import CancelSpec
 from llmload.workload.conversations import ConversationSpec
 from llmload.workload.images import ImageSpec
 from llmload.workload.lengths import Length, require_output_jitter
@@ -99,6 +100,7 @@ class WorkloadConfig:
     prefix: PrefixSpec = field(default_factory=PrefixSpec)
     conversation: ConversationSpec = field(default_factory=ConversationSpec)
     agent: AgentSpec = field(default_factory=AgentSpec)  # the agent scenario's sessions
+    cancel: CancelSpec = field(default_factory=CancelSpec)  # --cancel: requests the client closes early
     embedding_batch: int = 1  # inputs per /v1/embeddings request of the embeddings scenario
     rerank_documents: int = 8  # documents per /v1/rerank request of the rerank scenario
     # What --prompt-tokens counts: "off" (words), "server" (its /tokenize), a tokenizer.json, or

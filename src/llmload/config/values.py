@@ -14,6 +14,7 @@ import orjson
 
 from llmload.errors import ConfigError
 from llmload.metrics.slo import SloRule, parse_max_error_rate, parse_slo
+from llmload.workload.cancel import parse_after
 from llmload.workload.images import parse_sizes
 from llmload.workload.lengths import Length, parse_length_spec
 from llmload.workload.ramps import Ramp, parse_ramp
@@ -105,6 +106,10 @@ def header_names(value: object, _given: argparse.Namespace) -> tuple[str, ...]:
                 "--session-header", value, "use header names like 'X-Session-ID,X-Route-Key', or none"
             )
     return names
+
+
+def cancel_after(value: object, _given: argparse.Namespace) -> tuple[float, float]:
+    return parse_after(str(value))
 
 
 def levels(value: object, _given: argparse.Namespace) -> tuple[int, ...]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from llmload.core.record import OK, UNFINISHED, RequestRecord
+from llmload.core.record import CANCELLED, OK, UNFINISHED, RequestRecord
 from llmload.core.stop import FailedFast
 
 REQUESTS = 20
@@ -32,7 +32,7 @@ class FailFast:
 
     def observe(self, record: RequestRecord) -> FailedFast | None:
         """Feed every finished request; returns the stop (once) when the run should end."""
-        if not self.armed or record.outcome == UNFINISHED:
+        if not self.armed or record.outcome in (UNFINISHED, CANCELLED):
             return None
         status = record.status if record.status != 200 else None
         if record.outcome == OK or (self.first is not None and self.first[:2] != (record.outcome, status)):

@@ -38,6 +38,7 @@ class Outcome(StrEnum):
 
     OK = "ok"
     UNFINISHED = "unfinished"  # the run ended first: no latency, no error
+    CANCELLED = "cancelled"  # the client closed it on purpose (--cancel): no latency, no error
     CONNECT_ERROR = ErrorKind.CONNECT_ERROR.value
     CONNECT_TIMEOUT = ErrorKind.CONNECT_TIMEOUT.value
     FIRST_TOKEN_TIMEOUT = ErrorKind.FIRST_TOKEN_TIMEOUT.value
@@ -58,6 +59,9 @@ class Outcome(StrEnum):
 
 OK = Outcome.OK
 UNFINISHED = Outcome.UNFINISHED
+CANCELLED = Outcome.CANCELLED
+# Outcomes that are no failure: the rest are the failure kinds (ErrorKind).
+NOT_FAILED = frozenset({OK, UNFINISHED, CANCELLED})
 
 
 @dataclass(frozen=True, slots=True)

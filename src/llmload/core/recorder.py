@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from llmload.core.record import (
+    CANCELLED,
     OK,
     UNFINISHED,
     Outcome,
@@ -305,6 +306,19 @@ class ResponseRecorder:
         if not self._failed:
             self._failed = True
             self.record.outcome = UNFINISHED
+        return self._settle(t_ns)
+
+    def cancelled(self, t_ns: int) -> RequestRecord:
+        """The client closed the request on purpose (``--cancel``): keep its tokens, say when."""
+        if not self._failed:
+            self._failed = True
+            rec = self.record
+            rec.outcome = CANCELLED
+            began = rec.sent_ns if rec.sent_ns is not None else rec.scheduled_ns
+            during = "prefill" if rec.first_token_ns is None else "decode"
+            rec.error_detail = (
+                f"cancelled by the client {(t_ns - began) / 1e6:.0f} ms after it was sent, during {during}"
+            )
         return self._settle(t_ns)
 
     def finish(self, t_ns: int) -> RequestRecord:

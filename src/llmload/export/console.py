@@ -46,7 +46,8 @@ def render_stage(stage: Stage) -> str:
         f"{_num(stage.input_tok_per_s, 1)} tok/s · total {_num(stage.total_tok_per_s, 1)}"
         f" tok/s · {_num(stage.request_per_s, 3)} req/s",
         f"  requests: ok {req.ok}, failed {req.failed}, unfinished {req.unfinished}"
-        f" (warm-up {req.warmup}, drain {req.drain} excluded)",
+        + (f", cancelled {req.cancelled}" if req.cancelled else "")
+        + f" (warm-up {req.warmup}, drain {req.drain} excluded)",
         f"  tokens per event {_mean_max(tpe)} · events per read {_mean_max(epr)}"
         f" · token source {stage.token_source or '-'}",
         *(

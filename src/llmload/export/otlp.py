@@ -22,7 +22,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
 from opentelemetry.sdk.trace.id_generator import IdGenerator
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
-from llmload.core.record import OK, UNFINISHED, RequestRecord
+from llmload.core.record import NOT_FAILED, RequestRecord
 from llmload.metrics import derive
 
 TRACES_PATH = "/v1/traces"
@@ -103,7 +103,7 @@ class RequestSpans:
         ):
             if stamp is not None:
                 span.add_event(name, timestamp=stamp + self._offset)
-        if r.outcome not in (OK, UNFINISHED):
+        if r.outcome not in NOT_FAILED:
             span.set_status(Status(StatusCode.ERROR, r.outcome.value))
         span.end(end_time=(r.done_ns if r.done_ns is not None else begin) + self._offset)
 

@@ -27,7 +27,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Histo
 from prometheus_client.utils import floatToGoString as _untyped_go_float
 
 from llmload.config.settings import ExporterConfig
-from llmload.core.record import OK, UNFINISHED
+from llmload.core.record import CANCELLED, OK, UNFINISHED
 from llmload.errors import ErrorKind
 from llmload.metrics.catalog import prometheus_name
 from llmload.metrics.classic import BY_KEY, SPECS, ClassicStats
@@ -71,7 +71,7 @@ HEALTH: dict[str, tuple[str, str, float]] = {
     "cpu_percent": (prometheus_name("client_cpu"), "CPU, as a fraction of one core.", 1e-2),
     "events_per_read_mean": (prometheus_name("events_per_read"), "Mean events per socket read.", 1.0),
 }
-OUTCOMES: tuple[str, ...] = (OK, *(kind.value for kind in ErrorKind), UNFINISHED)
+OUTCOMES: tuple[str, ...] = (OK, *(kind.value for kind in ErrorKind), UNFINISHED, CANCELLED)
 
 
 class ExportSource(Protocol):

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from llmload.core.phases import Phase, Window
-from llmload.core.record import OK, UNFINISHED, RequestRecord
+from llmload.core.record import NOT_FAILED, OK, UNFINISHED, RequestRecord
 from llmload.metrics import derive
 from llmload.metrics.catalog import LATENCY_KEYS
 from llmload.metrics.histogram import LogHistogram
@@ -129,7 +129,7 @@ class StageStats:
         c = self.counts
         outcome = r.outcome.value  # counted by value: the counters' keys are JSON's
         self.attempts[outcome] += 1
-        if outcome not in (OK, UNFINISHED) and outcome not in self.error_samples:
+        if outcome not in NOT_FAILED and outcome not in self.error_samples:
             self.error_samples[outcome] = (r.status, r.error_detail or "")
         c.count_record(r.phase)
         c.window_output_tokens += self._tokens_in_window(r, window)

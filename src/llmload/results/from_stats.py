@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 
 from llmload.core.health import HealthSnapshot
 from llmload.core.phases import Window
-from llmload.core.record import OK, UNFINISHED
+from llmload.core.record import CANCELLED, NOT_FAILED, OK, UNFINISHED
 from llmload.core.redact import redact_text
 from llmload.metrics.aggregate import StageStats
 from llmload.metrics.histogram import LogHistogram, SignedHistogram
@@ -93,7 +93,7 @@ def stage_summary(
     partial: bool = False,
 ) -> Stage:
     c, o, h = stats.counts, stats.outcomes, stats.hist
-    failed = {kind: n for kind, n in sorted(o.items()) if kind not in (OK, UNFINISHED)}
+    failed = {kind: n for kind, n in sorted(o.items()) if kind not in NOT_FAILED}
     seconds = duration_s if duration_s > 0 else float("nan")
     output_rate = c.window_output_tokens / seconds
     input_rate = c.window_prompt_tokens / seconds
@@ -242,7 +242,7 @@ def _http_phases(phases: HttpPhases) -> HttpPhasesSummary | None:
 
 def _named(stats: StageStats, seconds: float) -> NamedStage:
     c, o, h = stats.counts, stats.outcomes, stats.hist
-    failed = {kind: n for kind, n in sorted(o.items()) if kind not in (OK, UNFINISHED)}
+    failed = {kind: n for kind, n in sorted(o.items()) if kind not in NOT_FAILED}
     return NamedStage(
         requests=_requests(stats, failed),
         errors=failed,
@@ -264,6 +264,7 @@ def _requests(stats: StageStats, failed: Mapping[str, int]) -> Requests:
         ok=o[OK],
         failed=sum(failed.values()),
         unfinished=o[UNFINISHED],
+        cancelled=o[CANCELLED],
         warmup=c.records_warmup,
         drain=c.records_drain,
     )
@@ -271,11 +272,12 @@ def _requests(stats: StageStats, failed: Mapping[str, int]) -> Requests:
 
 def _attempts(stats: StageStats) -> Attempts:
     a = stats.attempts
-    errors = {kind: n for kind, n in sorted(a.items()) if kind not in (OK, UNFINISHED)}
+    errors = {kind: n for kind, n in sorted(a.items()) if kind not in NOT_FAILED}
     return Attempts(
         finished=sum(a.values()) - a[UNFINISHED],
         failed=sum(errors.values()),
         unfinished=a[UNFINISHED],
+        cancelled=a[CANCELLED],
         errors=errors,
     )
 

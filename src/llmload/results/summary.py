@@ -63,10 +63,11 @@ class Requests:
     unfinished: int
     warmup: int
     drain: int
+    cancelled: int = 0  # closed by the client on purpose (--cancel): neither ok nor failed
 
     @property
     def total(self) -> int:
-        return self.ok + self.failed + self.unfinished
+        return self.ok + self.failed + self.unfinished + self.cancelled
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -77,6 +78,7 @@ class Attempts:
     failed: int
     unfinished: int
     errors: Mapping[str, int] = field(default_factory=dict)
+    cancelled: int = 0  # of finished: closed by the client on purpose (--cancel)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

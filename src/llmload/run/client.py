@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TypedDict
 
+import gevent
 from greenlet import GreenletExit
 
 from llmload.config.settings import PATHS, Endpoint, RequestConfig
@@ -216,6 +217,7 @@ class ChatClient:
         on_unfinished: Callable[[RequestRecord], None] | None = None,
         active: set[RequestRecord] | None = None,
         keep: list[bytes] | None = None,
+        cancel_after_s: float | None = None,
     ) -> RequestRecord:
         """Send one request and return its record; failures are data on the record.
 
@@ -223,6 +225,7 @@ class ChatClient:
         handed to ``on_unfinished`` before the kill proceeds. While in flight, the record is in
         ``active`` (if given), so live progress can count tokens before the request ends.
         ``keep`` receives the response's payloads, for a caller that reads the answer.
+        ``cancel_after_s``: close the request that long after it starts (``--cancel``).
         """
         now = self._clock()
         record = RequestRecord(
@@ -252,7 +255,9 @@ class ChatClient:
             headers = (*headers, (HEADER, ids.traceparent))
         http = HttpRequest("POST", self.request_path(call.endpoint), headers, call.body)
         try:
-            return self._exchange(transport, http, recorder, window, on_unfinished)
+            return self._exchange(
+                transport, http, recorder, window, on_unfinished, cancel_after_s=cancel_after_s
+            )
         finally:
             if active is not None:
                 active.discard(record)
@@ -268,12 +273,23 @@ class ChatClient:
         recorder: ResponseRecorder,
         window: Window,
         on_unfinished: Callable[[RequestRecord], None] | None,
+        *,
+        cancel_after_s: float | None = None,
     ) -> RequestRecord:
         recorder.record.began_ns = self._clock()
+        # The cancel is raised in this greenlet wherever it waits (connect, write, a read) and
+        # unwinds the transport, which closes the connection on its way out, as a user's
+        # client does when the user moves on.
+        cancel = None if cancel_after_s is None else gevent.Timeout.start_new(cancel_after_s, Cancel)
         try:
             transport.exchange(http, recorder)
         except TransportFailure as failure:
             recorder.fail(self._clock(), failure.kind, failure.detail)
+        except Cancel:
+            transport.close()
+            done = recorder.cancelled(self._clock())
+            done.phase = window.phase_at(done.sent_ns or done.scheduled_ns)
+            return done
         except GreenletExit:
             transport.close()
             done = recorder.unfinished(self._clock())
@@ -281,10 +297,18 @@ class ChatClient:
             if on_unfinished is not None:
                 on_unfinished(done)
             raise
+        finally:
+            if cancel is not None:
+                cancel.close()
         done = recorder.finish(self._clock())
         # Latency belongs to the window the request was *sent* in (docs/metrics.md).
         done.phase = window.phase_at(done.sent_ns or done.scheduled_ns)
         return done
+
+
+class Cancel(BaseException):
+    """The client's own cancel of a request (``--cancel``). A BaseException, as gevent's
+    Timeout is, so that no ``except Exception`` on the way up mistakes it for a failure."""
 
 
 ANTHROPIC_VERSION = "2023-06-01"

@@ -13,7 +13,7 @@ from typing import Protocol
 import gevent
 
 from llmload.core.phases import Window
-from llmload.core.record import OK, RequestRecord
+from llmload.core.record import NOT_FAILED, RequestRecord
 from llmload.run.client import Call
 from llmload.run.session import Session
 from llmload.transport.base import Transport
@@ -68,6 +68,7 @@ def send_request(
         session.on_record(record, counted)
 
     client = session.client()
+    workload = session.config.workload
     record = client.run(
         transport,
         call,
@@ -79,6 +80,7 @@ def send_request(
         on_unfinished=unfinished,
         active=session.active,
         keep=keep,
+        cancel_after_s=workload.cancel.delay_s(workload.seed, user_id, index),
     )
     try:
         gevent.idle()  # as above: the bookkeeping waits for the reads that arrived meanwhile
@@ -87,7 +89,7 @@ def send_request(
     finally:  # also when the run ends the user here: a finished request is never dropped
         session.on_record(record, counted)
         report_to_locust(report, record.name or client.request_path(call.endpoint), record)
-    if scheduled_ns is None and record.outcome != OK:
+    if scheduled_ns is None and record.outcome not in NOT_FAILED:
         gevent.sleep(session.backoff_s())  # a failing server is not hammered by a tight loop
     return record
 
@@ -96,7 +98,8 @@ def report_to_locust(report: RequestEvent, name: str, r: RequestRecord) -> None:
     """Exactly one Locust request event per real request; "response_length" carries the output
     tokens, the only size that matters here. Metrics never travel as fake requests."""
     e2e_ms = ((r.done_ns or 0) - (r.sent_ns or r.scheduled_ns)) / 1e6
-    error = None if r.outcome == OK else RuntimeError(f"{r.outcome}: {r.error_detail or ''}")
+    # A cancel is the workload's, not the server's failure: Locust counts it as a request.
+    error = None if r.outcome in NOT_FAILED else RuntimeError(f"{r.outcome}: {r.error_detail or ''}")
     report(
         request_type="POST",
         name=name,

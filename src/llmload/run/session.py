@@ -20,7 +20,7 @@ from llmload.config.settings import RunConfig
 from llmload.core.failfast import FailFast
 from llmload.core.health import HealthSnapshot
 from llmload.core.phases import Phase, Window
-from llmload.core.record import OK, UNFINISHED, RequestRecord
+from llmload.core.record import NOT_FAILED, OK, RequestRecord
 from llmload.core.stages import Announcement, Progress
 from llmload.core.stop import Stop
 from llmload.errors import TargetError
@@ -296,7 +296,7 @@ class Session:
     def _judge(self, record: RequestRecord) -> None:
         if record.outcome == OK:
             self._failures_in_a_row = 0
-        elif record.outcome != UNFINISHED:
+        elif record.outcome not in NOT_FAILED:
             self._failures_in_a_row += 1
         stop = self._fail_fast.observe(record)
         if stop is not None and self.stopped is None:
