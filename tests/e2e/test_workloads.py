@@ -9,6 +9,7 @@ last field, what the raw records recompute.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +52,26 @@ CONVERSATION = (
     "--ignore-eos",
     "--think-time-s",
     "0.05",
+)
+AGENT_TURNS, FAN_OUT, SUB_TURNS = 3, 2, 2
+AGENT = (
+    "--turns",
+    str(AGENT_TURNS),
+    "--fan-out",
+    str(FAN_OUT),
+    "--fan-out-at",
+    "1",
+    "--sub-agent-turns",
+    str(SUB_TURNS),
+    "--tool-result-tokens",
+    "12",
+    "--tool-latency-ms",
+    "20",
+    "--prompt-tokens",
+    str(WORDS),
+    "--max-tokens",
+    str(REPLY),
+    "--ignore-eos",
 )
 
 
@@ -110,6 +131,36 @@ def _check_conversation(summary: dict[str, Any], records: list[dict[str, Any]]) 
         assert int(r["labels"]["turn"]) == count % TURNS + 1, r["id"]
 
 
+def _check_agent(summary: dict[str, Any], records: list[dict[str, Any]]) -> None:
+    (stage,) = summary["stages"]
+    assert stage["requests"]["failed"] == 0
+    sessions = stage["sessions"]
+    assert sessions["completed"] >= 2 and sessions["failed"] == 0, sessions
+    # every completed session ran its own turns and its sub-agents' (each with its own ids)
+    assert sessions["turns_per_session"] == {"mean": AGENT_TURNS, "max": AGENT_TURNS}
+    per_session = AGENT_TURNS + FAN_OUT * SUB_TURNS
+    assert sessions["requests_per_session"] == {"mean": per_session, "max": per_session}
+    assert sessions["duration_ms"]["count"] == sessions["completed"]
+    assert set(sessions["cache_hit_rate_by_turn"]) == {str(n) for n in range(1, AGENT_TURNS + 1)}
+    last_turns = [r for r in records if r["labels"].get("turn") == str(AGENT_TURNS) and r["outcome"] == "ok"]
+    assert sessions["completed"] <= len(last_turns)
+    # Turn by turn, a session's prompt is the last one with the reply (REPLY tokens under
+    # --ignore-eos) and a tool result added: it grows by at least those every turn.
+    own = sorted(
+        (r for r in records if "turn" in r["labels"] and r["outcome"] == "ok"), key=lambda r: r["sent_ns"]
+    )
+    by_user: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in own:
+        by_user[r["user"]].append(r)
+    grown = 0
+    for turns in by_user.values():
+        for before, after in pairwise(turns):
+            if int(after["labels"]["turn"]) == int(before["labels"]["turn"]) + 1:
+                assert after["prompt_tokens"] >= before["prompt_tokens"] + REPLY, (before["id"], after["id"])
+                grown += 1
+    assert grown >= sessions["completed"]
+
+
 def test_prefix_groups_local(run_locust: RunLocust) -> None:
     with start_sim(SIM) as sim:
         run = run_locust(sim.url, *PREFIX, locustfile="locustfiles/prefix.py", users=6, run_time="6s")
@@ -125,13 +176,21 @@ def test_conversation_local(run_locust: RunLocust) -> None:
     _check_conversation(run.summary, run.records)
 
 
+def test_agent_local(run_locust: RunLocust) -> None:
+    with start_sim(SIM) as sim:
+        run = run_locust(sim.url, *AGENT, locustfile="locustfiles/agent.py", users=4, run_time="6s")
+    assert run.summary["run"]["scenario"] == "agent"
+    _check_agent(run.summary, run.records)
+
+
 @pytest.mark.parametrize(
     ("locustfile", "args", "check"),
     [
         ("locustfiles/prefix.py", PREFIX, _check_prefix),
         ("locustfiles/conversation.py", CONVERSATION, _check_conversation),
+        ("locustfiles/agent.py", AGENT, _check_agent),
     ],
-    ids=["prefix", "conversation"],
+    ids=["prefix", "conversation", "agent"],
 )
 def test_distributed(tmp_path: Path, locustfile: str, args: tuple[str, ...], check: Any) -> None:
     with start_sim(SIM) as sim, LocustFleet(tmp_path, sim.url, locustfile=locustfile) as fleet:
