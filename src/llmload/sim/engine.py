@@ -200,7 +200,9 @@ class BatchEngine:
         """Prompt tokens the cache holds for an admitted sequence; the first admission records it."""
         first = generation.cached_tokens is None
         cache = self.prefix_cache
-        cached = 0 if cache is None else cache.lookup(generation.prompt, record=first)
+        cached = (
+            0 if cache is None else cache.lookup(generation.prompt, record=first, adapter=generation.adapter)
+        )
         if first:
             generation.cached_tokens = cached
         return cached
@@ -209,7 +211,7 @@ class BatchEngine:
         cache = self.prefix_cache
         if cache is not None:
             for generation in self._prefilled:
-                cache.insert(generation.prompt)
+                cache.insert(generation.prompt, generation.adapter)
         self._prefilled.clear()
 
     def _preempt(self) -> None:

@@ -66,7 +66,7 @@ def _by_session(entries: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]
 
 
 def _hit_rate(entries: list[dict[str, Any]]) -> float:
-    return sum(e["cached_tokens"] for e in entries) / sum(e["prompt_tokens"] for e in entries)
+    return float(sum(e["cached_tokens"] for e in entries) / sum(e["prompt_tokens"] for e in entries))
 
 
 def _expected_cached(entries: list[dict[str, Any]]) -> list[int]:
@@ -119,3 +119,22 @@ def test_round_robin_spreads_sessions_and_finds_far_less(tmp_path: Path) -> None
     # 6 sessions on 4 replicas in turn: a session's third and fourth turns meet its first and
     # second again, so round-robin finds something, but far less than session affinity
     assert scattered < 0.6 * sticky
+
+
+def test_served_models_are_listed_and_each_requests_model_is_in_the_truth() -> None:
+    args = ["--model", "base,lora-a", "--adapter-switch-ms", "50", "--step-base-ms=1", "--step-per-seq-ms=0"]
+    with start_sim(args) as sim:
+        listed = sim.get_json("/v1/models")
+        for model in ("lora-a", "base", "unknown"):
+            body = {"model": model, "prompt": "one two three", "max_tokens": 2, "ignore_eos": True}
+            response = exchange(sim.port, "/v1/completions", body)
+            assert response.status == 200 and json.loads(response.body)["model"] == model
+        entries = sim.requests()
+        durations = sim.stats()["step_duration"]
+    assert isinstance(durations, dict)
+    longest = durations["max_ns"]
+    assert isinstance(listed, dict)
+    assert [(m["id"], m["parent"]) for m in listed["data"]] == [("base", None), ("lora-a", "base")]
+    assert [(e["model"], e["replica"], e["session"]) for e in entries] == [
+        ("lora-a", 0, None), ("base", 0, None), ("unknown", 0, None)]  # fmt: skip
+    assert isinstance(longest, int) and longest >= 50_000_000  # the adapter's first step loaded it

@@ -73,3 +73,24 @@ def test_no_switch_cost_by_default() -> None:
     engine, clock, timer = _engine(0)
     engine.submit(_seq("a").as_generation())
     assert timer.deadline == clock.now + 11 * MS
+
+
+def test_the_prefix_cache_keeps_each_adapters_blocks_apart() -> None:
+    params = ModelParams(10 * MS, MS, prefix_cache_tokens=10_000)
+    clock, timers = ManualClock(), []
+
+    def timer(callback: object) -> ManualTimer:
+        timers.append(ManualTimer(callback))  # type: ignore[arg-type]
+        return timers[-1]
+
+    engine = BatchEngine(params, Truth(), timer, clock)
+    prompt = [f"w{i}" for i in range(40)]
+    found = []
+    for adapter in ("a", "a", "b", None, None):
+        seq = FakeSequence(0, 1, prompt=prompt)
+        seq.adapter = adapter
+        engine.submit(seq.as_generation())
+        while engine.running_count:
+            _step(clock, timers[0])
+        found.append(seq.cached_tokens)
+    assert found == [0, 32, 0, 0, 32]
