@@ -188,7 +188,8 @@ class App:
 
     def _metrics(self) -> bytes:
         engine = self._engine
-        kv_usage = engine.kv_tokens / self._config.params.kv_budget_tokens
+        # each replica has its own KV budget: the usage is of all of them together
+        kv_usage = engine.kv_tokens / (self._config.params.kv_budget_tokens * self._config.replicas)
         gpu = b"" if self._gpu is None else ("\n".join(self._gpu.render(kv_usage)) + "\n").encode()
         return gpu + render_metrics(
             self._truth,

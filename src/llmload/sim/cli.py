@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import re
 from collections.abc import Sequence
 from fractions import Fraction
 from pathlib import Path
@@ -12,7 +13,8 @@ from llmload.errors import ConfigError
 from llmload.sim.config import SimConfig
 from llmload.sim.faults import FaultPolicy, modes_text, parse_modes
 from llmload.sim.model import NS_PER_MS, FixedTiming, ModelParams, Speculation
-from llmload.sim.profiles import get_profile, profile_names
+from llmload.sim.profiles import Profile, get_profile, profile_names
+from llmload.sim.router import ROUTER_POLICIES, SESSION_HEADER, RouterPolicy
 
 # Flags of the batching model: (flag, ModelParams field, scale from the flag's unit to the field's).
 _STEP_FLAGS = (
@@ -22,6 +24,8 @@ _STEP_FLAGS = (
     ("prefill_per_token_ms", "prefill_per_token_ns", NS_PER_MS),
 )
 _CAP_FLAGS = ("max_running", "kv_budget_tokens", "tokens_per_chunk")
+MAX_REPLICAS = 64
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an HTTP field name (RFC 9110 token)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -32,7 +36,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8000, help="port; 0 picks a free one")
     p.add_argument("--profile", default="vllm", choices=profile_names(), help="default vllm")
-    p.add_argument("--model", help="served model name (default: the profile's)")
+    _served(p)
     p.add_argument("--seed", type=int, default=0, help="seed of every random choice")
     timing = p.add_argument_group("fixed timing (no batching): both or neither")
     timing.add_argument("--ttft-ms", type=float, help="first token this long after arrival")
@@ -54,6 +58,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     _model_output(p)
     _speculation(p)
+    _replicas(p)
     p.add_argument("--emit-timestamps", action="store_true", help="send_ns in every chunk")
     p.add_argument("--request-log", type=Path, help="append per-request ground truth (JSONL)")
     p.add_argument("--fault", help=f"MODE[,MODE...] for every request: {modes_text()}")
@@ -66,6 +71,39 @@ def _parser() -> argparse.ArgumentParser:
     )
     _serving(p)
     return p
+
+
+def _served(p: argparse.ArgumentParser) -> None:
+    """The served models and what switching between them costs."""
+    p.add_argument(
+        "--model",
+        "--served-models",
+        dest="model",
+        metavar="NAME[,NAME...]",
+        help="served model names: the first is the default (base) model, any others LoRA adapters "
+        "on it (default: the profile's)",
+    )
+    p.add_argument(
+        "--adapter-switch-ms",
+        type=float,
+        default=0.0,
+        help="a step whose batch holds an adapter the previous step did not is this much longer, "
+        "per such adapter (default 0)",
+    )
+
+
+def _replicas(p: argparse.ArgumentParser) -> None:
+    group = p.add_argument_group("replicas (independent engines behind a built-in router)")
+    group.add_argument("--replicas", type=int, default=1, help="engines, each with its own batch, "
+                       "KV budget and prefix cache (default 1)")  # fmt: skip
+    group.add_argument("--router", choices=ROUTER_POLICIES, default="round-robin",
+                       help="round-robin, or session: a session key's requests to one replica")  # fmt: skip
+    group.add_argument(
+        "--session-header",
+        default=SESSION_HEADER,
+        help="the request header with the session key (default X-Session-Affinity; X-Session-ID "
+        "is read when it is absent)",
+    )
 
 
 def _serving(p: argparse.ArgumentParser) -> None:
@@ -227,6 +265,28 @@ def _prefix_cache_tokens(args: argparse.Namespace, base: ModelParams, changes: d
     return changes.get("kv_budget_tokens", base.prefix_cache_tokens)
 
 
+def _served_models(args: argparse.Namespace, profile: Profile) -> tuple[str, ...]:
+    """``--model``'s names, the default one first."""
+    if not args.model:
+        return (profile.model,)
+    names = tuple(name.strip() for name in args.model.split(","))
+    if not all(names):
+        raise ConfigError("--model", args.model, "an empty model name")
+    if len(set(names)) != len(names):
+        raise ConfigError("--model", args.model, "a model name given twice")
+    return names
+
+
+def _routing(args: argparse.Namespace) -> tuple[int, RouterPolicy, str]:
+    """``--replicas``, ``--router`` and the session header (lower case, as requests are read)."""
+    if not 1 <= args.replicas <= MAX_REPLICAS:
+        raise ConfigError("--replicas", args.replicas, f"must be in [1, {MAX_REPLICAS}]")
+    if not _HEADER_NAME.fullmatch(args.session_header):
+        raise ConfigError("--session-header", args.session_header, "is not an HTTP header name")
+    router: RouterPolicy = args.router
+    return args.replicas, router, args.session_header.lower()
+
+
 def _faults(args: argparse.Namespace) -> FaultPolicy:
     if not 0.0 <= args.fault_rate <= 1.0:
         raise ConfigError("--fault-rate", args.fault_rate, "must be in [0, 1]")
@@ -241,11 +301,8 @@ def _faults(args: argparse.Namespace) -> FaultPolicy:
     return FaultPolicy(modes, args.fault_rate, args.seed, args.fault_first)
 
 
-def config_from_args(argv: Sequence[str]) -> SimConfig:
-    """Parse and validate the command line; raise ``ConfigError`` naming the bad flag."""
-    args = _parser().parse_args(list(argv))
-    profile = get_profile(args.profile)
-    params = _params(args, profile.params())
+def _check_serving(args: argparse.Namespace, profile: Profile) -> None:
+    """The serving flags that need no conversion, checked."""
     if args.keyfile is not None and args.certfile is None:
         raise ConfigError("--keyfile", str(args.keyfile), "needs --certfile")
     if args.startup_delay_s < 0:
@@ -260,13 +317,27 @@ def config_from_args(argv: Sequence[str]) -> SimConfig:
         )
     if not 0 <= args.port <= 65535:
         raise ConfigError("--port", args.port, "must be in [0, 65535]")
+
+
+def config_from_args(argv: Sequence[str]) -> SimConfig:
+    """Parse and validate the command line; raise ``ConfigError`` naming the bad flag."""
+    args = _parser().parse_args(list(argv))
+    profile = get_profile(args.profile)
+    params = _params(args, profile.params())
+    _check_serving(args, profile)
+    timing = _timing(args, params.tokens_per_chunk)
+    if timing is not None and args.adapter_switch_ms:
+        raise ConfigError("--adapter-switch-ms", args.adapter_switch_ms,
+                          "cannot be combined with --ttft-ms/--step-ms (no batch steps)")  # fmt: skip
+    model, *adapters = _served_models(args, profile)
+    replicas, router, session_header = _routing(args)
     return SimConfig(
         host=args.host,
         port=args.port,
         profile=profile,
         params=params,
-        timing=_timing(args, params.tokens_per_chunk),
-        model=args.model or profile.model,
+        timing=timing,
+        model=model,
         seed=args.seed,
         emit_timestamps=args.emit_timestamps,
         request_log=args.request_log,
@@ -284,6 +355,11 @@ def config_from_args(argv: Sequence[str]) -> SimConfig:
         per_request_metrics=profile.engine == "vllm" and not args.no_per_request_metrics,
         tokens_per_word=_per_word(args.tokens_per_word),
         tokenize_route=not args.no_tokenize_route,
+        adapters=tuple(adapters),
+        adapter_switch_ns=_ns("--adapter-switch-ms", args.adapter_switch_ms),
+        replicas=replicas,
+        router=router,
+        session_header=session_header,
     )
 
 

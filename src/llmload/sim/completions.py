@@ -22,6 +22,7 @@ from llmload.sim.generation import Generation, Renderer, ResponseInfo
 from llmload.sim.http import HttpConnection, HttpRequest, response_head
 from llmload.sim.render import LAST_CHUNK, ChunkRenderer, error_body, frame
 from llmload.sim.request import GenRequest, parse_body
+from llmload.sim.router import session_key
 from llmload.sim.tokens import OutputPlan, SplitMix64, TokenText, plan_output, request_rng
 from llmload.sim.truth import RequestEntry, Truth
 
@@ -94,6 +95,7 @@ class Completions:
             stream=False,
             arrival_ns=request.arrival_ns,
         )
+        entry.session = session_key(request.headers, self._config.session_header)
         if not self._is_ready():
             self._reject(conn, entry, 503, "ServiceUnavailableError", "the model is loading", api=api)
             return
@@ -114,6 +116,8 @@ class Completions:
             prompt = [*before.conversation(), *gen_request.prompt]
             gen_request = gen_request._replace(prompt=prompt, prompt_tokens=len(prompt))
         entry.stream = gen_request.stream
+        # An unknown name is served by the default model under that name, as always here
+        entry.model = gen_request.model or self._config.model
         entry.prompt_tokens = gen_request.prompt_tokens
         entry.images = gen_request.images
         if mode is not None:
@@ -121,6 +125,8 @@ class Completions:
             if self._answer_fault(mode, conn, entry):
                 return
         generation = self._generation(request, gen_request, entry, conn, mode)
+        generation.session = entry.session
+        generation.adapter = entry.model if entry.model in self._config.adapters else None
         if api == "responses":
             self._stored.keep(entry.id, generation)
         self._start(generation, gen_request, request, mode)

@@ -9,6 +9,7 @@ from pathlib import Path
 from llmload.sim.faults import FaultPolicy
 from llmload.sim.model import FixedTiming, ModelParams
 from llmload.sim.profiles import Profile
+from llmload.sim.router import SESSION_HEADER, RouterPolicy
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +36,16 @@ class SimConfig:
     # vLLM's --enable-per-request-metrics: answers carry their timing (generation.py's metrics)
     per_request_metrics: bool = False
     tokenize_route: bool = True  # POST /tokenize; off: 404, as an OpenAI gateway answers
+    adapters: tuple[str, ...] = ()  # served model names after ``model``: LoRA adapters on it
+    adapter_switch_ns: int = 0  # a step that loads an adapter is this much longer per adapter
+    replicas: int = 1  # independent engines behind the router (``replicas.py``)
+    router: RouterPolicy = "round-robin"
+    session_header: str = SESSION_HEADER  # lower case, as ``http.py`` keys request headers
+
+    @property
+    def served_models(self) -> tuple[str, ...]:
+        """Every served model name, the default (base) model first."""
+        return (self.model, *self.adapters)
 
     @property
     def scheme(self) -> str:

@@ -13,6 +13,11 @@ admitted into the same step both prefill in full. A preempted sequence looks its
 when re-admitted (it usually finds its own blocks) and recomputes its generated tokens, which are
 never cached; that second lookup stays out of the hit counters, as in vLLM. The KV budget still
 counts every sequence's whole prompt: shared blocks are not deduplicated.
+
+Served models past the first are LoRA adapters on it (``--model base,a,b``). A step whose batch
+holds an adapter the previous step did not is longer by ``adapter_switch_ns`` per such adapter:
+the load of its weights, as a swap into vLLM's LoRA slots costs. An adapter stays loaded only while
+consecutive steps use it, the simplest rule that makes mixing adapters in a batch cost something.
 """
 
 from __future__ import annotations
@@ -72,9 +77,13 @@ class BatchEngine:
         truth: Truth,
         timer: TimerFactory,
         clock: Callable[[], int] = time.perf_counter_ns,
+        *,
+        adapter_switch_ns: int = 0,
     ) -> None:
         self.params = params
         self._clock = clock
+        self._adapter_switch_ns = adapter_switch_ns
+        self._adapters: frozenset[str] = frozenset()  # the adapters of the last step planned
         self._truth = truth
         self._timer = timer(self._on_deadline)
         self.running: list[Generation] = []
@@ -148,9 +157,18 @@ class BatchEngine:
         else:
             self._cache_stats.decode_batch()
         duration = round(self.params.step_ns(len(self.running), prefill))
+        if self._adapter_switch_ns:
+            duration += self._adapter_switch_ns * self._load_adapters()
         self._step_start_ns = start_ns
         self._deadline_ns = start_ns + duration
         self._timer.arm(self._deadline_ns)
+
+    def _load_adapters(self) -> int:
+        """How many adapters the step being planned holds that the previous step did not."""
+        adapters = frozenset(g.adapter for g in self.running if g.adapter is not None)
+        loads = len(adapters - self._adapters)
+        self._adapters = adapters
+        return loads
 
     def _admit(self, start_ns: int) -> int:
         """Admit waiting sequences that fit into the step starting at ``start_ns``; return the
@@ -182,7 +200,9 @@ class BatchEngine:
         """Prompt tokens the cache holds for an admitted sequence; the first admission records it."""
         first = generation.cached_tokens is None
         cache = self.prefix_cache
-        cached = 0 if cache is None else cache.lookup(generation.prompt, record=first)
+        cached = (
+            0 if cache is None else cache.lookup(generation.prompt, record=first, adapter=generation.adapter)
+        )
         if first:
             generation.cached_tokens = cached
         return cached
@@ -191,7 +211,7 @@ class BatchEngine:
         cache = self.prefix_cache
         if cache is not None:
             for generation in self._prefilled:
-                cache.insert(generation.prompt)
+                cache.insert(generation.prompt, generation.adapter)
         self._prefilled.clear()
 
     def _preempt(self) -> None:

@@ -20,20 +20,21 @@ def version(config: SimConfig) -> dict[str, JSON]:
 
 
 def models(config: SimConfig, created: int) -> dict[str, JSON]:
-    return {
-        "object": "list",
-        "data": [
-            {
-                "id": config.model,
-                "object": "model",
-                "created": created,
-                "owned_by": config.profile.engine,  # as the imitated engine answers
-                "root": config.model,
-                "parent": None,
-                "max_model_len": 131072,
-            }
-        ],
-    }
+    """The served models, the default first; adapters name it as ``parent``, as vLLM lists its
+    LoRA modules."""
+    data: list[JSON] = [
+        {
+            "id": name,
+            "object": "model",
+            "created": created,
+            "owned_by": config.profile.engine,  # as the imitated engine answers
+            "root": name,
+            "parent": None if name == config.model else config.model,
+            "max_model_len": 131072,
+        }
+        for name in config.served_models
+    ]
+    return {"object": "list", "data": data}
 
 
 def sim_settings(config: SimConfig) -> dict[str, JSON]:
@@ -46,6 +47,11 @@ def sim_settings(config: SimConfig) -> dict[str, JSON]:
         "seed": config.seed,
         "reasoning_tokens": config.reasoning_tokens,
         "tokens_per_word": str(config.tokens_per_word),
+        "served_models": list(config.served_models),
+        "adapter_switch_ns": config.adapter_switch_ns,
+        "replicas": config.replicas,
+        "router": config.router,
+        "session_header": config.session_header,
     }
 
 

@@ -59,6 +59,7 @@ class Generation:
         "_renderer",
         "_shape",
         "_text",
+        "adapter",
         "cached_tokens",
         "conn",
         "entry",
@@ -71,13 +72,18 @@ class Generation:
         "prompt",
         "prompt_tokens",
         "reasoning",
+        "replica",
         "rng",
         "scheduled_ns",
+        "session",
         "start_ns",
         "state",
         "truth",
         "written",
     )
+    session: str | None  # the request's session key: what the router places it by
+    replica: int | None  # the replica the router gave it (``replicas.py``)
+    adapter: str | None  # the LoRA adapter its model names; None: the base model (``engine.py``)
 
     def __init__(
         self,
@@ -127,6 +133,7 @@ class Generation:
         self.state = "active"  # "active", "done" or "cancelled"
         self._first_step_ns: int | None = None  # the step that produced the first token
         self.scheduled_ns: int | None = None  # set by the engine when it first admits it
+        self.session = self.adapter = self.replica = None  # set by completions.py and the router
 
     @property
     def cancelled(self) -> bool:
@@ -377,4 +384,5 @@ class Generation:
         self.entry.events = self.events
         self.entry.cached_tokens = self.cached_tokens or 0
         self.entry.scheduled_ns = self.scheduled_ns
+        self.entry.replica = self.replica
         self.entry.reasoning_tokens = min(self.reasoning, self.written)

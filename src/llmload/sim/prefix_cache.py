@@ -8,6 +8,8 @@ It follows vLLM's automatic prefix caching (its design doc "Automatic Prefix Cac
 - a block is known by a chained hash of its parent block's hash and its own tokens, so it
   matches only when everything before it matches too; a lookup walks the blocks from the first
   and stops at the first miss;
+- a LoRA adapter's blocks are keyed by the adapter too (vLLM's block hash carries its name as an
+  extra key), so the same words under two adapters share nothing;
 - at least the last prompt token is always computed, as in vLLM: its logits give the first output
   token, so a prompt found whole still prefills its last block;
 - blocks live in an LRU of ``capacity_tokens // block_tokens`` blocks. A prompt's blocks are
@@ -34,13 +36,16 @@ SGLANG_DECODE_LOG_INTERVAL = 40
 _ROOT = 0x5EED  # the parent hash of a prompt's first block
 
 
-def block_hashes(tokens: Sequence[Hashable], block_tokens: int, limit: int) -> Iterator[int]:
-    """The chained hashes of the full blocks within the first ``limit`` tokens, lazily.
+def block_hashes(
+    tokens: Sequence[Hashable], block_tokens: int, limit: int, adapter: str | None = None
+) -> Iterator[int]:
+    """The chained hashes of the full blocks within the first ``limit`` tokens, lazily; an
+    ``adapter`` changes the root, so every block of its prompts differs from the base model's.
 
     Python's ``hash`` of a tuple is what vLLM used before it offered sha256: collisions are
     1 in 2**64 per pair, and a simulator has no tenant to defend against.
     """
-    parent = _ROOT
+    parent = _ROOT if adapter is None else hash((_ROOT, adapter))
     for end in range(block_tokens, min(limit, len(tokens)) + 1, block_tokens):
         parent = hash((parent, *tokens[end - block_tokens : end]))
         yield parent
@@ -84,14 +89,14 @@ class PrefixCache:
         """Tokens the cache holds now."""
         return len(self._blocks) * self.block_tokens
 
-    def lookup(self, tokens: Sequence[Hashable], *, record: bool = True) -> int:
+    def lookup(self, tokens: Sequence[Hashable], *, record: bool = True, adapter: str | None = None) -> int:
         """Prompt tokens at the start of ``tokens`` that need no prefill: whole blocks only.
 
         ``record`` False: a re-lookup (a preempted sequence coming back), kept out of the counters.
         """
         blocks = self._blocks
         found: list[int] = []
-        for key in block_hashes(tokens, self.block_tokens, len(tokens) - 1):
+        for key in block_hashes(tokens, self.block_tokens, len(tokens) - 1, adapter):
             if key not in blocks:
                 break
             found.append(key)
@@ -110,10 +115,10 @@ class PrefixCache:
         self._blocks.clear()
         return dropped
 
-    def insert(self, tokens: Sequence[Hashable]) -> None:
+    def insert(self, tokens: Sequence[Hashable], adapter: str | None = None) -> None:
         """Cache every full block of a prompt whose prefill has run, evicting the least recent."""
         blocks = self._blocks
-        for key in reversed(list(block_hashes(tokens, self.block_tokens, len(tokens)))):
+        for key in reversed(list(block_hashes(tokens, self.block_tokens, len(tokens), adapter))):
             blocks[key] = None
             blocks.move_to_end(key)
         while len(blocks) > self.capacity_blocks:

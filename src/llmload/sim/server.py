@@ -22,6 +22,8 @@ from llmload.sim.engine import BatchEngine, Engine, TimerFactory
 from llmload.sim.fixed import FixedEngine
 from llmload.sim.http import HttpConnection
 from llmload.sim.priority import request_realtime
+from llmload.sim.replicas import Replicas
+from llmload.sim.router import Router
 from llmload.sim.startup import Startup
 from llmload.sim.truth import Truth
 
@@ -52,10 +54,16 @@ def _open(flag: str, path: Path | None, mode: str) -> IO[bytes] | IO[str] | None
         raise ConfigError(flag, str(path), exc.strerror or str(exc)) from None
 
 
-def _engine(config: SimConfig, truth: Truth, timer: TimerFactory) -> Engine:
+def _replica(config: SimConfig, truth: Truth, timer: TimerFactory) -> Engine:
     if config.timing is not None:
         return FixedEngine(config.timing, truth, timer)
-    return BatchEngine(config.params, truth, timer)
+    return BatchEngine(config.params, truth, timer, adapter_switch_ns=config.adapter_switch_ns)
+
+
+def _engine(config: SimConfig, truth: Truth, timer: TimerFactory) -> Replicas:
+    """The replicas behind their router; one replica is one engine, routed trivially."""
+    engines = [_replica(config, truth, timer) for _ in range(config.replicas)]
+    return Replicas(engines, Router(config.replicas, config.router))
 
 
 def _url(config: SimConfig, port: int) -> str:

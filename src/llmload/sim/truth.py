@@ -51,6 +51,9 @@ class RequestEntry:
     scheduled_ns: int | None = None  # the start of the step that first admitted it to the batch
     last_token_ns: int | None = None  # the write of its last token
     tool_arguments: str | None = None  # a tool call's arguments as written, when the answer is one
+    model: str | None = None  # the model the request named (the default one when it named none)
+    session: str | None = None  # its session key (``router.session_key``), None without one
+    replica: int | None = None  # the replica that served it (``--replicas``); None: never routed
 
     def as_json(self) -> dict[str, JSON]:
         return {
@@ -75,6 +78,9 @@ class RequestEntry:
             "scheduled_ns": self.scheduled_ns,
             "last_token_ns": self.last_token_ns,
             "tool_arguments": self.tool_arguments,
+            "model": self.model,
+            "session": self.session,
+            "replica": self.replica,
         }
 
 

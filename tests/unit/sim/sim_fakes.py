@@ -81,6 +81,9 @@ class FakeSequence:
         self.start_ns = 0
         self.scheduled_ns: int | None = None
         self.steps: list[int] = []
+        self.adapter: str | None = None  # None: the base model
+        self.session: str | None = None
+        self.replica: int | None = None
 
     def step(self, now_ns: int) -> bool:
         if self.cancelled:

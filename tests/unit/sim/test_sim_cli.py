@@ -99,3 +99,40 @@ def test_a_drafter_from_the_profile_or_the_flags() -> None:
 def test_unknown_profile_is_an_argparse_error() -> None:
     with pytest.raises(SystemExit):
         config_from_args(["--profile", "tgi"])
+
+
+def test_replicas_and_router() -> None:
+    config = config_from_args([])
+    assert (config.replicas, config.router, config.session_header) == (1, "round-robin", "x-session-affinity")
+    config = config_from_args(
+        ["--replicas", "4", "--router", "session", "--session-header", "X-Correlation-ID"]
+    )
+    assert (config.replicas, config.router, config.session_header) == (4, "session", "x-correlation-id")
+
+
+@pytest.mark.parametrize(
+    ("argv", "flag"),
+    [
+        (["--replicas", "0"], "--replicas"),
+        (["--replicas", "65"], "--replicas"),
+        (["--session-header", "x session"], "--session-header"),
+        (["--model", "a,,b"], "--model"),
+        (["--model", "a,b,a"], "--model"),
+        (["--adapter-switch-ms", "-1"], "--adapter-switch-ms"),
+        (["--ttft-ms", "5", "--step-ms", "5", "--adapter-switch-ms", "2"], "--adapter-switch-ms"),
+    ],
+)
+def test_replica_and_model_mistakes_name_their_flag(argv: list[str], flag: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        config_from_args(argv)
+    assert info.value.option == flag
+
+
+def test_served_models_extend_the_model_flag() -> None:
+    config = config_from_args(["--model", "base,lora-a, lora-b", "--adapter-switch-ms", "2.5"])
+    assert config.model == "base" and config.adapters == ("lora-a", "lora-b")
+    assert config.served_models == ("base", "lora-a", "lora-b")
+    assert config.adapter_switch_ns == 2_500_000
+    same = config_from_args(["--served-models", "base,lora-a, lora-b"])
+    assert same.served_models == config.served_models
+    assert config_from_args([]).served_models == ("sim-llama-3-8b",)
