@@ -13,13 +13,23 @@ import statistics
 import subprocess
 import sys
 import threading
+import time
+import urllib.request
 from collections.abc import Iterator
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
 
+from llmload.config.settings import PhaseConfig, RequestConfig, RunConfig, TransportConfig, WorkloadConfig
+from llmload.core.phases import Phase
+from llmload.core.recorder import Timeouts
+from llmload.core.stages import Announcement
+from llmload.run.llm_client import LLMClient
+from llmload.run.session import Session
+from llmload.workload.cancel import CancelSpec
 from tests.e2e.conftest import REPO, RunLocust
 from tests.support.llama import LlamaServer, llama_server
 from tests.support.schema import read_checked
@@ -355,3 +365,71 @@ def test_a_malformed_messages_request_is_the_servers_400_in_one_line(
     verdict = run.summary["exit"]["line"]  # the one line, as printed (other llmload: lines may follow it)
     assert verdict in run.output
     assert "400" in verdict or "http_4xx" in verdict, verdict
+
+
+def test_an_agents_turns_reuse_their_slots_cache_in_llama_server(
+    run_locust: RunLocust, server: LlamaServer
+) -> None:
+    # Two sessions of three turns among eight slots: llama.cpp gives each turn the slot whose
+    # cached prompt it shares the most with, its own session's, and evaluates only the rest.
+    args = ("--turns", "3", "--tool-result-tokens", "16", "--prompt-tokens", "24", "--max-tokens", "12")
+    run = run_locust(
+        server.url, *args, "--ignore-eos", locustfile="locustfiles/agent.py", users=2, run_time="8s"
+    )
+    by_user: dict[str, list[dict[str, Any]]] = {}
+    for r in sorted(records(run), key=lambda r: r["sent_ns"]):
+        if "turn" in r["labels"]:
+            by_user.setdefault(r["user"], []).append(r)
+    later = 0
+    for turns in by_user.values():
+        for before, after in pairwise(turns):
+            if int(after["labels"]["turn"]) != int(before["labels"]["turn"]) + 1:
+                continue
+            t = after["server_timings"]
+            # The whole previous prompt came from the cache, and with it the reply as the model
+            # wrote it (seen: cache_n = previous prompt + its 12 tokens - 1, on every turn).
+            assert t["cache_n"] >= before["prompt_tokens"], (before, after)
+            assert after["prompt_tokens"] == t["prompt_n"] + t["cache_n"], after
+            later += 1
+    assert later >= 2
+    sessions = run.summary["stages"][0]["sessions"]
+    assert sessions["completed"] >= 1 and sessions["cache_hit_rate_by_turn"]["3"] > 0.5, sessions
+
+
+def test_a_cancelled_request_frees_its_llama_server_slot(server: LlamaServer, tmp_path: Path) -> None:
+    config = RunConfig(
+        host=server.url,
+        request=RequestConfig(ignore_eos=True),
+        workload=WorkloadConfig(
+            prompt_tokens=16, max_tokens=400, cancel=CancelSpec(share=1.0, after_ms=(600, 600))
+        ),
+        phases=PhaseConfig(),
+        timeouts=Timeouts(),
+        transport=TransportConfig(server.url),
+        results_dir=str(tmp_path),
+    )
+    session = Session(config)
+    session.start()
+    for phase in (Phase.WARMUP, Phase.MEASURE):
+        session.apply(Announcement(0, phase, time.time(), 1))
+    transport = session.transports.new()
+    try:
+        record = LLMClient(lambda **_: None, session, 0, lambda: transport).send(
+            session.prompts.get(0, 0), "chat"
+        )
+    finally:
+        transport.close()
+        session.close()
+    assert record.outcome == "cancelled" and "during decode" in (record.error_detail or ""), record
+    per_token_s = (
+        ((record.last_token_ns or 0) - (record.first_token_ns or 0)) / 1e9 / max(record.token_events - 1, 1)
+    )
+    # Freed as soon as the server next looks at the socket: polled for at most the time 20 more
+    # tokens take at the pace the client saw, a fraction of the 400 asked for.
+    deadline = time.monotonic() + 20 * per_token_s
+    busy = True
+    while busy and time.monotonic() < deadline:
+        slots = orjson.loads(urllib.request.urlopen(f"{server.url}/slots", timeout=5).read())
+        busy = any(s["is_processing"] for s in slots)
+        time.sleep(per_token_s / 4)
+    assert not busy, slots
