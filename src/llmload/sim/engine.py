@@ -101,7 +101,9 @@ class BatchEngine:
 
     @property
     def waiting_count(self) -> int:
-        return len(self.waiting)
+        # A request its client closed while it waited leaves the queue at once in vLLM (an
+        # abort); here it is dropped when it reaches the head, so it is not counted meanwhile.
+        return sum(1 for g in self.waiting if not g.cancelled)
 
     @property
     def kv_tokens(self) -> int:

@@ -163,3 +163,13 @@ def test_fixed_timing_coalesces_deadlines_microseconds_apart() -> None:
     _fire(clock, timers[0])
     assert all(seq.generated == 1 for seq in seqs)
     assert len(truth.steps) == 1
+
+
+def test_a_waiting_request_its_client_closed_is_no_longer_counted_waiting() -> None:
+    engine, _clock, _timers, _ = _batch(ModelParams(MS, 0, max_running=1))
+    running, waiting = FakeSequence(0, 100), FakeSequence(0, 3)
+    engine.submit(running.as_generation())
+    engine.submit(waiting.as_generation())
+    assert engine.waiting_count == 1
+    waiting.cancelled = True  # as vLLM aborts it from its queue: /metrics stops counting it
+    assert (engine.running_count, engine.waiting_count) == (1, 0)
