@@ -319,6 +319,15 @@ OPTIONS: tuple[Option, ...] = (
         parse=values.cancel_after,
     ),
     Option(
+        "--tenants",
+        "a TOML file of tenants sharing the server, each with its weight, model or LoRA adapter, "
+        "headers, lengths and SLO (docs/workloads.md#tenants)",
+        str,
+        "",
+        to="workload.tenants",
+        parse=values.tenants,
+    ),
+    Option(
         "--session-header",
         "headers that carry a session's key (agent and conversation scenarios), for routers "
         "that keep a session on one replica; none: send none",

@@ -15,6 +15,7 @@ from importlib.util import find_spec
 from types import MappingProxyType
 from typing import Literal
 
+from llmload.config.tenants import Tenant
 from llmload.core.recorder import Timeouts
 from llmload.core.redact import redact_url
 from llmload.errors import ConfigError
@@ -101,6 +102,7 @@ class WorkloadConfig:
     conversation: ConversationSpec = field(default_factory=ConversationSpec)
     agent: AgentSpec = field(default_factory=AgentSpec)  # the agent scenario's sessions
     cancel: CancelSpec = field(default_factory=CancelSpec)  # --cancel: requests the client closes early
+    tenants: tuple[Tenant, ...] = ()  # --tenants: a weighted mix of clients
     embedding_batch: int = 1  # inputs per /v1/embeddings request of the embeddings scenario
     rerank_documents: int = 8  # documents per /v1/rerank request of the rerank scenario
     # What --prompt-tokens counts: "off" (words), "server" (its /tokenize), a tokenizer.json, or
@@ -111,8 +113,8 @@ class WorkloadConfig:
 
     def __post_init__(self) -> None:
         require_output_jitter(self.output_jitter, self.output_lengths is not None)
-        if self.tokenize != "off" and (self.dataset is not None or self.prefix.groups):
-            problem = "builds synthetic prompts to length: not with --dataset or --prefix-groups"
+        if self.tokenize != "off" and (self.dataset is not None or self.prefix.groups or self.tenants):
+            problem = "builds synthetic prompts to length: not with --dataset, --prefix-groups or --tenants"
             raise ConfigError("--tokenize", self.tokenize, problem)
         if self.embedding_batch < 1:
             raise ConfigError("--embedding-batch", self.embedding_batch, "must be 1 or more")

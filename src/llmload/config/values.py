@@ -12,6 +12,7 @@ from types import MappingProxyType
 
 import orjson
 
+from llmload.config.tenants import Tenant, load_tenants
 from llmload.errors import ConfigError
 from llmload.metrics.slo import SloRule, parse_max_error_rate, parse_slo
 from llmload.workload.cancel import parse_after
@@ -57,7 +58,9 @@ def tokenize(value: object, given: argparse.Namespace) -> str:
     text = str(value)
     if text not in ("auto", "off", "server") and not os.path.isfile(text):
         raise ConfigError("--tokenize", text, "give auto, off, server, or the path of a tokenizer.json")
-    if text == "auto" and any(getattr(given, name, None) for name in ("dataset", "prefix_groups", "trace")):
+    if text == "auto" and any(
+        getattr(given, name, None) for name in ("dataset", "prefix_groups", "trace", "tenants")
+    ):
         return "off"
     return text
 
@@ -106,6 +109,10 @@ def header_names(value: object, _given: argparse.Namespace) -> tuple[str, ...]:
                 "--session-header", value, "use header names like 'X-Session-ID,X-Route-Key', or none"
             )
     return names
+
+
+def tenants(value: object, _given: argparse.Namespace) -> tuple[Tenant, ...]:
+    return load_tenants(value)
 
 
 def cancel_after(value: object, _given: argparse.Namespace) -> tuple[float, float]:

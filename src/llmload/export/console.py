@@ -71,6 +71,7 @@ def render_stage(stage: Stage) -> str:
     lines += _cost(stage)
     lines += _reasoning(stage)
     lines += _sessions(stage)
+    lines += _tenants(stage)
     for name, part in stage.by_name.items():
         lines.append(
             f"  {name}: ok {part.requests.ok}, failed {part.requests.failed}"
@@ -218,6 +219,24 @@ def _sessions(stage: Stage) -> list[str]:
         shares = " ".join(f"{turn}:{rate:.0%}" for turn, rate in list(s.cache_hit_rate_by_turn.items())[:12])
         lines.append(f"  prefix cache hit rate by turn (server's usage): {shares}")
     return lines
+
+
+def _tenants(stage: Stage) -> list[str]:
+    t = stage.tenants
+    if t is None:
+        return []
+    shares = ", ".join(
+        f"{name} {_num(s.share_over_weight)}"
+        for name, s in t.tenants.items()
+        if s.share_over_weight is not None
+    )
+    line = f"  tenants: Jain's index {_num(t.jain_index, 3)} over goodput share / weight ({shares or '-'})"
+    if t.worst_ttft_p99_tenant and t.ttft_p99_worst_over_best is not None:
+        line += (
+            f" · p99 TTFT worst {t.worst_ttft_p99_tenant} = {_num(t.ttft_p99_worst_over_best)}x"
+            f" best {t.best_ttft_p99_tenant}"
+        )
+    return [line]
 
 
 def _headline(summary: Summary) -> list[str]:

@@ -177,8 +177,47 @@ def _by_name(summary: Summary) -> list[str]:
     return [
         h.heading("Requests by name"),
         h.paragraph(
-            "The scenario's named requests (name=), each counted over its stage's measured window "
-            "as the stage is; latencies in ms. summary.json has every metric (stages[i].by_name).",
+            "The scenario's named requests (name=), and each tenant's (tenant:NAME, --tenants), "
+            "counted over its stage's measured window as the stage is; latencies in ms. "
+            "summary.json has every metric (stages[i].by_name).",
+            "note",
+        ),
+        h.table(headers, body, left=2, css="wide"),
+        *_fairness(summary),
+    ]
+
+
+def _fairness(summary: Summary) -> list[str]:
+    """Per stage of a --tenants run: each tenant's goodput share against its weight."""
+    body = [
+        [
+            h.fmt(stage.index, 0),
+            name,
+            h.fmt(share.weight_share, 3),
+            h.fmt(share.goodput_share, 3),
+            h.fmt(share.share_over_weight, 2),
+            h.fmt(share.ttft_p99_ms, 2),
+            h.fmt(stage.tenants.jain_index, 3),
+        ]
+        for stage in summary.stages
+        if stage.tenants is not None
+        for name, share in stage.tenants.tenants.items()
+    ]
+    if not body:
+        return []
+    headers = [
+        "stage",
+        "tenant",
+        "weight share",
+        "goodput share",
+        "share / weight",
+        "TTFT p99 ms",
+        "Jain's index",
+    ]
+    return [
+        h.paragraph(
+            "Fairness: each tenant's share of the goodput (requests meeting its own SLO) against "
+            "its weight; Jain's index is 1.0 when every tenant got its weight's share.",
             "note",
         ),
         h.table(headers, body, left=2, css="wide"),

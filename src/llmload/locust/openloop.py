@@ -44,6 +44,8 @@ class OpenLoopUser(SessionUser):
     overriding ``start_ns`` and ``arrivals`` (``TraceUser``); the sending loop is this one."""
 
     scenario: ClassVar[str] = "open-loop"
+    # Its requests are the workload's, so --tenants mixes them; a trace's are the trace's own.
+    mixes_tenants: ClassVar[bool] = True
 
     def __init__(self, environment: Environment) -> None:
         super().__init__(environment)
@@ -97,12 +99,17 @@ class OpenLoopUser(SessionUser):
 
     def _one(self, stage: int, state: StageState, due_ns: int, prompt: Callable[[], Prompt]) -> None:
         transport = self._idle.pop() if self._idle else self._session.transports.new()
+        tenants = self._session.tenants if self.mixes_tenants else None
+        tenant, asked = (
+            (None, prompt()) if tenants is None else tenants.next(self._user_id, self.client.count)
+        )
         self.client.send(
-            prompt(),
+            asked,
             self._session.config.request.api_for(self.endpoint),
             transport=transport,
             stage_window=(stage, state.window),
             scheduled_ns=due_ns,
+            tenant=tenant,
         )
         self._idle.append(transport)
 

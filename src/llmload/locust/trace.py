@@ -26,6 +26,7 @@ from llmload.workload.traces import load_trace
 
 class TraceUser(OpenLoopUser):
     scenario: ClassVar[str] = "trace"
+    mixes_tenants: ClassVar[bool] = False
 
     def __init__(self, environment: Environment) -> None:
         super().__init__(environment)

@@ -84,7 +84,13 @@ class ChatUser(LLMUser):
 
     @task
     def generate(self) -> None:
-        self.client.send(self.prompt(), self._session.config.request.api_for(self.endpoint))
+        api = self._session.config.request.api_for(self.endpoint)
+        tenants = self._session.tenants
+        if tenants is None:
+            self.client.send(self.prompt(), api)
+        else:
+            tenant, prompt = tenants.next(self._user_id, self.client.count)
+            self.client.send(prompt, api, tenant=tenant)
 
 
 class CompletionsUser(ChatUser):

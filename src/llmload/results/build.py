@@ -19,6 +19,7 @@ from llmload.metrics.aggregate import StageStats
 from llmload.metrics.catalog import by_key
 from llmload.protocol.jsonvalue import JSON
 from llmload.results.cost import stage_cost
+from llmload.results.fairness import tenants_summary
 from llmload.results.from_stats import reproducibility, run_summary, stage_summary
 from llmload.results.slo import evaluate
 from llmload.results.summary import LostWorker, RunInfo, Saturation, SloOutcome, Stage, Summary
@@ -170,6 +171,8 @@ def summarize_stage(
         stage = replace(stage, slo=slo)
     if usd_per_hour is not None:
         stage = replace(stage, cost=stage_cost(stage, usd_per_hour))
+    if workload is not None and workload.tenants:
+        stage = replace(stage, tenants=tenants_summary(stage, workload.tenants))
     if workload is not None:
         warning = cache_warning(stage.prompt_cache_hit_rate, workload, "usage")
         asked = workload.tokenize

@@ -255,6 +255,7 @@ def _named(stats: StageStats, seconds: float) -> NamedStage:
         itl_ms=latency_ms(h["itl"]),
         tpot_ms=latency_ms(h["tpot"]),
         e2e_ms=latency_ms(h["e2e"]),
+        goodput_req_per_s=_round(c.slo_met / seconds),
     )
 
 

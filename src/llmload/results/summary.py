@@ -214,6 +214,34 @@ class NamedStage:
     itl_ms: Latency | None
     tpot_ms: Latency | None
     e2e_ms: Latency | None
+    # requests of the window that met every request-level SLO (the tenant's own, or --slo),
+    # per second; with no SLO, every ok request counts
+    goodput_req_per_s: float | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TenantShare:
+    """One tenant of a --tenants mix over the stage's window."""
+
+    weight_share: float  # its weight over the sum of weights
+    ok: int
+    goodput_req_per_s: float | None  # its requests that met its SLO (every ok one without)
+    goodput_share: float | None  # of the tenants' goodput together
+    share_over_weight: float | None  # goodput_share / weight_share: 1.0 is its fair share
+    ttft_p99_ms: float | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TenantsSummary:
+    """Fairness between the tenants of a --tenants mix."""
+
+    tenants: Mapping[str, TenantShare]
+    # Jain's index over the tenants' share_over_weight: 1.0 when each got its weight's share of
+    # the goodput, 1/n when one tenant got all of it
+    jain_index: float | None
+    worst_ttft_p99_tenant: str | None
+    best_ttft_p99_tenant: str | None
+    ttft_p99_worst_over_best: float | None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -271,6 +299,7 @@ class Stage:
     gpu: GpuStage | None = None  # None: no --gpu-metrics, or it answered nothing
     reasoning: ReasoningSummary | None = None  # None: no request reasoned
     sessions: SessionsSummary | None = None  # None: no agentic session, no turn with a cache count
+    tenants: TenantsSummary | None = None  # None: no --tenants
     # the server's count of the prompts over the length llmload built them to (1.0: exact)
     prompt_tokens_counted_vs_requested: float | None = None
     # output tokens over the max_tokens asked, of requests that asked (1.0: every one ran to it)

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from llmload.config.settings import Endpoint
+from llmload.config.tenants import Tenant
 from llmload.core.answer import Answer, Ranked, ToolCall, read_answer
 from llmload.core.api_answer import read_messages, read_responses, response_id_of
 from llmload.core.phases import Window
@@ -278,11 +279,18 @@ class LLMClient:
         stage_window: tuple[int, Window] | None = None,
         scheduled_ns: int | None = None,
         headers: Mapping[str, str] | None = None,
+        tenant: Tenant | None = None,
     ) -> RequestRecord:
         """A workload prompt as the run's options shape it; nothing of the answer is kept.
         The open-loop user passes its own connection, stage and due time; a conversation its
-        session's headers."""
-        call = self._client().call(prompt, endpoint)
+        session's headers; a user of a tenant mix the request's tenant (its model, headers and
+        name)."""
+        if tenant is None:
+            call = self._client().call(prompt, endpoint)
+        else:
+            fields = None if tenant.model is None else {"model": tenant.model}
+            call = replace(self._client().call(prompt, endpoint, fields), name=tenant.request_name)
+            headers = {**dict(tenant.headers), **(headers or {})}
         if headers:
             call = replace(call, headers=_pairs(headers))
         return self._send(call, transport=transport, stage_window=stage_window, scheduled_ns=scheduled_ns)

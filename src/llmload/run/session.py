@@ -35,6 +35,7 @@ from llmload.results.build import StageView
 from llmload.run.client import ChatClient
 from llmload.run.monitor import HealthMonitor
 from llmload.run.sources import SyntheticTexts, calibrated_source, prompt_source
+from llmload.run.tenants import Tenancy
 from llmload.target.models import Served, served
 from llmload.transport.factory import TransportFactory
 from llmload.workload.agents import SessionAccount
@@ -95,6 +96,9 @@ class Session:
         )
         self.transports = TransportFactory(config.transport)
         self.prompts = make_prompts(config)
+        # --tenants: each request's tenant and its prompt (None: no tenants)
+        self.tenants = Tenancy(config.workload, self.prompts) if config.workload.tenants else None
+        self._tenant_slo = {t.request_name: t.slo for t in config.workload.tenants if t.slo}
         self.health = HealthMonitor()
         self.model = config.request.model
         # Whether requests ask for the server's own timing of each (--server-timings), once
@@ -147,6 +151,13 @@ class Session:
             self.model = listing.first(host)
         elif listing is not None and (warning := listing.missing(host, self.model)):
             self.warnings.append(warning)
+        for tenant in self.config.workload.tenants:
+            if (
+                tenant.model is not None
+                and listing is not None
+                and (warning := listing.missing(host, tenant.model))
+            ):
+                self.warnings.append(f"tenant {tenant.name}: {warning}")
         self.asks_server_timings = request.server_timings == "on" or (
             request.server_timings == "auto" and listing is not None and "vllm" in listing.owners
         )
@@ -359,8 +370,9 @@ class Session:
         def ms(ns: float | None) -> float | None:
             return None if ns is None else ns / 1e6
 
+        rules = self._tenant_slo.get(r.name, self.config.checks.slo) if r.name else self.config.checks.slo
         return request_meets(
-            self.config.checks.slo,
+            rules,
             ttft_ms=ms(derive.ttft_ns(r)),
             tpot_ms=ms(derive.tpot_ns(r)),
             e2e_ms=ms(derive.e2e_ns(r)),

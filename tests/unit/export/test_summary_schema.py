@@ -36,6 +36,8 @@ from llmload.results.summary import (
     Stage,
     StageCost,
     Summary,
+    TenantShare,
+    TenantsSummary,
     read,
     to_json,
 )
@@ -91,6 +93,8 @@ PARTS = {
     "saturation": Saturation,
     "run": RunInfo,
     "sessions": SessionsSummary,
+    "tenants": TenantsSummary,
+    "tenant_share": TenantShare,
 }
 
 
