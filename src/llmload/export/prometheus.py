@@ -110,6 +110,7 @@ def _families(
         _counters(stages, common),
         _gauges(source.gauges(), common),
         _health(source.health(), common),
+        _tenants(stages, common),
         _histograms(stages, common) if histograms else (),
     )
     return families, common, stages
@@ -185,6 +186,35 @@ def _counters(stages: Mapping[int, ClassicStats], common: list[str]) -> Iterator
         prompt.add_metric(values, stats.prompt_tokens_total)
         generation.add_metric(values, stats.generation_tokens_total)
     yield from (requests, prompt, generation)
+
+
+def _tenants(stages: Mapping[int, ClassicStats], common: list[str]) -> Iterator[Metric]:
+    """--tenants: each tenant's requests, output tokens and TTFT, beside the stage's (which
+    count every tenant): series exist only in a run with tenants, so a run without has none."""
+    if not any(stats.by_tenant for stats in stages.values()):
+        return
+    names = [*COMMON_LABELS, "stage", "tenant"]
+    requests = CounterMetricFamily(
+        _counter("outcome").replace("llmload_", "llmload_tenant_", 1), "Requests by tenant and outcome.",
+        labels=[*names, "outcome"],
+    )  # fmt: skip
+    generation = CounterMetricFamily(
+        _counter("output_throughput").replace("llmload_", "llmload_tenant_", 1),
+        "Output tokens by tenant.",
+        labels=names,
+    )
+    ttft_name, ttft_help = HISTOGRAMS["ttft"]
+    les, scale = _les("ttft")
+    ttft = HistogramMetricFamily(ttft_name.replace("llmload_", "llmload_tenant_", 1), ttft_help, labels=names)
+    for stage, stats in sorted(stages.items()):
+        for tenant, part in sorted(stats.by_tenant.items()):
+            values = [*common, str(stage), tenant]
+            for outcome in sorted(part.outcomes):
+                requests.add_metric([*values, outcome], part.outcomes[outcome])
+            generation.add_metric(values, part.generation_tokens_total)
+            buckets = list(zip(les, part.cumulative("ttft"), strict=True))
+            ttft.add_metric(values, buckets, part.sums[BY_KEY["ttft"].source] * scale)
+    yield from (requests, generation, ttft)
 
 
 def _gauges(values: Mapping[str, float], common: list[str]) -> Iterator[Metric]:

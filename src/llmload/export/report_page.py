@@ -211,7 +211,7 @@ def _fairness(summary: Summary) -> list[str]:
         "weight share",
         "goodput share",
         "share / weight",
-        "TTFT p99 ms",
+        stat_header("ttft", "p99"),
         "Jain's index",
     ]
     return [

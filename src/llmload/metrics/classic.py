@@ -197,7 +197,7 @@ UNION: dict[str, tuple[int, ...]] = {
 class ClassicStats:
     """One stage's exact classic histograms and counters; see the module docstring."""
 
-    __slots__ = ("counts", "generation_tokens_total", "outcomes", "prompt_tokens_total", "sums")
+    __slots__ = ("by_tenant", "counts", "generation_tokens_total", "outcomes", "prompt_tokens_total", "sums")
 
     def __init__(self) -> None:
         # Per stream: samples per union bucket, the last one above every bound (+Inf).
@@ -206,8 +206,13 @@ class ClassicStats:
         self.outcomes: Counter[str] = Counter()
         self.prompt_tokens_total = 0
         self.generation_tokens_total = 0
+        # --tenants: each tenant's share of the stage, counted again on its own (bounded: at
+        # most 32 tenants); the stage's own counts stay the whole
+        self.by_tenant: dict[str, ClassicStats] = {}
 
-    def add(self, r: RequestRecord) -> None:
+    def add(self, r: RequestRecord, tenant: str | None = None) -> None:
+        if tenant is not None:
+            self.by_tenant.setdefault(tenant, ClassicStats()).add(r)
         self.outcomes[r.outcome.value] += 1  # by value: the keys are JSON's
         if r.prompt_tokens is not None:
             self.prompt_tokens_total += r.prompt_tokens
@@ -272,6 +277,8 @@ class ClassicStats:
         self.outcomes.update(other.outcomes)
         self.prompt_tokens_total += other.prompt_tokens_total
         self.generation_tokens_total += other.generation_tokens_total
+        for tenant, part in other.by_tenant.items():
+            self.by_tenant.setdefault(tenant, ClassicStats()).merge(part)
 
     def cumulative(self, key: str) -> list[int]:
         """The ``le`` counts of exported histogram ``key``: one per bound, then +Inf (the total)."""
@@ -291,7 +298,7 @@ class ClassicStats:
                 end -= 1
             if end:
                 hist[source] = counts[:end]
-        return {
+        d: dict[str, JSON] = {
             "layout": LAYOUT,
             "h": hist,
             "s": {k: v for k, v in self.sums.items() if v},
@@ -299,6 +306,9 @@ class ClassicStats:
             "pt": self.prompt_tokens_total,
             "gt": self.generation_tokens_total,
         }
+        if self.by_tenant:
+            d["t"] = {tenant: part.to_dict() for tenant, part in self.by_tenant.items()}
+        return d
 
     @classmethod
     def from_dict(cls, d: JSONObject) -> ClassicStats:
@@ -318,6 +328,9 @@ class ClassicStats:
         stats.outcomes.update({k: integer(v, k) for k, v in obj(d["o"], "o").items()})
         stats.prompt_tokens_total = integer(d["pt"], "pt")
         stats.generation_tokens_total = integer(d["gt"], "gt")
+        stats.by_tenant = {
+            tenant: cls.from_dict(obj(part, tenant)) for tenant, part in obj(d.get("t") or {}, "t").items()
+        }
         return stats
 
     def __eq__(self, other: object) -> bool:
@@ -328,6 +341,7 @@ class ClassicStats:
             and self.sums == other.sums
             and self.outcomes == other.outcomes
             and self.prompt_tokens_total == other.prompt_tokens_total
+            and self.by_tenant == other.by_tenant
             and self.generation_tokens_total == other.generation_tokens_total
         )
 

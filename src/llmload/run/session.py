@@ -98,6 +98,7 @@ class Session:
         self.prompts = make_prompts(config)
         # --tenants: each request's tenant and its prompt (None: no tenants)
         self.tenants = Tenancy(config.workload, self.prompts) if config.workload.tenants else None
+        self._tenant_names = {t.request_name: t.name for t in config.workload.tenants}
         self._tenant_slo = {t.request_name: t.slo for t in config.workload.tenants if t.slo}
         self.health = HealthMonitor()
         self.model = config.request.model
@@ -355,7 +356,8 @@ class Session:
         self.timeseries.add(record, self._wall_minus_perf_ns)
         if self.config.exporter.port:  # exact buckets cost ~0.5 µs per event: only when exported
             yield
-            self.classic.setdefault(record.stage, ClassicStats()).add(record)
+            tenant = self._tenant_names.get(record.name) if record.name else None
+            self.classic.setdefault(record.stage, ClassicStats()).add(record, tenant)
         yield
         state = self.stages[record.stage]
         if late:

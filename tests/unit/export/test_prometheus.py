@@ -32,7 +32,18 @@ from llmload.metrics.catalog import CATALOG
 from llmload.metrics.classic import BY_KEY, ClassicStats
 from tests.support.prometheus import PROMTOOL, recount, synthetic_records
 
-ALLOWED_LABELS = {"target", "model", "scenario", "stage", "outcome", "worker", "le", "run_id", "version"}
+ALLOWED_LABELS = {
+    "target",
+    "model",
+    "scenario",
+    "stage",
+    "outcome",
+    "worker",
+    "le",
+    "run_id",
+    "version",
+    "tenant",
+}
 
 
 @dataclass
@@ -253,3 +264,29 @@ def test_the_exit_code_appears_once_the_run_has_ended() -> None:
     assert not [s for s in samples(exposition(source)) if s.name == "llmload_run_exit_code"]
     source.values = {**source.values, "exit_code": 130}
     assert one(samples(exposition(source)), "llmload_run_exit_code") == 130
+
+
+def test_tenants_have_series_of_their_own_that_add_up_to_the_stage() -> None:
+    records = synthetic_records(random.Random(11), 90)
+    source = FakeSource(stages={0: ClassicStats()})
+    for i, r in enumerate(records):
+        source.stages[0].add(r, "chat" if i % 3 else "batch")
+    out = samples(render(source))
+    assert render(source) == exposition(source)
+    assert {s.labels["tenant"] for s in out if "tenant" in s.labels} == {"chat", "batch"}
+    outcomes = {s.labels["outcome"] for s in out if s.name == "llmload_tenant_requests_total"}
+    for outcome in outcomes:
+        parts = sum(
+            one(out, "llmload_tenant_requests_total", outcome=outcome, tenant=t) for t in ("chat", "batch")
+            if any(s.labels.get("tenant") == t and s.labels.get("outcome") == outcome for s in out)
+        )  # fmt: skip
+        assert parts == one(out, "llmload_requests_total", outcome=outcome)
+    counts = [
+        one(out, "llmload_tenant_time_to_first_token_seconds_count", tenant=t) for t in ("chat", "batch")
+    ]
+    assert sum(counts) == one(out, "llmload_time_to_first_token_seconds_count")
+    # shipped from a worker and back, the tenants' parts come along
+    assert ClassicStats.from_dict(source.stages[0].to_dict()) == source.stages[0]
+    # a run without tenants exports no tenant series at all
+    plain = samples(render(source_with({0: records})))
+    assert not any("tenant" in s.labels or "tenant" in s.name for s in plain)
