@@ -342,6 +342,55 @@ def _errors(summary: Summary) -> list[str]:
     ]
 
 
+def _sessions(summary: Summary) -> list[str]:
+    """The agent scenario's sessions, and the server's cached share of the prompt per turn."""
+    body = []
+    for stage in summary.stages:
+        s = stage.sessions
+        if s is None:
+            continue
+        d, worst = s.duration_ms, s.worst_ttft_ms
+        by_turn = " ".join(f"{turn}:{rate:.0%}" for turn, rate in s.cache_hit_rate_by_turn.items())
+        body.append(
+            [
+                h.fmt(stage.index, 0),
+                h.fmt(s.completed, 0),
+                h.fmt(s.failed, 0),
+                h.fmt(s.unfinished, 0),
+                h.fmt(s.completed_per_s, 3),
+                h.fmt(None if d is None else d.p50 / 1000, 2),
+                h.fmt(None if d is None else d.p90 / 1000, 2),
+                h.fmt(None if worst is None else worst.p90, 1),
+                h.fmt(None if s.requests_per_session is None else s.requests_per_session.mean, 1),
+                by_turn or "-",
+            ]
+        )
+    if not body:
+        return []
+    headers = [
+        "stage",
+        "completed",
+        "failed",
+        "unfinished",
+        "sessions/s",
+        "duration p50 s",
+        "duration p90 s",
+        "worst turn " + stat_header("ttft", "p90"),
+        "requests each",
+        "cache hit by turn",
+    ]
+    return [
+        h.heading("Sessions"),
+        h.paragraph(
+            "Agentic sessions that started in each stage's window; the worst turn is each "
+            "session's slowest TTFT, and the cache hit rate per turn is the server's own count "
+            "(stages[i].sessions in summary.json).",
+            "note",
+        ),
+        h.table(headers, body, left=1, css="wide"),
+    ]
+
+
 def render_report(run: RunData, rows: Sequence[Row], charts: str) -> str:
     """The page; ``charts`` is export/charts.py's block (the charts' place and their data)."""
     info = obj(to_json(run.summary.run))
@@ -358,6 +407,7 @@ def render_report(run: RunData, rows: Sequence[Row], charts: str) -> str:
         *pareto_section(rows),
         *cost_section(run.summary),
         *_reasoning(run.summary),
+        *_sessions(run.summary),
         *_errors(run.summary),
         *_spec_decode(rows),
         *_key_values("Server fingerprint", run.server, skip=("warnings",)),
