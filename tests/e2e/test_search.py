@@ -9,7 +9,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from llmload.cli.search import bisect
+from llmload.cli.search import bisect, known_interval, parse_tiers
+from llmload.errors import ConfigError
 from llmload.sim.model import per_stream_decode_tok_per_s
 from llmload.sim.profiles import get_profile
 from tests.e2e.conftest import REPO
@@ -66,3 +67,116 @@ def test_search_finds_the_analytic_concurrency_within_one_step(tmp_path: Path) -
     result = orjson.loads((tmp_path / "search.json").read_bytes())
     assert abs(result["highest_passing"] - analytic) <= 1
     assert result["lowest_failing"] == result["highest_passing"] + 1
+
+
+def test_a_tiers_bisection_starts_from_the_levels_already_judged() -> None:
+    judged = {1.0: True, 64.0: False, 16.0: True, 32.0: False}
+    assert known_interval(judged, 1, 64) == (16, 32)
+    assert known_interval({}, 1, 64) == (1, 64)
+    assert known_interval({1.0: False, 64.0: False}, 1, 64) == (1, 1)
+    assert known_interval({1.0: True, 64.0: True}, 1, 64) == (64, 64)
+    with pytest.raises(ConfigError, match="--slo-tier"):
+        parse_tiers(["ttft_p90_ms<=100", "ttft_p9_mss<=1"])
+
+
+# Sessions of the agent scenario, one sweep stage per level: the locustfile `llmload search` runs
+# (docs/tune.md, "Capacity in agents: SLO tiers").
+AGENT_SWEEP = """
+from locust import events
+
+from llmload.locust import AgentUser, SweepShape, install
+
+install(events)
+
+__all__ = ["AgentUser", "SweepShape"]
+"""
+
+
+def test_search_finds_each_tiers_analytic_agent_count_within_one_step(tmp_path: Path) -> None:
+    """How many agentic sessions fit under two TTFT tiers, against the analytic answers.
+
+    The simulator's batching model with a constant step (S per step whatever the batch, no
+    prefill cost) and at most M running sequences; the rest wait in its queue and are admitted
+    when a step ends. A reply of n tokens holds its slot n steps: R = n*S. With no tool latency
+    an agent always has one request in flight, its next sent just after a step ended. So:
+
+    - N <= M: a slot is always free; a request waits for the running step to end, then its first
+      step: TTFT <= 2S.
+    - N = M + 1 (M = 2): one request always waits; the two slots end their replies k and n - k
+      steps apart, so the waits alternate k and n - k steps: p90 >= n/2 steps, TTFT >= R/2 + S.
+    - N = 2M: two wait; each waits for two slot ends, exactly n steps: TTFT = R + S.
+    - N = 2M + 1: three wait: n + k or 2n - k steps: p90 >= 1.5R + S.
+
+    Tier A, ttft_p90 <= 2S + R/4, is met up to N = M; tier B, ttft_p90 <= R + S + R/4, up to
+    N = 2M. Margins of R/4 either side, against a client's scheduling noise of milliseconds.
+    """
+    step_ms, tokens, max_running = 20, 16, 2
+    reply_ms = tokens * step_ms
+    tier_a = f"ttft_p90_ms<={2 * step_ms + reply_ms / 4:g}"
+    tier_b = f"ttft_p90_ms<={reply_ms + step_ms + reply_ms / 4:g}"
+    analytic = {tier_a: max_running, tier_b: 2 * max_running}
+    locustfile = tmp_path / "agent_sweep.py"
+    locustfile.write_text(AGENT_SWEEP)
+    sim = {
+        "--step-base-ms": step_ms,
+        "--step-per-seq-ms": 0,
+        "--step-per-seq2-ms": 0,
+        "--prefill-per-token-ms": 0,
+        "--max-running": max_running,
+    }
+    command = [
+        sys.executable,
+        "-m",
+        "llmload.cli",
+        "search",
+        "--sim",
+        "vllm",
+        *(f"--sim-arg={part}" for flag, value in sim.items() for part in (flag, str(value))),
+        "--locustfile",
+        str(locustfile),
+        # the looser tier first: its probes serve the stricter one too
+        "--slo-tier",
+        tier_b,
+        "--slo-tier",
+        tier_a,
+        "--min",
+        "1",
+        "--max",
+        str(2 * max_running + 1),
+        "--stage-s",
+        "3",
+        "--max-tokens",
+        str(tokens),
+        "--output-jitter",
+        "0",
+        "--ignore-eos",
+        "--prompt-tokens",
+        "10",
+        "--results-dir",
+        str(tmp_path),
+        "--",
+        "--turns",
+        "2",
+        "--tool-latency-ms",
+        "0",
+        "--tool-result-tokens",
+        "10",
+    ]
+    proc = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=600, check=False)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    result = orjson.loads((tmp_path / "search.json").read_bytes())
+    tiers = result["tiers"]
+    assert [t["slo"] for t in tiers] == [tier_a, tier_b]  # strictest first
+    for tier in tiers:
+        assert abs(tier["highest_passing"] - analytic[tier["slo"]]) <= 1, result
+        assert tier["lowest_failing"] == tier["highest_passing"] + 1, result
+        line = (
+            f"tier '{tier['slo']}': the highest concurrency meeting it is "
+            f"{tier['highest_passing']:g} ({tier['lowest_failing']:g} misses it)"
+        )
+        assert line in proc.stdout
+    # the answer meeting every tier is the strictest's
+    assert result["highest_passing"] == tiers[0]["highest_passing"]
+    levels = [p["level"] for p in result["probes"]]
+    assert len(levels) == len(set(levels))  # each level probed once, judged for both tiers
+    assert all(len(p["tiers"]) == 2 for p in result["probes"])

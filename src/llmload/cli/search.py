@@ -3,11 +3,16 @@
 Bisection over short single-stage runs: each probe is a one-level sweep (warm-up, window,
 drain) judged by ``--slo`` and ``--max-error-rate``; the answer is reported as the interval
 between the highest level that passed and the lowest that failed, with every probe's numbers.
+
+With ``--slo-tier RULES`` (repeatable) there is one answer per tier: the highest level that meets
+the tier's rules (and ``--slo`` and ``--max-error-rate``). A level is probed once: its summary is
+judged against every tier, and each tier's bisection starts from what the probes so far say of it.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,11 +23,26 @@ from llmload.cli.child import run_child
 from llmload.cli.processes import Load, resolve, server_is_here, tokens_per_request
 from llmload.cli.sweep import _parser as sweep_parser
 from llmload.cli.sweep import _target, locust_command, wait_for
+from llmload.config.settings import ChecksConfig
 from llmload.errors import ConfigError, TargetError
 from llmload.export.rundata import read_summary, verdict_of
-from llmload.metrics.slo import parse_slo
-from llmload.protocol.jsonvalue import JSON
+from llmload.metrics.slo import SloRule, parse_max_error_rate, parse_slo
+from llmload.protocol.jsonvalue import JSON, array, number, obj
 from llmload.results.exitcodes import ExitCode
+from llmload.results.summary import Summary
+from llmload.results.verdict import judge
+
+
+@dataclass(frozen=True, slots=True)
+class Tier:
+    text: str  # as given to --slo-tier
+    rules: tuple[SloRule, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TierVerdict:
+    passed: bool
+    reasons: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +51,14 @@ class Probe:
     passed: bool
     summary_path: str
     reasons: tuple[str, ...]
+    tiers: tuple[TierVerdict, ...] = ()  # one per --slo-tier, in the order given
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    tier: Tier
+    good: float | None  # the highest level that met it
+    bad: float | None  # the lowest level that missed it
 
 
 def bisect(
@@ -72,16 +100,73 @@ def _parser() -> argparse.ArgumentParser:
         default=0.05,
         help="rates: stop when the interval is narrower than this fraction",
     )
+    p.add_argument(
+        "--slo-tier",
+        action="append",
+        default=[],
+        metavar="RULES",
+        help="one answer per tier: the highest level meeting these rules (in --slo's grammar, "
+        "e.g. 'ttft_p90_ms<=1000'), --slo and --max-error-rate; repeatable, the probes shared",
+    )
     return p
+
+
+def parse_tiers(texts: Sequence[str]) -> tuple[Tier, ...]:
+    """Every ``--slo-tier``, parsed before the first probe: a wrong rule stops the search."""
+    tiers = []
+    for text in texts:
+        try:
+            rules = parse_slo(text)
+        except ConfigError as e:
+            raise ConfigError("--slo-tier", e.value, e.problem) from None
+        if not rules:
+            raise ConfigError("--slo-tier", text, "no objective given, e.g. 'ttft_p90_ms<=1000'")
+        tiers.append(Tier(text.strip(), rules))
+    return tuple(tiers)
+
+
+def checks_of(summary: Summary) -> ChecksConfig:
+    """The checks a probe was judged by, as its summary records them (as ``verdict_of`` reads
+    them)."""
+    checks = obj(summary.run.options.get("checks") or {}, "options.checks")
+    rate = checks.get("max_error_rate")
+    return ChecksConfig(
+        parse_slo(",".join(str(rule) for rule in array(checks.get("slo") or []))),
+        parse_max_error_rate(rate if rate is None or isinstance(rate, str) else number(rate)),
+        bool(checks.get("fail_on_client_bound")),
+    )
+
+
+def judge_tier(summary: Summary, base: ChecksConfig, tier: Tier) -> TierVerdict:
+    """The probe's verdict, had its checks included the tier's rules."""
+    checks = ChecksConfig(base.slo + tier.rules, base.max_error_rate, base.fail_on_client_bound)
+    verdict = judge(summary, checks)
+    return TierVerdict(verdict.code is ExitCode.OK, verdict.reasons)
+
+
+def known_interval(judged: dict[float, bool], low: float, high: float) -> tuple[float, float]:
+    """Where a bisection over [low, high] can start, given levels already judged: the lowest
+    that failed and the highest below it that passed (either end when none is known)."""
+    bad = min((level for level, ok in judged.items() if not ok and low <= level <= high), default=None)
+    good = max(
+        (
+            level
+            for level, ok in judged.items()
+            if ok and low <= level <= high and (bad is None or level < bad)
+        ),
+        default=None,
+    )
+    return (low if good is None else good), (high if bad is None else bad)
 
 
 def main(argv: Sequence[str]) -> int:
     args = _parser().parse_args(list(argv))
-    if not args.slo and not args.max_error_rate:
+    if not args.slo and not args.max_error_rate and not args.slo_tier:
         raise ConfigError(
             "--slo", args.slo, "a search needs an objective, e.g. --slo 'ttft_p99_ms<=500,tpot_p50_ms<=50'"
         )
     parse_slo(args.slo)  # a bad clause stops the search before the first probe
+    tiers = parse_tiers(args.slo_tier)
     if not 0 < args.min <= args.max:
         raise ConfigError("--min", args.min, "must be > 0 and <= --max")
     integer = args.by == "concurrency"
@@ -99,15 +184,39 @@ def main(argv: Sequence[str]) -> int:
             prog="llmload search",
         )
 
-        def passes(level: float) -> bool:
-            probe = _run_probe(args, host, level, f"{base_id}-{len(probes):02d}", integer)
-            probes.append(probe)
-            verdict = "meets" if probe.passed else "misses"
-            print(f"llmload search: {args.by} {level:g} {verdict} the objectives", flush=True)
-            return probe.passed
+        probed: dict[float, Probe] = {}  # a level is run once, whichever tier asks
 
-        good, bad = bisect(args.min, args.max, passes, integer=integer, tolerance=args.tolerance)
-    result = {
+        def probe(level: float) -> Probe:
+            if level in probed:
+                return probed[level]
+            found = _run_probe(args, host, level, f"{base_id}-{len(probes):02d}", integer, tiers=tiers)
+            probes.append(found)
+            probed[level] = found
+            print(probe_line(args.by, found, tiers), flush=True)
+            return found
+
+        if not tiers:
+            good, bad = bisect(
+                args.min,
+                args.max,
+                lambda level: probe(level).passed,
+                integer=integer,
+                tolerance=args.tolerance,
+            )
+            answers: list[Answer] = []
+        else:
+            answers = []
+            for i, tier in enumerate(tiers):
+
+                def passes(level: float, i: int = i) -> bool:
+                    return probe(level).tiers[i].passed
+
+                low, high = known_interval({p.level: p.tiers[i].passed for p in probes}, args.min, args.max)
+                t_good, t_bad = bisect(low, high, passes, integer=integer, tolerance=args.tolerance)
+                answers.append(Answer(tier, t_good, t_bad))
+            answers.sort(key=strictness)
+            good, bad = answers[0].good, answers[0].bad  # the strictest: what meets every tier
+    result: dict[str, JSON] = {
         "by": args.by,
         "slo": args.slo,
         "max_error_rate": args.max_error_rate,
@@ -115,10 +224,26 @@ def main(argv: Sequence[str]) -> int:
         "lowest_failing": bad,
         "probes": [vars_of(p) for p in probes],
     }
+    if answers:
+        result["tiers"] = [
+            {"slo": a.tier.text, "highest_passing": a.good, "lowest_failing": a.bad} for a in answers
+        ]
     out = Path(args.results_dir) / f"{base_id}.json"
     out.write_bytes(orjson.dumps(result, option=orjson.OPT_INDENT_2))
+    if answers:
+        lines = [tier_verdict(args.by, a) for a in answers]
+        print("\n".join(lines) + f"\nllmload search: details in {out}", flush=True)
+        missed = any(a.good is None for a in answers)
+        return int(ExitCode.SLO_MISSED if missed else ExitCode.OK)
     print(search_verdict(args.by, good, bad) + f"\nllmload search: details in {out}", flush=True)
     return int(ExitCode.OK if good is not None else ExitCode.SLO_MISSED)
+
+
+def strictness(answer: Answer) -> tuple[float, float]:
+    """Strictest first: the tier met by the fewest levels."""
+    good = -math.inf if answer.good is None else answer.good
+    bad = math.inf if answer.bad is None else answer.bad
+    return good, bad
 
 
 def _highest(args: argparse.Namespace, integer: bool) -> Load:
@@ -129,7 +254,15 @@ def _highest(args: argparse.Namespace, integer: bool) -> Load:
     return Load(None, args.max, tokens)
 
 
-def _run_probe(args: argparse.Namespace, host: str, level: float, run_id: str, integer: bool) -> Probe:
+def _run_probe(
+    args: argparse.Namespace,
+    host: str,
+    level: float,
+    run_id: str,
+    integer: bool,
+    *,
+    tiers: Sequence[Tier] = (),
+) -> Probe:
     probe_args = argparse.Namespace(**vars(args))
     probe_args.run_id, probe_args.repeat = run_id, 1
     # a probe is one level: the sweep's other ways to choose levels do not apply
@@ -149,14 +282,44 @@ def _run_probe(args: argparse.Namespace, host: str, level: float, run_id: str, i
             f"a probe wrote no summary (exit {proc.returncode}): "
             f"{proc.stderr.strip().splitlines()[-1:] or proc.stdout[-500:]}",
         )
-    verdict = verdict_of(read_summary(path.parent))
+    summary = read_summary(path.parent)
+    verdict = verdict_of(summary)
     if verdict.code == ExitCode.COULD_NOT_START:  # no level can pass: say why, at once
         raise TargetError(f"the probe at {level:g} could not measure: {verdict.line}")
-    return Probe(level, verdict.code == 0, str(path), verdict.reasons)
+    base = checks_of(summary)
+    judged = tuple(judge_tier(summary, base, tier) for tier in tiers)
+    return Probe(level, verdict.code == 0, str(path), verdict.reasons, judged)
 
 
 def vars_of(p: Probe) -> dict[str, JSON]:
-    return {"level": p.level, "passed": p.passed, "summary": p.summary_path, "reasons": list(p.reasons)}
+    found: dict[str, JSON] = {
+        "level": p.level,
+        "passed": p.passed,
+        "summary": p.summary_path,
+        "reasons": list(p.reasons),
+    }
+    if p.tiers:
+        found["tiers"] = [{"passed": t.passed, "reasons": list(t.reasons)} for t in p.tiers]
+    return found
+
+
+def probe_line(by: str, probe: Probe, tiers: Sequence[Tier]) -> str:
+    if not tiers:
+        return f"llmload search: {by} {probe.level:g} {'meets' if probe.passed else 'misses'} the objectives"
+    said = ", ".join(
+        f"{'meets' if t.passed else 'misses'} '{tier.text}'"
+        for tier, t in zip(tiers, probe.tiers, strict=True)
+    )
+    return f"llmload search: {by} {probe.level:g} {said}"
+
+
+def tier_verdict(by: str, answer: Answer) -> str:
+    good, bad, head = answer.good, answer.bad, f"llmload search: tier '{answer.tier.text}'"
+    if good is None:
+        return f"{head}: even the lowest {by} ({bad:g}) misses it"
+    if bad is None:
+        return f"{head}: the highest {by} tried ({good:g}) still meets it"
+    return f"{head}: the highest {by} meeting it is {good:g} ({bad:g} misses it)"
 
 
 def search_verdict(by: str, good: float | None, bad: float | None) -> str:
