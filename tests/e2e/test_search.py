@@ -79,19 +79,6 @@ def test_a_tiers_bisection_starts_from_the_levels_already_judged() -> None:
         parse_tiers(["ttft_p90_ms<=100", "ttft_p9_mss<=1"])
 
 
-# Sessions of the agent scenario, one sweep stage per level: the locustfile `llmload search` runs
-# (docs/tune.md, "Capacity in agents: SLO tiers").
-AGENT_SWEEP = """
-from locust import events
-
-from llmload.locust import AgentUser, SweepShape, install
-
-install(events)
-
-__all__ = ["AgentUser", "SweepShape"]
-"""
-
-
 def test_search_finds_each_tiers_analytic_agent_count_within_one_step(tmp_path: Path) -> None:
     """How many agentic sessions fit under two TTFT tiers, against the analytic answers.
 
@@ -115,8 +102,6 @@ def test_search_finds_each_tiers_analytic_agent_count_within_one_step(tmp_path: 
     tier_a = f"ttft_p90_ms<={2 * step_ms + reply_ms / 4:g}"
     tier_b = f"ttft_p90_ms<={reply_ms + step_ms + reply_ms / 4:g}"
     analytic = {tier_a: max_running, tier_b: 2 * max_running}
-    locustfile = tmp_path / "agent_sweep.py"
-    locustfile.write_text(AGENT_SWEEP)
     sim = {
         "--step-base-ms": step_ms,
         "--step-per-seq-ms": 0,
@@ -133,7 +118,7 @@ def test_search_finds_each_tiers_analytic_agent_count_within_one_step(tmp_path: 
         "vllm",
         *(f"--sim-arg={part}" for flag, value in sim.items() for part in (flag, str(value))),
         "--locustfile",
-        str(locustfile),
+        "agent",  # a scenario without a shape: the search adds the sweep's (scenarios/shape.py)
         # the looser tier first: its probes serve the stricter one too
         "--slo-tier",
         tier_b,

@@ -22,7 +22,7 @@ from llmload.config.options import add_arguments, sweep_options, to_argv
 from llmload.core.redact import redact_argv, redact_url
 from llmload.export.results import new_run_id
 from llmload.results.exitcodes import ExitCode
-from llmload.scenarios import locate
+from llmload.scenarios import locate, with_shape
 
 _DEFAULT_LOCUSTFILE = "sweep"  # the installed scenario: runs from any directory
 
@@ -85,7 +85,7 @@ def locust_command(args: argparse.Namespace, host: str) -> list[str]:
         "-m",
         "locust",
         "-f",
-        str(locate(args.locustfile)),
+        with_shape(locate(args.locustfile)),
         "--headless",
         "--host",
         host,

@@ -9,6 +9,7 @@ This package holds files to be run by Locust, not imported: it imports nothing i
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 from llmload.errors import ConfigError
@@ -34,6 +35,24 @@ def locate(given: str, option: str = "--locustfile") -> Path:
         names = ", ".join(scenarios)
         raise ConfigError(option, given, f"no such scenario; the installed ones are {names}")
     return scenarios[given]
+
+
+def with_shape(path: Path) -> str:
+    """Locust's ``-f`` for a sweep of ``path``: the file itself when it has a load shape, else
+    the file and ``shape.py`` (a run of plain users would last ``-t``, and a sweep's stages
+    would never come). Read without importing it, as ``summary`` is."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names = {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
+    names |= {
+        b.id if isinstance(b, ast.Name) else b.attr
+        for n in ast.walk(tree)
+        if isinstance(n, ast.ClassDef)
+        for b in n.bases
+        if isinstance(b, ast.Name | ast.Attribute)
+    }
+    if any(name.endswith("Shape") for name in names):
+        return str(path)
+    return f"{path},{HERE / 'shape.py'}"
 
 
 def summary(path: Path) -> str:

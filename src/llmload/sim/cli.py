@@ -217,10 +217,14 @@ def _timing(args: argparse.Namespace, tokens_per_chunk: int) -> FixedTiming | No
         return None
     if args.ttft_ms is None or args.step_ms is None:
         raise ConfigError("--ttft-ms/--step-ms", (args.ttft_ms, args.step_ms), "give both")
-    clash = [f for f, _, _ in _STEP_FLAGS if getattr(args, f) is not None]
+    # Fixed timing serves every request at once, with no batch and no queue: a batching flag
+    # would be silently ignored. A constant step that queues is --step-base-ms with
+    # --step-per-seq-ms 0.
+    batching = [*(f for f, _, _ in _STEP_FLAGS), "max_running", "kv_budget_tokens"]
+    clash = [f for f in batching if getattr(args, f) is not None]
     if clash:
         raise ConfigError(f"--{clash[0].replace('_', '-')}", getattr(args, clash[0]),
-                          "cannot be combined with --ttft-ms/--step-ms")  # fmt: skip
+                          "cannot be combined with --ttft-ms/--step-ms (no batch, no queue)")  # fmt: skip
     if args.step_ms <= 0:
         raise ConfigError("--step-ms", args.step_ms, "must be > 0")
     return FixedTiming(_ns("--ttft-ms", args.ttft_ms), _ns("--step-ms", args.step_ms),

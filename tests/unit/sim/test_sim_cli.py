@@ -63,6 +63,8 @@ def test_faults_and_tls() -> None:
         (["--ttft-ms", "5"], "--ttft-ms/--step-ms"),
         (["--ttft-ms", "5", "--step-ms", "1", "--step-base-ms", "2"], "--step-base-ms"),
         (["--ttft-ms", "5", "--step-ms", "0"], "--step-ms"),
+        (["--ttft-ms", "5", "--step-ms", "1", "--max-running", "2"], "--max-running"),
+        (["--ttft-ms", "5", "--step-ms", "1", "--kv-budget-tokens", "900"], "--kv-budget-tokens"),
         (["--step-base-ms", "-1"], "--step-base-ms"),
         (["--max-running", "0"], "--max-running"),
         (["--fault", "nope"], "--fault"),
