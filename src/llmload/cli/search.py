@@ -25,9 +25,9 @@ from llmload.cli.sweep import _parser as sweep_parser
 from llmload.cli.sweep import _target, locust_command, wait_for
 from llmload.config.settings import ChecksConfig
 from llmload.errors import ConfigError, TargetError
-from llmload.export.rundata import read_summary, verdict_of
-from llmload.metrics.slo import SloRule, parse_max_error_rate, parse_slo
-from llmload.protocol.jsonvalue import JSON, array, number, obj
+from llmload.export.rundata import checks_of, read_summary, verdict_of
+from llmload.metrics.slo import SloRule, parse_slo
+from llmload.protocol.jsonvalue import JSON
 from llmload.results.exitcodes import ExitCode
 from llmload.results.summary import Summary
 from llmload.results.verdict import judge
@@ -123,18 +123,6 @@ def parse_tiers(texts: Sequence[str]) -> tuple[Tier, ...]:
             raise ConfigError("--slo-tier", text, "no objective given, e.g. 'ttft_p90_ms<=1000'")
         tiers.append(Tier(text.strip(), rules))
     return tuple(tiers)
-
-
-def checks_of(summary: Summary) -> ChecksConfig:
-    """The checks a probe was judged by, as its summary records them (as ``verdict_of`` reads
-    them)."""
-    checks = obj(summary.run.options.get("checks") or {}, "options.checks")
-    rate = checks.get("max_error_rate")
-    return ChecksConfig(
-        parse_slo(",".join(str(rule) for rule in array(checks.get("slo") or []))),
-        parse_max_error_rate(rate if rate is None or isinstance(rate, str) else number(rate)),
-        bool(checks.get("fail_on_client_bound")),
-    )
 
 
 def judge_tier(summary: Summary, base: ChecksConfig, tier: Tier) -> TierVerdict:

@@ -295,11 +295,15 @@ def verdict_of(summary: Summary) -> Exit:
     the run was judged), judged now from the checks it recorded."""
     if summary.exit is not None:
         return summary.exit
+    return judge(summary, checks_of(summary)).to_exit()
+
+
+def checks_of(summary: Summary) -> ChecksConfig:
+    """The checks a run was judged by, as its summary records them."""
     checks = obj(summary.run.options.get("checks") or {}, "options.checks")
     rate = checks.get("max_error_rate")
-    config = ChecksConfig(
+    return ChecksConfig(
         parse_slo(",".join(str(rule) for rule in array(checks.get("slo") or []))),
         parse_max_error_rate(rate if rate is None or isinstance(rate, str) else number(rate)),
         bool(checks.get("fail_on_client_bound")),
     )
-    return judge(summary, config).to_exit()
