@@ -272,6 +272,15 @@ OPTIONS: tuple[Option, ...] = (
         to="workload.conversation.state",
     ),
     Option(
+        "--agent-trace",
+        "agent scenario: replay the recorded sessions of this JSONL file (AIPerf's session "
+        "trace: session_id, messages, message_mode delta or history, output_length, delay)",
+        str,
+        "",
+        to="workload.agent.trace",
+        parse=values.agent_trace,
+    ),
+    Option(
         "--tool-result-tokens",
         "agent scenario: words of each tool result added to a session's history",
         int,

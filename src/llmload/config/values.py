@@ -15,6 +15,7 @@ import orjson
 from llmload.config.tenants import Tenant, load_tenants
 from llmload.errors import ConfigError
 from llmload.metrics.slo import SloRule, parse_max_error_rate, parse_slo
+from llmload.workload.agent_trace import load_agent_trace
 from llmload.workload.cancel import parse_after
 from llmload.workload.images import parse_sizes
 from llmload.workload.lengths import Length, parse_length_spec
@@ -109,6 +110,15 @@ def header_names(value: object, _given: argparse.Namespace) -> tuple[str, ...]:
                 "--session-header", value, "use header names like 'X-Session-ID,X-Route-Key', or none"
             )
     return names
+
+
+def agent_trace(value: object, _given: argparse.Namespace) -> str | None:
+    """The file's path, once every line of it has been read and checked."""
+    path = str(value or "").strip()
+    if not path:
+        return None
+    load_agent_trace(path)
+    return path
 
 
 def tenants(value: object, _given: argparse.Namespace) -> tuple[Tenant, ...]:

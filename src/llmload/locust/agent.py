@@ -35,6 +35,6 @@ class AgentUser(LLMUser):
 
     @task
     def session(self) -> None:
+        key = f"{self._session.run_id}.{self._user_id}.{self._sessions + 1}"
+        self._agent.run(Seat(self.client, self._user_id, key, self.text, self._sessions))
         self._sessions += 1
-        key = f"{self._session.run_id}.{self._user_id}.{self._sessions}"
-        self._agent.run(Seat(self.client, self._user_id, key, self.text))

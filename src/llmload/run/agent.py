@@ -25,7 +25,9 @@ from llmload.core.phases import Phase
 from llmload.run.llm_client import LLMClient, Reply
 from llmload.run.request import RequestEvent
 from llmload.run.session import Session
+from llmload.workload.agent_trace import TraceSession, session_for
 from llmload.workload.agents import AgentSpec, SessionAccount, joined_results, next_history
+from llmload.workload.conversations import MAX_TURNS
 from llmload.workload.prompts import Prompt, text_of
 
 _NS = 1_000_000
@@ -40,6 +42,7 @@ class Seat:
     user_id: int
     key: str
     text: Callable[[int], str]
+    number: int = 0  # the user's sessions before this one: which recorded session it replays
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,8 +71,12 @@ class Agent:
         now = time.perf_counter_ns()
         account = SessionAccount(stage, window.phase_at(now) is Phase.MEASURE, now)
         outcome = "unfinished"
+        recorded = self.session.agent_sessions
         try:
-            completed = self._turns(seat, account, self.turns, own=True)
+            if recorded:
+                completed = self._replay(seat, session_for(recorded, seat.user_id, seat.number), account)
+            else:
+                completed = self._turns(seat, account, self.turns, own=True)
             outcome = "completed" if completed is not None else "failed"
         finally:  # GreenletExit included: the run ended inside the session
             account.end(outcome, time.perf_counter_ns())
@@ -111,6 +118,38 @@ class Agent:
                 result = seat.text(spec.tool_result_tokens)
             history = next_history(history, reply.text, result)
         return None  # turns < 1 is refused by ConversationSpec
+
+    def _replay(self, seat: Seat, recorded: TraceSession, account: SessionAccount) -> str | None:
+        """A recorded session's turns, each after its recorded delay. In a delta session the
+        history carries the server's live replies (tool calls included); in a history session
+        each turn is sent as recorded."""
+        headers = self.headers(seat.key)
+        history: tuple[Mapping[str, object], ...] = ()
+        tools: tuple[Mapping[str, object], ...] | None = None
+        reply: Reply | None = None
+        for number, turn in enumerate(recorded.turns, 1):
+            if turn.delay_s:
+                gevent.sleep(turn.delay_s)
+            tools = turn.tools if turn.tools is not None else tools
+            messages = (*history, *turn.messages) if recorded.delta else turn.messages
+            prompt = Prompt(
+                messages=messages,
+                text="\n\n".join(text_of(m) for m in messages),
+                prompt_tokens_requested=None,
+                max_tokens=turn.max_tokens,
+                source="agent-trace",
+                labels=(("turn", str(number) if number <= MAX_TURNS else f">{MAX_TURNS}"),),
+            )
+            fields = None if tools is None else {"tools": list(tools)}
+            reply = seat.client.ask(prompt, self.endpoint, headers=headers, fields=fields)
+            _count(account, reply, own=True)
+            if not reply.ok:
+                return None
+            answer = reply.message
+            if answer.get("content") is None and "tool_calls" not in answer:
+                answer = {**answer, "content": ""}  # an empty reply is still the assistant's turn
+            history = (*messages, answer)
+        return None if reply is None else reply.text
 
     def _fan_out(self, key: str, account: SessionAccount) -> list[str] | None:
         """Run the sub-agents in parallel and wait for all; their final replies, or None when

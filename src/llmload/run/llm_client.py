@@ -295,10 +295,18 @@ class LLMClient:
             call = replace(call, headers=_pairs(headers))
         return self._send(call, transport=transport, stage_window=stage_window, scheduled_ns=scheduled_ns)
 
-    def ask(self, prompt: Prompt, endpoint: Endpoint, *, headers: Mapping[str, str] | None = None) -> Reply:
+    def ask(
+        self,
+        prompt: Prompt,
+        endpoint: Endpoint,
+        *,
+        headers: Mapping[str, str] | None = None,
+        fields: Mapping[str, object] | None = None,
+    ) -> Reply:
         """A workload prompt as ``send`` sends it (its labels included), with the answer kept
-        and read: an agent's turn, whose next prompt carries the reply."""
-        call = self._client().call(prompt, endpoint)
+        and read: an agent's turn, whose next prompt carries the reply. ``fields`` go into the
+        body beside the run's (a recorded turn's ``tools``)."""
+        call = self._client().call(prompt, endpoint, fields)
         if headers:
             call = replace(call, headers=_pairs(headers))
         return self._reply(call, None, prompt.messages)

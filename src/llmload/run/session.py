@@ -38,6 +38,7 @@ from llmload.run.sources import SyntheticTexts, calibrated_source, prompt_source
 from llmload.run.tenants import Tenancy
 from llmload.target.models import Served, served
 from llmload.transport.factory import TransportFactory
+from llmload.workload.agent_trace import load_agent_trace
 from llmload.workload.agents import SessionAccount
 from llmload.workload.prompts import PromptSource
 
@@ -98,6 +99,9 @@ class Session:
         self.prompts = make_prompts(config)
         # --tenants: each request's tenant and its prompt (None: no tenants)
         self.tenants = Tenancy(config.workload, self.prompts) if config.workload.tenants else None
+        # --agent-trace: the recorded sessions, read once per process (checked at the config)
+        trace = config.workload.agent.trace
+        self.agent_sessions = load_agent_trace(trace) if trace else ()
         self._tenant_names = {t.request_name: t.name for t in config.workload.tenants}
         self._tenant_slo = {t.request_name: t.slo for t in config.workload.tenants if t.slo}
         self.health = HealthMonitor()

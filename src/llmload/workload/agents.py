@@ -43,6 +43,7 @@ class AgentSpec:
     fan_out: int = 0
     fan_out_at: int = 1
     sub_turns: int = 2
+    trace: str | None = None  # --agent-trace: recorded sessions replayed instead (agent_trace.py)
 
     def __post_init__(self) -> None:
         if isinstance(self.tool_result_tokens, bool) or self.tool_result_tokens < 1:

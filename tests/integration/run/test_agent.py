@@ -174,3 +174,79 @@ def test_sub_agents_run_in_parallel_and_the_parent_waits_for_every_one(
     for n in (1, 2, 3):
         assert f"[sub-agent {n}]" in result
     session.close()
+
+
+TOOLS = [
+    {"type": "function", "function": {"name": "lookup", "parameters": {"type": "object", "properties": {}}}}
+]
+
+
+def _trace(tmp_path: Path) -> Path:
+    system = {"role": "system", "content": "You are a support agent."}
+    user = [{"role": "user", "content": text} for text in ("my order", "it is late", "thanks", "hi", "bye")]
+    hello = {"role": "assistant", "content": "hello"}
+    delta = {"session_id": "a", "message_mode": "delta"}
+    lines = [
+        # an agentic (delta) session: each turn adds to a history holding the live replies
+        {**delta, "messages": [system, user[0]], "output_length": 6, "timestamp": 0, "tools": TOOLS},
+        {**delta, "messages": [user[1]], "output_length": 5, "delay": 150},
+        {**delta, "messages": [user[2]], "output_length": 4, "delay": 0},
+        # a recorded (history) session: each turn is sent exactly as recorded
+        {"session_id": "b", "messages": [user[3]], "output_length": 3},
+        {"session_id": "b", "messages": [user[3], hello, user[4]], "output_length": 3, "delay": 10},
+    ]
+    path = tmp_path / "agents.jsonl"
+    path.write_bytes(b"\n".join(orjson.dumps(line) for line in lines))
+    return path
+
+
+def test_a_recorded_agent_trace_replays_with_the_servers_live_replies(
+    sim: SimProcess, tmp_path: Path
+) -> None:
+    wire = Wire()
+    session = _session(sim, tmp_path, AgentSpec(trace=str(_trace(tmp_path))), wire)
+    assert [s.session_id for s in session.agent_sessions] == ["a", "b"]
+    by_session = {}
+    for number in range(2):  # user 0's first two sessions: one of each
+        transport = session.transports.new()
+        client = LLMClient(lambda **_: None, session, number, lambda t=transport: t)
+        agent = Agent(session, lambda **_: None, "chat")
+        account = agent.run(Seat(client, 0, f"k{number}", lambda n: "", number))
+        transport.close()
+        assert account.outcome == "completed"
+        by_session[account.turns] = account
+    assert set(by_session) == {3, 2}
+    session.fold_pending()
+    records = sorted(
+        (
+            orjson.loads(line)
+            for line in (Path(session.results.path) / "requests.jsonl").read_bytes().splitlines()
+        ),
+        key=lambda r: r["sent_ns"],
+    )
+    sent = [_messages(wire.sent[r["id"]]) for r in records]
+    bodies = [orjson.loads(wire.sent[r["id"]].body) for r in records]
+    replies = [wire.reply(r["id"]) for r in records]
+    delta = [i for i, b in enumerate(bodies) if b["messages"][0]["role"] == "system"]
+    history = [i for i in range(len(records)) if i not in delta]
+    assert len(delta) == 3 and len(history) == 2
+    first, second, third = delta
+    # turn 2 = turn 1's messages, the reply as the server streamed it (offered a tool, the model
+    # called it: the call's arguments as the simulator logged writing them), the recorded delta
+    truth = {e["client_request_id"]: e for e in sim.requests()}
+    answer = sent[second][len(sent[first])]
+    assert sent[second][: len(sent[first])] == sent[first]
+    assert answer["role"] == "assistant" and (answer["content"] or "") == replies[first]
+    (call,) = answer["tool_calls"]
+    assert call["function"] == {"name": "lookup", "arguments": truth[records[first]["id"]]["tool_arguments"]}
+    assert sent[second][len(sent[first]) + 1 :] == [{"role": "user", "content": "it is late"}]
+    assert sent[third][: len(sent[second])] == sent[second] and sent[third][-1]["content"] == "thanks"
+    assert all(bodies[i]["tools"] == TOOLS for i in delta)  # kept for the later turns
+    assert [bodies[i]["max_tokens"] for i in delta] == [6, 5, 4]
+    # the recorded delay after the first reply, before the second turn
+    assert records[second]["sent_ns"] - records[first]["done_ns"] >= 150e6
+    # the history session went out verbatim
+    hi, hello, bye = ({"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"},
+                      {"role": "user", "content": "bye"})  # fmt: skip
+    assert sent[history[1]] == [hi, hello, bye]
+    session.close()
