@@ -118,7 +118,7 @@ def realtime_thread() -> Iterator[bool]:
             os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
 
 
-def tail_bound(holds: bool, realtime: bool, message: str) -> None:
+def tail_bound(holds: bool, realtime: bool, message: str, machine_before_ms: float = 0.0) -> None:
     """Assert a timing bound, or skip saying why it cannot be judged.
 
     Tight timing belongs to the kernel's scheduler as much as to the simulator: on a busy machine
@@ -133,7 +133,10 @@ def tail_bound(holds: bool, realtime: bool, message: str) -> None:
     # SCHED_FIFO shields from this machine's other processes, not from a hypervisor that takes
     # the CPU away (a CI run saw step lateness p99 4.1 ms while a bare SCHED_FIFO timer woke up
     # to 5 ms late in the same hour): a bound finer than the machine's own wake-ups is not judged.
-    machine = wake_lateness_p99_ms()
+    # Noise here comes in bursts of seconds to minutes (the same 2-second run measured step
+    # lateness p99 0.1 ms and 1.5 ms within a minute, on either revision of the simulator): a
+    # test that measured the machine just before it ran passes that in, and the worse counts.
+    machine = max(wake_lateness_p99_ms(), machine_before_ms)
     if machine > 0.5:
         pytest.skip(
             f"{UNJUDGED}this machine's own SCHED_FIFO wake-ups are late by up to {machine:.2f} ms (p99): "
