@@ -8,6 +8,7 @@ from llmload.export import html as h
 from llmload.export.charts import scripts, styles
 from llmload.export.report_server import server_truth_sections
 from llmload.export.report_tradeoffs import cost_section, pareto_section
+from llmload.export.report_workloads import fairness_section, sessions_section
 from llmload.export.rundata import RunData, all_warnings, flatten, verdict_of
 from llmload.export.tables import Row, columns
 from llmload.metrics.catalog import TABLE_LATENCIES, by_key, latency_column, stat_header
@@ -183,44 +184,7 @@ def _by_name(summary: Summary) -> list[str]:
             "note",
         ),
         h.table(headers, body, left=2, css="wide"),
-        *_fairness(summary),
-    ]
-
-
-def _fairness(summary: Summary) -> list[str]:
-    """Per stage of a --tenants run: each tenant's goodput share against its weight."""
-    body = [
-        [
-            h.fmt(stage.index, 0),
-            name,
-            h.fmt(share.weight_share, 3),
-            h.fmt(share.goodput_share, 3),
-            h.fmt(share.share_over_weight, 2),
-            h.fmt(share.ttft_p99_ms, 2),
-            h.fmt(stage.tenants.jain_index, 3),
-        ]
-        for stage in summary.stages
-        if stage.tenants is not None
-        for name, share in stage.tenants.tenants.items()
-    ]
-    if not body:
-        return []
-    headers = [
-        "stage",
-        "tenant",
-        "weight share",
-        "goodput share",
-        "share / weight",
-        stat_header("ttft", "p99"),
-        "Jain's index",
-    ]
-    return [
-        h.paragraph(
-            "Fairness: each tenant's share of the goodput (requests meeting its own SLO) against "
-            "its weight; Jain's index is 1.0 when every tenant got its weight's share.",
-            "note",
-        ),
-        h.table(headers, body, left=2, css="wide"),
+        *fairness_section(summary),
     ]
 
 
@@ -342,55 +306,6 @@ def _errors(summary: Summary) -> list[str]:
     ]
 
 
-def _sessions(summary: Summary) -> list[str]:
-    """The agent scenario's sessions, and the server's cached share of the prompt per turn."""
-    body = []
-    for stage in summary.stages:
-        s = stage.sessions
-        if s is None:
-            continue
-        d, worst = s.duration_ms, s.worst_ttft_ms
-        by_turn = " ".join(f"{turn}:{rate:.0%}" for turn, rate in s.cache_hit_rate_by_turn.items())
-        body.append(
-            [
-                h.fmt(stage.index, 0),
-                h.fmt(s.completed, 0),
-                h.fmt(s.failed, 0),
-                h.fmt(s.unfinished, 0),
-                h.fmt(s.completed_per_s, 3),
-                h.fmt(None if d is None else d.p50 / 1000, 2),
-                h.fmt(None if d is None else d.p90 / 1000, 2),
-                h.fmt(None if worst is None else worst.p90, 1),
-                h.fmt(None if s.requests_per_session is None else s.requests_per_session.mean, 1),
-                by_turn or "-",
-            ]
-        )
-    if not body:
-        return []
-    headers = [
-        "stage",
-        "completed",
-        "failed",
-        "unfinished",
-        "sessions/s",
-        "duration p50 s",
-        "duration p90 s",
-        "worst turn " + stat_header("ttft", "p90"),
-        "requests each",
-        "cache hit by turn",
-    ]
-    return [
-        h.heading("Sessions"),
-        h.paragraph(
-            "Agentic sessions that started in each stage's window; the worst turn is each "
-            "session's slowest TTFT, and the cache hit rate per turn is the server's own count "
-            "(stages[i].sessions in summary.json).",
-            "note",
-        ),
-        h.table(headers, body, left=1, css="wide"),
-    ]
-
-
 def render_report(run: RunData, rows: Sequence[Row], charts: str) -> str:
     """The page; ``charts`` is export/charts.py's block (the charts' place and their data)."""
     info = obj(to_json(run.summary.run))
@@ -407,7 +322,7 @@ def render_report(run: RunData, rows: Sequence[Row], charts: str) -> str:
         *pareto_section(rows),
         *cost_section(run.summary),
         *_reasoning(run.summary),
-        *_sessions(run.summary),
+        *sessions_section(run.summary),
         *_errors(run.summary),
         *_spec_decode(rows),
         *_key_values("Server fingerprint", run.server, skip=("warnings",)),
