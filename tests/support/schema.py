@@ -21,10 +21,15 @@ def _validator() -> jsonschema.Draft202012Validator:
 
 def problems(summary: Any) -> list[str]:
     """Where ``summary`` breaks the schema, one line each (empty: it is a valid summary)."""
-    return [
-        f"{'/'.join(map(str, e.absolute_path)) or '(top)'}: {e.message[:300]}"
-        for e in _validator().iter_errors(summary)
-    ]
+    return [_line(e) for e in _validator().iter_errors(summary)]
+
+
+def _line(error: jsonschema.ValidationError) -> str:
+    # An anyOf's own message starts with the whole instance, which hides the reason: name the
+    # deepest failure among its branches instead.
+    while error.context:
+        error = max(error.context, key=lambda e: len(e.absolute_path))
+    return f"{'/'.join(map(str, error.absolute_path)) or '(top)'}: {error.message[:300]}"
 
 
 def read_checked(path: Path) -> dict[str, Any]:

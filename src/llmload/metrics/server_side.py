@@ -86,7 +86,8 @@ class ServerSide:
         if engine_ttft is not None:
             self.engine_ttft.add(max(engine_ttft, 0))
         if queue is not None:
-            self.engine_queue.add(max(queue, 0))
+            queue = max(queue, 0)
+            self.engine_queue.add(queue)
             if ttft is not None:
                 self.queue_ns_total += queue
                 self.ttft_ns_total += ttft

@@ -192,7 +192,9 @@ class BatchEngine:
             self.waiting.popleft()
             self.running.append(generation)
             if generation.scheduled_ns is None:  # vLLM's scheduled_ts: the first admission
-                generation.scheduled_ns = start_ns
+                # A late wake-up admits requests that came after the step's planned start into
+                # that step; their queue time is nil, never negative.
+                generation.scheduled_ns = max(start_ns, generation.start_ns)
             self._kv_tokens += need
             prefill += need - self._lookup(generation)
             prefilled.append(generation)

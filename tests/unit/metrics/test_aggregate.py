@@ -140,6 +140,19 @@ def test_vllms_metrics_join_the_client_per_request() -> None:
     assert merged.server_side.metrics_requests == 2 and merged.server_side.engine_queue.count == 2
 
 
+def test_a_servers_negative_queue_time_counts_as_none() -> None:
+    # A queue time below zero (clocks stamped apart) is nil queueing, in the share as in the
+    # histogram, so the queue's share of TTFT is never negative.
+    r = record(0, [50 * MS, 60 * MS])
+    r.server_metrics = ServerMetrics(ttft_ms=15.0, queue_ms=-0.5, generation_ms=10.0, mean_itl_ms=10.0,
+                                     tokens_per_second=90.0)  # fmt: skip
+    stats = StageStats()
+    stats.add(r, Window(t0_ns=0))
+    side = stats.server_side
+    assert side.queue_ns_total == 0 and side.ttft_ns_total == 50 * MS
+    assert side.ttft_outside_engine.quantiles([0.5]) == [pytest.approx(35 * MS, rel=0.01)]
+
+
 def test_http_phases_partition_the_time_to_the_first_token() -> None:
     r = record(10 * MS, [50 * MS, 60 * MS])
     r.began_ns, r.connect_start_ns, r.tls_start_ns, r.connected_ns = 1 * MS, 2 * MS, 4 * MS, 8 * MS

@@ -73,6 +73,19 @@ def test_arrivals_during_a_step_join_at_the_next_boundary() -> None:
     assert len(second.steps) == 1 and len(first.steps) == 2
 
 
+def test_a_request_admitted_after_a_late_wake_up_has_no_negative_queue_time() -> None:
+    engine, clock, (timer,), _ = _batch(ModelParams(10 * MS, 0))
+    first, second = FakeSequence(0, 3), FakeSequence(0, 3)
+    engine.submit(first.as_generation())
+    deadline = timer.deadline
+    assert deadline is not None
+    clock.now = deadline + 2 * MS  # the timer wakes 2 ms late; a request came in meanwhile
+    second.start_ns = deadline + MS
+    engine.submit(second.as_generation())
+    timer.callback()
+    assert second.scheduled_ns == second.start_ns  # admitted to the step planned before it came
+
+
 def test_max_running_queues_the_rest() -> None:
     engine, clock, (timer,), _ = _batch(ModelParams(MS, 0, max_running=2))
     seqs = [FakeSequence(0, 3) for _ in range(3)]
