@@ -1,9 +1,10 @@
 """Where a worker's CPU per event goes, without sockets: parsing to a record, folding the record.
 
 ``split`` replays one pre-rendered response (``blaster.render``, the simulator's own chunks
-with continuous usage) through ``ResponseParser`` + ``ResponseRecorder`` (what ``on_data`` does
-per read) in reads of 64 KiB (``many``) or one chunk each (``one``), then folds the record the
-way ``Session.on_record`` does. CPU time, best of a few repeats, in microseconds per event.
+with continuous usage) through ``ResponseParser`` + ``ResponseRecorder`` (``deliver``: what the
+worker's transport does per read) in reads of 64 KiB (``many``) or one chunk each (``one``),
+then folds the record the way ``Session.on_record`` does. CPU time, best of a few repeats, in
+microseconds per event.
 """
 
 from __future__ import annotations
@@ -22,6 +23,11 @@ except ImportError:  # older src/ (hot_path_ab.py measures older revisions)
     from llmload.record import Phase, RequestRecord  # type: ignore
     from llmload.recorder import ResponseRecorder, Timeouts  # type: ignore
 from llmload.protocol.http1 import ResponseParser
+
+try:  # the worker's own framing-to-sink step, where the revision has one
+    from llmload.transport.delivery import deliver
+except ImportError:  # older src/ (hot_path_ab.py measures older revisions)
+    deliver = None  # type: ignore[assignment]
 
 
 def _reads(response: bytes, per_read: str) -> list[bytes]:
@@ -47,6 +53,10 @@ def _record(reads: list[bytes]) -> RequestRecord:
     t = now
     for data in reads:
         t += 10_000
+        if deliver is not None:
+            if deliver(parser, recorder, t, data) is not None:  # ended: [DONE] or the framing
+                break
+            continue
         parsed = parser.feed(data)
         if parsed.head is not None:
             recorder.on_headers(t, parsed.head.status, parsed.head.headers)

@@ -91,15 +91,20 @@ class ResponseParser:
         """The response ended cleanly and the connection may carry another request."""
         return self._state == _DONE and self._keep_alive and not self._excess
 
+    def whole_chunk(self, data: bytes) -> bytes | None:
+        """The chunk's data when ``data`` is exactly one whole chunk of a size seen before,
+        between chunks (one event per read, many streams at a realistic pace): what ``feed``
+        would return as the body, with nothing else looked at. None: call ``feed``."""
+        if self._state != _SIZE or self._pending:
+            return None
+        eol = data.find(b"\n")
+        size = self._sizes.get(data[:eol]) if eol > 0 else None
+        if size and eol + size + 3 == len(data) and data.endswith(b"\r\n"):
+            return data[eol + 1 : -2]  # ``started`` is already set: a size was seen
+        return None
+
     def feed(self, data: bytes) -> Parsed:
         state = self._state
-        if state == _SIZE and not self._pending:
-            # Exactly one whole chunk in the read (one event per read, many streams at a
-            # realistic pace): its data, with nothing else looked at. ``started`` is already set.
-            eol = data.find(b"\n")
-            size = self._sizes.get(data[:eol]) if eol > 0 else None
-            if size and eol + size + 3 == len(data) and data[-2:] == b"\r\n":
-                return _new_parsed(Parsed, (None, data[eol + 1 : -2], False))
         if not data:
             return _NOTHING
         self.started = True

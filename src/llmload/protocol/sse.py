@@ -91,22 +91,27 @@ class SSEDecoder:
     def feed_data(self, data: bytes) -> list[bytes]:
         """As ``feed``, but only the data of each event: for a caller that ignores event types
         (the recorder), it saves building a tuple per event on the hot path."""
-        # One whole event per read (many streams at a realistic pace) is the common case: with
-        # nothing pending, ``data: X\n\n`` and no other line end decodes to exactly ``[X]``.
+        one = self.whole_event(data)
+        return [one] if one is not None else self._feed(data)[0]
+
+    def whole_event(self, data: bytes) -> bytes | None:
+        """The data of ``data`` when it is exactly one whole event and nothing is pending (one
+        event per read, many streams at a realistic pace): ``data: X\n\n`` with no other line
+        end decodes to ``X``. None: call ``feed_data``."""
         if (
-            data[:6] == b"data: "
-            and data[-2:] == b"\n\n"
-            and data.find(10) == len(data) - 2  # memchr: no LF before the final two
-            and 13 not in data
-            and self._data is None
+            self._data is None
             and not self._buf
             and not self._cr_pending
+            and data[:6] == b"data: "
+            and data.endswith(b"\n\n")
+            and data.find(10) == len(data) - 2  # memchr: no LF before the final two
+            and 13 not in data
             and len(data) <= self._max_line
         ):
             self._at_start = False
             self._event = None
-            return [data[6:-2]]
-        return self._feed(data)[0]
+            return data[6:-2]
+        return None
 
     def _feed(self, data: bytes) -> _Decoded:
         if self._cr_pending and data:

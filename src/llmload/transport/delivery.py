@@ -110,6 +110,9 @@ def at_eof(parser: ResponseParser, sink: ResponseSink, t_ns: int, *, reused: boo
 def deliver(parser: ResponseParser, sink: ResponseSink, t_ns: int, data: bytes) -> bool | str | None:
     """Frame one read and hand it to the sink; what the response ended as, or None while it
     goes on (both read paths: ``Delivery`` here, TLS in ``lean``)."""
+    body = parser.whole_chunk(data)
+    if body is not None:  # most reads of paced streams: one whole chunk, nothing else to do
+        return STOPPED if sink.on_data(t_ns, body) else None
     try:
         parsed = parser.feed(data)
     except HttpFramingError as exc:

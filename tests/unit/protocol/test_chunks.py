@@ -10,7 +10,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from llmload.protocol.chunks import BadChunk, ChunkInfo, parse_chunk, parse_response
+from llmload.protocol.chunks import (
+    BadChunk,
+    ChunkInfo,
+    chunk_fields,
+    event_fields,
+    parse_chunk,
+    parse_response,
+)
 
 
 def chunk(
@@ -292,3 +299,76 @@ def test_cached_prompt_tokens_are_read_from_usage() -> None:
         parse_chunk(
             b'{"choices":[],"usage":{"prompt_tokens":3,"prompt_tokens_details":{"cached_tokens":"x"}}}'
         )
+
+
+# Events close to what servers send, with now and then a value of another type or a rare key:
+# the typed shortcut must read each exactly as the general reading does, or hand it over.
+def _maybe(value: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    odd = st.one_of(
+        st.none(), st.booleans(), st.integers(-2, 2), st.text(max_size=2), st.just([]), st.just({})
+    )
+    return st.integers(0, 9).flatmap(lambda i: odd if i == 0 else value)
+
+
+_text = _maybe(st.sampled_from([" in", "", "x"]))
+_count = _maybe(st.integers(0, 300))
+_delta = _maybe(
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "role": st.just("assistant"),
+            "content": _text,
+            "reasoning_content": _text,
+            "reasoning": _text,
+            "tool_calls": _maybe(st.lists(st.fixed_dictionaries({"index": st.just(0)}), max_size=1)),
+            "function_call": _maybe(st.fixed_dictionaries({"name": st.just("f")})),
+        },
+    )
+)
+_choice = _maybe(
+    st.fixed_dictionaries(
+        {"index": st.just(0)},
+        optional={"delta": _delta, "text": _text, "logprobs": st.none(),
+                  "finish_reason": _maybe(st.sampled_from(["stop", "length"]))},
+    )
+)  # fmt: skip
+_details = st.fixed_dictionaries({}, optional={"cached_tokens": _count, "reasoning_tokens": _count})
+_usage = _maybe(
+    st.fixed_dictionaries(
+        {},
+        optional={"completion_tokens": _count, "prompt_tokens": _count, "total_tokens": _count,
+                  "prompt_tokens_details": _maybe(_details), "completion_tokens_details": _maybe(_details)},
+    )
+)  # fmt: skip
+_plain = {
+    "id": st.just("chatcmpl-1"),
+    "object": st.sampled_from(["chat.completion.chunk", "chat.completion.chunk", "text_completion", "error"]),
+    "choices": _maybe(st.lists(_choice, min_size=1, max_size=2)),
+}
+_rare = {
+    "error": _maybe(st.fixed_dictionaries({"message": st.just("boom")})),
+    "timings": _maybe(st.fixed_dictionaries({"prompt_ms": st.just(1.5)})),
+    "metrics": _maybe(st.fixed_dictionaries({"queue_time_ms": st.just(0.5)})),
+}
+_event = st.one_of(
+    st.fixed_dictionaries(_plain, optional={"usage": _usage}),
+    st.fixed_dictionaries(_plain, optional={"usage": _usage, **_rare}),
+)
+
+
+def _read(parse: Any, data: bytes) -> Any:
+    try:
+        return parse(data)
+    except BadChunk:
+        return BadChunk
+
+
+@given(_event)
+def test_the_typed_shortcut_reads_every_event_as_the_general_reading_does(event: dict[str, Any]) -> None:
+    data = orjson.dumps(event)
+    assert _read(event_fields, data) == _read(chunk_fields, data)
+
+
+@given(st.binary(max_size=64))
+def test_the_typed_shortcut_reads_any_bytes_as_the_general_reading_does(data: bytes) -> None:
+    assert _read(event_fields, data) == _read(chunk_fields, data)
