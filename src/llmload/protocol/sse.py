@@ -96,21 +96,21 @@ class SSEDecoder:
 
     def whole_event(self, data: bytes) -> bytes | None:
         """The data of ``data`` when it is exactly one whole event and nothing is pending (one
-        event per read, many streams at a realistic pace): ``data: X\n\n`` with no other line
-        end decodes to ``X``. None: call ``feed_data``."""
+        event per read, many streams at a realistic pace): ``data: X\n\n``, or ``event: T\ndata:
+        X\n\n`` (the Responses and Messages APIs), with no other line end decodes to ``X``; the
+        type is dropped, as ``feed_data`` drops it. None: call ``feed_data``."""
+        if self._data is not None or self._buf or self._cr_pending or 13 in data:
+            return None
+        start = data.find(10) + 1 if data[:7] == b"event: " else 0
         if (
-            self._data is None
-            and not self._buf
-            and not self._cr_pending
-            and data[:6] == b"data: "
+            data[start : start + 6] == b"data: "
             and data.endswith(b"\n\n")
-            and data.find(10) == len(data) - 2  # memchr: no LF before the final two
-            and 13 not in data
+            and data.find(10, start) == len(data) - 2  # memchr: no LF before the final two
             and len(data) <= self._max_line
         ):
             self._at_start = False
             self._event = None
-            return data[6:-2]
+            return data[start + 6 : -2]
         return None
 
     def _feed(self, data: bytes) -> _Decoded:
