@@ -21,15 +21,17 @@ a time, instead of one `add` per sample, and `TimeSeries` slices its stamps per 
 second by bisection). One `orjson.loads` of a 260-byte chunk with continuous usage is 0.9 µs of
 the parse, the floor for a client that reads every field the metrics need.
 
-**One event per read: about 62,300 events per CPU-second at 1,000 streams, over the 50,000 goal**
-(three runs, 61,700 to 64,000), where the worker took 50,200 events/s on 79% of its core and
-reads held 1.04 events on average: **1.38 times the CPU per event of a gevent client that only
-reads** (`gevent floor`: the same streams, each read counted, nothing parsed; the three runs
-1.25, 1.38 and 1.45, the floor itself moving 11.1 to 13.0 µs between them). Capacity is what a
-loaded worker sustains: at half the load (500 streams, the `half load` row) the same worker
-measured 41,500, because a worker with CPU to spare sleeps between the simulator's steps and
-pays a wake-up for every few reads (the bare client's cost per event moves the same way, 11.3 →
-17.2 µs).
+**One event per read: about 63,100 events per CPU-second at 1,000 streams, over the 50,000 goal**
+(three runs, 53,100 to 65,200, at revision 565c097: the typed decode, before the one-event
+path of 1c82b75; see Per event: a typed decode, below), **1.18 times the CPU per event of a gevent client
+that only reads** (`gevent floor`: the same streams, each read counted, nothing parsed; the three
+runs 1.11, 1.18 and 1.46, the floor itself at 12.9 to 13.8 µs in this run against 11.1 to 13.0
+in the previous one, whose median was 1.38). The ratio moves with the floor from run to run by
+more than any one change here moves it: side-by-side runs (below) are the way to read a change.
+Capacity is what a loaded worker sustains: at half the load (500 streams, the `half load` row)
+the same worker measured 42,200, because a worker with CPU to spare sleeps between the
+simulator's steps and pays a wake-up for every few reads (the bare client's cost per event moves
+the same way, 13.4 → 17.3 µs).
 
 Against the previous results (revision 83c336d, 57,700 and 1.67 times the floor) the move is
 the lean transport's reads, which now happen in the event loop's own callbacks
