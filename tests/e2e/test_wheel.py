@@ -43,9 +43,12 @@ def test_the_wheel_installs_and_runs_from_anywhere(tmp_path: Path) -> None:
     # left a 1.4 s window that no request was sent in (an honest exit 2, not a wheel problem)
     demo = run([str(bin_ / "llmload"), "demo", "--users", "4", "--run-time", "15s"], cwd=elsewhere)
     assert "llmload: ok:" in demo.stdout + demo.stderr
-    # a first run with nothing to explain away: no warning, and no log line per control-plane call
+    # a first run with nothing to explain away: no warning, and no log line per control-plane call.
+    # Client-bound is the one warning that is about this machine, not the wheel: with the suite's
+    # heaviest tests beside it, a CI run once measured the demo's own loop lagging and said so.
     said = [line for line in (demo.stdout + demo.stderr).splitlines() if "--loglevel" not in line]
-    assert not [line for line in said if "warning" in line.lower() or "HTTP Request:" in line], said
+    wheel = [line for line in said if "warning: client-bound" not in line]
+    assert not [line for line in wheel if "warning" in line.lower() or "HTTP Request:" in line], said
     sweep = run(
         [
             str(bin_ / "llmload"),
