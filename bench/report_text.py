@@ -9,29 +9,23 @@ from __future__ import annotations
 
 FINDINGS = {
     "capacity": """
-**Many events per read: about 298,000 events per CPU-second, at the 300,000 goal within this
-machine's day-to-day spread** (three runs, 295,000 to 317,000). Nothing on this path changed
-since the 343,000 of 2026-11-30 (revision 83c336d): `bench/hot_path_ab.py --before 356f18b`,
-both revisions side by side in one run, read 316,761 and 319,211 (`bench/results/
-issue29_hot_path_ab.json`), so the move is the machine, which measured the framing and parse
-5% slower too (2.55 against 2.42 µs per event, no sockets). Framing, SSE, JSON and the record
-cost 2.6 µs per event; folding the finished record costs 0.16 µs (0.83 µs before
-`LogHistogram.add_all`: a request's per-read samples go into each histogram sorted, a bucket at
-a time, instead of one `add` per sample, and `TimeSeries` slices its stamps per wall-clock
-second by bisection). One `orjson.loads` of a 260-byte chunk with continuous usage is 0.9 µs of
-the parse, the floor for a client that reads every field the metrics need.
+**Many events per read: about 359,000 events per CPU-second, over the 300,000 goal** (three
+runs, 310,000 to 393,000; 298,000 before the typed decode of 565c097). Framing, SSE, JSON and
+the record cost 1.9 µs per event; folding the finished record costs 0.17 µs. The event is
+decoded by `msgspec` into the dozen fields the metrics read (see Per event: a typed decode,
+below), about half the CPU of `orjson.loads` and walking the dicts it builds.
 
-**One event per read: about 63,100 events per CPU-second at 1,000 streams, over the 50,000 goal**
-(three runs, 53,100 to 65,200, at revision 565c097: the typed decode, before the one-event
-path of 1c82b75; see Per event: a typed decode, below), **1.18 times the CPU per event of a gevent client
-that only reads** (`gevent floor`: the same streams, each read counted, nothing parsed; the three
-runs 1.11, 1.18 and 1.46, the floor itself at 12.9 to 13.8 µs in this run against 11.1 to 13.0
-in the previous one, whose median was 1.38). The ratio moves with the floor from run to run by
-more than any one change here moves it: side-by-side runs (below) are the way to read a change.
-Capacity is what a loaded worker sustains: at half the load (500 streams, the `half load` row)
-the same worker measured 42,200, because a worker with CPU to spare sleeps between the
-simulator's steps and pays a wake-up for every few reads (the bare client's cost per event moves
-the same way, 13.4 → 17.3 µs).
+**One event per read: about 63,600 events per CPU-second at 1,000 streams, over the 50,000 goal**
+(three runs, 61,800 to 63,600), **1.22 times the CPU per event of a gevent client that only
+reads** (`gevent floor`: the same streams, each read counted, nothing parsed; the three runs
+1.22, 1.15 and 1.24, the floor at 12.7 to 13.7 µs). The ratio moves with the floor from run to
+run by more than one change moves it: at revision 565c097 the same bench read 1.11, 1.18 and
+1.46, and before the typed decode 1.25, 1.38 and 1.45 with the floor at 11.1 to 13.0 µs. Side
+by side runs (Per event: a typed decode, below) are the way to read a change. Capacity is what a
+loaded worker sustains: at half the load (500 streams, the `half load` row) the same worker
+measured 42,300, because a worker with CPU to spare sleeps between the simulator's steps and
+pays a wake-up for every few reads (the bare client's cost per event moves the same way, 13.3 →
+17.7 µs).
 
 Against the previous results (revision 83c336d, 57,700 and 1.67 times the floor) the move is
 the lean transport's reads, which now happen in the event loop's own callbacks
