@@ -31,6 +31,10 @@ from llmload.target.apis import line as api_line
 from llmload.target.fingerprint import auth_headers, fingerprint, warnings
 from llmload.target.scrape import Scraper, Snapshot, summarize
 
+# How long ``stop`` waits for a poll in flight to unwind. The kill interrupts a poll waiting on
+# its socket at once; this only keeps a stuck one from holding up the run's end.
+_UNWIND_S = 2.0
+
 
 class _Windows:
     """One scraper's snapshots cut into stages: the scrape at a stage's measured start, the
@@ -64,6 +68,7 @@ class ServerWatch:
         self._server: _Windows | None = None
         self._gpu: _Windows | None = None
         self._greenlet: gevent.Greenlet[[], None] | None = None
+        self._stopped = False
         self._control: list[JSON] = []  # what was asked of the server, and what it said
         self._profiling: int | None = None  # the stage whose profile is running
 
@@ -105,6 +110,10 @@ class ServerWatch:
     def _loop(self) -> None:
         while True:
             gevent.sleep(self._interval_s)
+            # A sleep that ended just before ``stop`` wakes this greenlet ahead of the kill
+            # queued behind it: without this test it would poll a closed client.
+            if self._stopped:
+                return
             for watched in self._watched():
                 watched.scraper.poll()
 
@@ -144,8 +153,11 @@ class ServerWatch:
     def stop(self) -> None:
         if self._profiling is not None:  # the run ended inside a profiled stage
             self._profile(self._profiling, "stop")
+        self._stopped = True
         if self._greenlet is not None:
             self._greenlet.kill(block=False)
+            if gevent.getcurrent() is not gevent.get_hub():  # the hub itself may not wait
+                self._greenlet.join(timeout=_UNWIND_S)  # a poll in flight ends before its client
             self._greenlet = None
         for watched in self._watched():
             watched.scraper.close()  # the stages' snapshots stay, for attach()

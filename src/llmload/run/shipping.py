@@ -28,6 +28,7 @@ class Shipper:
         self._interval_s = interval_s
         self._seq = 0
         self._greenlet: gevent.Greenlet[[], None] | None = None
+        self._stopped = False
         self.final_sent = False
 
     def start(self) -> None:
@@ -37,6 +38,10 @@ class Shipper:
     def _loop(self) -> None:
         while True:
             gevent.sleep(self._interval_s)
+            # A sleep that ended just before ``stop`` wakes this greenlet ahead of the kill:
+            # it must not ship a delta behind the final one.
+            if self._stopped:
+                return
             self.ship(final=False)
 
     def ship(self, *, final: bool) -> None:
@@ -68,6 +73,7 @@ class Shipper:
             self.final_sent = True
 
     def stop(self) -> None:
+        self._stopped = True
         if self._greenlet is not None:
             self._greenlet.kill(block=False)
             self._greenlet = None
