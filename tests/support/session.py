@@ -18,15 +18,15 @@ from llmload.run.session import Session
 URL = "http://127.0.0.1:9"
 
 
-def config(results_dir: Path) -> RunConfig:
+def config(results_dir: Path, host: str = URL) -> RunConfig:
     """Records go to ``results_dir/run``."""
     return RunConfig(
-        host=URL,
+        host=host,
         request=RequestConfig(model="m"),
         workload=WorkloadConfig(),
         phases=PhaseConfig(),
         timeouts=Timeouts(),
-        transport=TransportConfig(URL),
+        transport=TransportConfig(host),
         results_dir=str(results_dir),
         run_id="run",
     )

@@ -9,10 +9,9 @@ from pathlib import Path
 import gevent
 import pytest
 
-from llmload.config.settings import PhaseConfig, RequestConfig, RunConfig, TransportConfig, WorkloadConfig
-from llmload.core.recorder import Timeouts
 from llmload.run.server_watch import ServerWatch
 from llmload.sim.process import SimProcess, start_sim
+from tests.support.session import config
 
 pytestmark = [pytest.mark.integration]
 
@@ -23,29 +22,14 @@ def sim() -> Iterator[SimProcess]:
         yield process
 
 
-def watching(sim: SimProcess, tmp_path: Path, interval_s: float) -> ServerWatch:
-    config = RunConfig(
-        host=sim.url,
-        request=RequestConfig(model="m"),
-        workload=WorkloadConfig(),
-        phases=PhaseConfig(),
-        timeouts=Timeouts(),
-        transport=TransportConfig(sim.url),
-        results_dir=str(tmp_path),
-        run_id="run",
-    )
-    watch = ServerWatch(config, None, interval_s=interval_s)
-    watch.start()
-    assert watch.info["metrics_endpoint"] is True  # the poller runs: the case under test
-    return watch
-
-
 def test_a_stop_right_after_the_pollers_sleep_ended_polls_no_closed_client(
     sim: SimProcess, tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
     # With no interval the poller's first sleep ends at once: its wake-up is queued when this
     # greenlet gets the loop back, ahead of the kill that stop queues behind it.
-    watch = watching(sim, tmp_path, interval_s=0)
+    watch = ServerWatch(config(tmp_path, sim.url), None, interval_s=0)
+    watch.start()
+    assert watch.info["metrics_endpoint"] is True  # the poller runs: the case under test
     gevent.sleep(0)
     watch.stop()
     gevent.sleep(0.05)  # the poller's turn, had it one
