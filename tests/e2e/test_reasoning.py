@@ -29,7 +29,8 @@ def test_reasoning_and_answer_tokens_and_ttfot_match_ground_truth(run_locust: Ru
     # Either end of the client's span can be read late, by what its loop lag admits to (a
     # shared 2-core machine: 4.3 ms once on one request); the median is held tighter.
     allowed = 3 + health["loop_lag_p99_ms"]
-    late = []
+    late: list[float] = []
+    stamps: list[int] = []
     for r in records:
         truth = served[r["id"]]
         assert r["reasoning_tokens"] == truth["reasoning_tokens"] == THINK
@@ -42,10 +43,17 @@ def test_reasoning_and_answer_tokens_and_ttfot_match_ground_truth(run_locust: Ru
             client_ms, server_ms, 50, "a request's thinking phase, client and server"
         )
         late.append(client_ms - server_ms)
+        # The stamp that was read late: the first token's shortens the phase, the answer's lengthens it.
+        stamps.append(r["first_token_ns"] if client_ms < server_ms else r["first_output_ns"])
     # One read in a run may still come late by more than the loop lag's p99 says (31 ms once on
-    # this machine, with p99 4.2 ms): a tenth of the requests may, the median may not.
-    outside = [d for d in late if abs(d) > allowed]
-    assert len(outside) <= max(1, len(late) // 10), (outside, allowed)
+    # this machine, with p99 4.2 ms). One stall of the loop delays every stream that reads during
+    # it (CI once saw the four streams that started together all read their first token 33 to
+    # 36 ms late), so the unit is the stall: late reads closer together than the lateness itself
+    # are one. A tenth of the requests' worth of stalls may exceed the bound; the median may not.
+    outside = sorted((t, d) for t, d in zip(stamps, late, strict=True) if abs(d) > allowed)
+    spread_ns = max((abs(d) for _, d in outside), default=0.0) * 1e6
+    stalls = [t for i, (t, _) in enumerate(outside) if i == 0 or t - outside[i - 1][0] > spread_ns]
+    assert len(stalls) <= max(1, len(late) // 10), (outside, allowed)
     assert sorted(late)[len(late) // 2] == pytest.approx(0, abs=1.5)
     reasoning = stage["reasoning"]
     assert reasoning["reasoning_share"] == pytest.approx(THINK / MAX_TOKENS)
