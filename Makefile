@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 SOURCES := src tests bench locustfiles
 
-.PHONY: demo test test-unit lint typecheck check bench docs clean
+.PHONY: demo test test-unit lint typecheck check bench docs clean test-venv
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -20,17 +20,17 @@ $(VENV)/.test: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q -e '.[report,tokenize,otlp]' --group test --group lint
 	touch $@ $(VENV)/.runtime
 
+test-venv: $(VENV)/.test
+
 demo: $(VENV)/.runtime
 	$(BIN)/llmload demo
 
-# Debian's prometheus, chromium, cmake and g++ (as root), and llama.cpp's llama-server, built
-# once (about 6 minutes on 2 cores) into ~/.cache/llmload; then lint, types and the tiers
-# (scripts/test.sh prints each tier's time). Where llama-server cannot be built its tests skip,
-# except under CI=true, where a skip fails the run.
-test: $(VENV)/.test
-	bash scripts/install-test-deps.sh
-	PIP="$(BIN)/python -m pip" bash scripts/llama-server.sh >/dev/null || echo "make test: llama-server was not built (above); its tests will skip"
-	BIN=$(BIN) bash scripts/test.sh
+# Debian's prometheus, chromium, cmake and g++ (as root), llama.cpp's llama-server built once
+# (about 5 minutes on 2 cores) into ~/.cache/llmload while the venv installs and the first
+# tiers run; then lint, types and the tiers (scripts/test.sh prints each tier's time). Where
+# llama-server cannot be built its tests skip, except under CI=true, where a skip fails the run.
+test:
+	PYTHON=$(PYTHON) VENV=$(VENV) bash scripts/test.sh
 
 # The edit-test loop: lint, types and the unit tier (no sockets), in about a minute.
 test-unit: lint typecheck

@@ -1,5 +1,5 @@
 """Under CI=true every tier runs: a skip fails the run, unless it is a timing bound this machine
-cannot judge (``tests.support.noise.UNJUDGED``, said with the numbers that show why).
+cannot judge (``tests.support.timing.plugin.UNJUDGED``, said with the numbers that show why).
 
 Elsewhere a missing tool (llama-server not built, no Chromium, no Prometheus, not root for the
 network namespaces) skips and says how to get it. In CI it would hide exactly the tests that
@@ -13,7 +13,16 @@ from collections.abc import Generator
 
 import pytest
 
-from tests.support.noise import UNJUDGED
+from tests.support.timing.judge import UNJUDGED
+from tests.support.timing.plugin import (
+    CALL_PASSED,
+    canary_log,
+    judge,
+    note_setup,
+    unjudged_reason,
+)
+
+__all__ = ["canary_log", "judge"]  # the timing judge's fixtures, for every tier
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
@@ -28,6 +37,12 @@ os.environ.setdefault("LLMLOAD_CAPACITY", "40000")
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None]:
     outcome = yield
     report: pytest.TestReport = outcome.get_result()
+    if report.when == "call":
+        reason = unjudged_reason(item) if report.passed else None
+        if reason is not None:  # its assertions held, but a bound could not be judged
+            report.outcome = "skipped"
+            report.longrepr = (str(item.path), item.location[1] or 0, f"Skipped: {reason}")
+        item.stash[CALL_PASSED] = report.passed
     if not (IN_CI and report.skipped) or hasattr(report, "wasxfail"):
         return
     reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
@@ -37,11 +52,17 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     report.longrepr = f"CI=true, so a skip fails the run: {reason}"
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    note_setup(item)
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups off the items
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The tests of a module that share a module-scoped fixture (a Prometheus, a llama-server, a
-    run they all read) go to one xdist worker (``--dist loadgroup``), so the fixture is set up
-    once, not once per worker: spread over four, test_prometheus.py's run cost 3 x 44 s."""
+    """The tests of a module that share a module-scoped
+    fixture (a Prometheus, a llama-server, a run they all read) go to one xdist worker (``--dist
+    loadgroup``), so the fixture is set up once, not once per worker: spread over four,
+    test_prometheus.py's run cost 3 x 44 s."""
     for item in items:
         if not isinstance(item, pytest.Function):
             continue

@@ -35,7 +35,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import TracebackType
 
 import httpx
@@ -87,6 +87,7 @@ class Snapshot:
     t_s: float  # the scraper's clock (monotonic seconds) when the answer arrived
     values: Mapping[str, float]
     bad_lines: int = 0
+    asked_s: float | None = None  # when it was asked: the server's reading lies in between
 
 
 def _base(name: str) -> str:
@@ -171,6 +172,7 @@ class Scraper:
     def poll(self) -> Snapshot | None:
         if self.available is False:
             return None
+        asked_s = self._clock()
         try:
             response = self._client.get(self.url, headers=self._headers)
         except httpx.HTTPError as exc:
@@ -184,7 +186,7 @@ class Scraper:
             return None
         parsed = parse(response.text)
         self.available = True
-        snapshot = self._reduce(parsed.samples, self._clock(), parsed.bad_lines)
+        snapshot = replace(self._reduce(parsed.samples, self._clock(), parsed.bad_lines), asked_s=asked_s)
         self.snapshots.append(snapshot)
         return snapshot
 
@@ -261,6 +263,9 @@ def summarize(first: Snapshot, last: Snapshot, samples: Sequence[Snapshot]) -> d
     out: dict[str, JSON] = {
         "available": True,
         "window_s": window_s,
+        # when the server was read at either edge, [asked, answered] on the scraper's monotonic
+        # clock: its counters' deltas are of the requests it counted in between
+        "edges_s": [[first.asked_s, first.t_s], [last.asked_s, last.t_s]],
         "counter_reset": reset,
         "generation_tokens": generated,
         "generation_tok_per_s": _ratio(generated, window_s),

@@ -41,6 +41,7 @@ def test_vllm_v1_names_two_engines_and_speculative_decoding() -> None:
     first, last = fixture("vllm_v1_metrics_start.txt", 100.0), fixture("vllm_v1_metrics_end.txt", 120.0)
     s = summarize(first, last, [first, last])
     assert s["window_s"] == 20.0
+    assert s["edges_s"] == [[None, 100.0], [None, 120.0]]  # answered; when asked, only a poll knows
     assert s["generation_tokens"] == 8440 and s["prompt_tokens"] == 5120
     assert s["preemptions"] == 2
     assert s["ttft_mean_ms"] == pytest.approx(60.0)
@@ -159,12 +160,13 @@ def test_scraper_404_means_unavailable_and_it_stops_asking() -> None:
 
 def test_scraper_failures_are_counted_and_retried() -> None:
     script = Script(500, "vllm:generation_tokens_total 7\n")
-    clock = iter([3.0])
+    clock = iter([1.0, 2.0, 3.0])  # asked and failed; asked, then answered
     client = httpx.Client(transport=httpx.MockTransport(script))
     scraper = Scraper("http://box:8000", client=client, clock=lambda: next(clock))
     assert scraper.poll() is None and scraper.failures == 1 and scraper.last_error == "HTTP 500"
     snapshot = scraper.poll()
-    assert snapshot is not None and snapshot.t_s == 3.0 and snapshot.values["generation_tokens"] == 7
+    assert snapshot is not None and (snapshot.asked_s, snapshot.t_s) == (2.0, 3.0)
+    assert snapshot.values["generation_tokens"] == 7
     assert scraper.available is True and scraper.snapshots == [snapshot]
 
 

@@ -1,0 +1,77 @@
+"""The canary: a process apart from everything under test that records how late it wakes up.
+
+A timing test's noise must be measured by something the test does not measure, or a slower
+client would widen its own bound. This process does nothing but sleep a millisecond and note
+how late each wake-up was, for as long as the tests run, in two threads:
+
+- ``plain``, at normal priority, as the client and the simulator run: on a busy machine each of
+  its wake-ups waits for a CPU as theirs do, so it sees what any process here sees;
+- ``fifo``, at SCHED_FIFO where allowed (root, or CAP_SYS_NICE): the machine's floor, what even
+  a process that claims the CPU first cannot avoid (a hypervisor taking the core away).
+
+Each thread appends ``(wake_ns, late_ns)`` records (two little-endian int64s, on the same
+CLOCK_MONOTONIC as every ``perf_counter_ns`` stamp on this machine) to its own file, flushed
+every few milliseconds, so a judge in another process can read the noise of any window.
+
+    python -m tests.support.timing.canary DIR     # until SIGTERM, or until its parent exits
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import struct
+import sys
+import threading
+import time
+from pathlib import Path
+
+PERIOD_NS = 1_000_000
+FLUSH_NS = 10_000_000
+RECORD = struct.Struct("<qq")
+KINDS = ("plain", "fifo")
+
+
+def _sample(path: Path, stop: threading.Event, fifo: bool) -> None:
+    if fifo:
+        try:
+            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))
+        except (AttributeError, OSError):
+            return  # not allowed here: no fifo file, and the judge says so
+    period_s = PERIOD_NS / 1e9
+    pending = bytearray()
+    with path.open("ab", buffering=0) as out:
+        flushed = time.perf_counter_ns()
+        while not stop.is_set():
+            start = time.perf_counter_ns()
+            time.sleep(period_s)
+            woke = time.perf_counter_ns()
+            pending += RECORD.pack(woke, max(0, woke - start - PERIOD_NS))
+            if woke - flushed >= FLUSH_NS:
+                out.write(pending)
+                pending.clear()
+                flushed = woke
+        out.write(pending)
+
+
+def main(directory: Path) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    parent = os.getppid()
+    threads = [
+        threading.Thread(target=_sample, args=(directory / f"{kind}.bin", stop, kind == "fifo"), daemon=True)
+        for kind in KINDS
+    ]
+    for thread in threads:
+        thread.start()
+    (directory / "ready").touch()
+    while not stop.wait(0.5):
+        if os.getppid() != parent:  # the tests ended without stopping it
+            stop.set()
+    for thread in threads:
+        thread.join(timeout=2)
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]))

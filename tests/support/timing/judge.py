@@ -1,0 +1,289 @@
+"""The one timing judge: every timing claim of the suite goes through here.
+
+A bound is what the design promises (``base``: the client's own work, one step of the
+simulator) plus the noise of the window it was measured in, taken from three places:
+
+- the canary, a process apart from everything under test that samples its own wake-up lateness
+  for the whole run (``canary.py``): what any process on this machine suffered just then;
+- the server's own lateness where it reports it (the simulator's step lateness);
+- the client's own loop lag, but only up to the health limit at which llmload itself flags the
+  stage client-bound: a client that regresses further cannot widen its own bound.
+
+The noise's statistic matches the claim's (``Stat``): a median against the median, a p99 against
+the p99, "every request" against the largest. Each judgement has one of three outcomes:
+
+- pass: the observation is within its base, or within base and noise while the noise measured
+  apart from the client was no larger than the base;
+- fail: it is beyond base and noise, and that noise was no larger than the base;
+- unjudged: beyond its base while the machine's noise alone was larger than the base, so the
+  test cannot tell the client from the machine. The test goes on, ends as skipped with the
+  numbers, is run once more at the end of its tier, and is counted (``ledger.py``).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import asdict, dataclass
+from enum import StrEnum
+from typing import Any
+
+from scipy.stats import binom
+
+from llmload.core.health import HealthLimits
+from tests.support.timing.noise import CanaryLog, Stat, Wakes
+
+# The late-share allowance is the count the canary's own share of late wake-ups would exceed
+# by chance once in this many tests.
+FALSE_ALARM = 1e-3
+
+
+# A skip that starts with this is a bound the machine could not judge, not a tier that did not
+# run: CI lets it stand (tests/conftest.py), and the ledger counts it.
+UNJUDGED = "cannot judge this bound here: "
+
+
+class Outcome(StrEnum):
+    PASS = "pass"
+    FAIL = "fail"
+    UNJUDGED = "unjudged"
+
+
+@dataclass(frozen=True, slots=True)
+class Judgement:
+    """One claim as judged: what was seen, what was allowed and why (the ledger's line)."""
+
+    test: str
+    what: str
+    stat: str
+    unit: str
+    observed: float
+    base: float
+    canary: float  # the machine's noise, in the claim's unit
+    server: float
+    client: float  # the client's loop lag, capped at the health limit
+    client_uncapped: float
+    bound: float
+    outcome: Outcome
+    fifo: float | None = None  # the machine's floor (a SCHED_FIFO wake-up), for the record
+    expected: float | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+    def explain(self) -> str:
+        target = "" if self.expected is None else f" against {self.expected:g}"
+        return (
+            f"{self.what}: {self.observed:.3f} {self.unit}{target}, bound {self.bound:.3f} = base "
+            f"{self.base:g} + noise ({self.stat}: canary {self.canary:.3f}, server {self.server:.3f}, "
+            f"client loop lag {self.client:.3f} of {self.client_uncapped:.3f})"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _Lag:
+    p50: float = 0.0
+    p99: float = 0.0
+    max: float = 0.0
+
+    def at(self, stat: Stat) -> float:
+        return {Stat.MEDIAN: self.p50, Stat.P99: self.p99, Stat.EVERY: self.max}[stat]
+
+
+class Judge:
+    """A test's judge (the ``judge`` fixture). The window of noise starts when the test's module
+    started and ends at each judgement, unless ``during``, ``client`` or ``server`` narrow it."""
+
+    def __init__(
+        self,
+        test: str,
+        canary: CanaryLog,
+        since_ns: int,
+        record: Callable[[Judgement], None],
+        limits: HealthLimits | None = None,
+    ) -> None:
+        self._test = test
+        self._canary = canary
+        self._record = record
+        self._cap_ms = (limits or HealthLimits()).loop_lag_p99_ms
+        self._window: tuple[int, int | None] = (since_ns, None)
+        self._server = _Lag()
+        self._client = _Lag()
+        self._canary_kind = "plain"
+        self.judgements: list[Judgement] = []
+
+    # -- the noise ---------------------------------------------------------------------------
+
+    def during(self, t0_ns: int, t1_ns: int | None = None) -> None:
+        """The measurement's own window (``perf_counter_ns``, the same clock in every process)."""
+        self._window = (t0_ns, t1_ns)
+
+    def client(self, summary: Mapping[str, Any], *, window: bool = True) -> None:
+        """The worst process's loop lag over the summary's stages; with ``window``, the noise
+        is read over the stages' measurement windows."""
+        stages = summary["stages"]
+        healths = [h for s in stages for h in (s.get("client_health") or {}).values()]
+
+        def worst(key: str) -> float:
+            return max((float(h.get(key) or 0.0) for h in healths), default=0.0)
+
+        self._client = _Lag(worst("loop_lag_p50_ms"), worst("loop_lag_p99_ms"), worst("loop_lag_max_ms"))
+        windows = [s["window_ns"] for s in stages if s.get("window_ns") and None not in s["window_ns"]]
+        if window and windows:
+            self.during(min(w[0] for w in windows), max(w[1] for w in windows))
+
+    def server(self, stats: Mapping[str, Any]) -> None:
+        """The simulator's own step lateness (``SimProcess.stats()``)."""
+        late = stats["lateness"]
+        self._server = _Lag(late["p50_ns"] / 1e6, late["p99_ns"] / 1e6, late["max_ns"] / 1e6)
+        since = int(stats.get("since_ns") or 0)
+        if since > self._window[0]:
+            self._window = (since, self._window[1])
+
+    def realtime(self) -> None:
+        """What is judged runs at SCHED_FIFO: the machine's noise is the canary's SCHED_FIFO
+        thread's where it has one (else, as the process under test, its plain thread's)."""
+        if self._canary.has_fifo:
+            self._canary_kind = "fifo"
+
+    def _wakes(self, kind: str) -> Wakes:
+        t0, t1 = self._window
+        return self._canary.wakes(kind, t0, t1 if t1 is not None else time.perf_counter_ns())
+
+    # -- the claims ----------------------------------------------------------------------------
+
+    def at_most(self, observed_ms: float, base_ms: float, stat: Stat, what: str) -> Judgement:
+        """``observed_ms`` (a latency, a lateness) is at most ``base_ms`` plus the noise."""
+        return self._judge(what, stat=stat, unit="ms", observed=observed_ms, off=observed_ms, base=base_ms)
+
+    def close(
+        self, observed_ms: float, expected_ms: float, base_ms: float, stat: Stat, what: str
+    ) -> Judgement:
+        """``observed_ms`` is ``expected_ms`` within ``base_ms`` plus the noise, either way (a
+        late read lengthens one gap and shortens the next)."""
+        off = abs(observed_ms - expected_ms)
+        return self._judge(
+            what, stat=stat, unit="ms", observed=observed_ms, off=off, base=base_ms, expected=expected_ms
+        )
+
+    def rate(
+        self, observed: float, expected: float, rel: float, what: str, window_ms: float | None = None
+    ) -> Judgement:
+        """A rate over the window (tok/s, req/s) is ``expected`` within ``rel`` plus what late
+        reads at the window's two edges can move into or out of it: 2 x p99 noise / window.
+        ``window_ms``: the rate's own window, where the noise is read over a longer one (a
+        sweep's repeats, each its own short window)."""
+        t0, t1 = self._window
+        if window_ms is None:
+            window_ms = ((t1 if t1 is not None else time.perf_counter_ns()) - t0) / 1e6
+        off = abs(observed / expected - 1) if expected else math.inf
+        return self._judge(
+            what,
+            stat=Stat.P99,
+            unit="rel",
+            observed=observed,
+            off=off,
+            base=rel,
+            scale=lambda noise_ms: 2 * noise_ms / window_ms,
+            expected=expected,
+        )
+
+    def few_late(self, late: int, total: int, over_ms: float, what: str) -> Judgement:
+        """At most as many of ``total`` requests were late by more than ``over_ms`` as the
+        canary's own share of wake-ups that late allows: the count it would exceed by chance
+        once in ``1 / FALSE_ALARM`` tests (a binomial allowance), and never a hand-set share."""
+        wakes = self._wakes(self._canary_kind)
+        share = wakes.share_over(over_ms)
+        allowed = float(binom.ppf(1 - FALSE_ALARM, total, share)) if share > 0 else 0.0
+        outcome = Outcome.PASS if late <= allowed else Outcome.FAIL
+        judgement = Judgement(
+            self._test,
+            what,
+            f"share over {over_ms:g} ms",
+            "requests",
+            late,
+            0.0,
+            canary=share,
+            server=0.0,
+            client=0.0,
+            client_uncapped=0.0,
+            bound=allowed,
+            outcome=outcome,
+            expected=float(total),
+        )
+        return self._settle(judgement)
+
+    def exactly(self, observed: float, low: float, high: float, what: str) -> Judgement:
+        """An exact statement (a count at a window's edge, with every request that may count on
+        the side it may count): no noise enters."""
+        outcome = Outcome.PASS if low <= observed <= high else Outcome.FAIL
+        judgement = Judgement(
+            self._test, what, "exact", "", observed, high - low, 0, 0, 0, 0, high, outcome, expected=low
+        )
+        return self._settle(judgement)
+
+    # -- the verdict ---------------------------------------------------------------------------
+
+    def _judge(
+        self,
+        what: str,
+        *,
+        stat: Stat,
+        unit: str,
+        observed: float,
+        off: float,
+        base: float,
+        scale: Callable[[float], float] = lambda ms: ms,
+        expected: float | None = None,
+    ) -> Judgement:
+        canary = scale(self._wakes(self._canary_kind).at(stat))
+        fifo = scale(self._wakes("fifo").at(stat)) if self._canary.has_fifo else None
+        server = scale(self._server.at(stat))
+        lag = self._client.at(stat)
+        client = scale(min(lag, self._cap_ms))
+        bound = base + canary + server + client
+        if off <= base:
+            outcome = Outcome.PASS
+        elif canary + server > base:
+            outcome = Outcome.UNJUDGED
+        else:
+            outcome = Outcome.PASS if off <= bound else Outcome.FAIL
+        judgement = Judgement(
+            self._test,
+            what,
+            stat.value,
+            unit,
+            observed,
+            base,
+            canary,
+            server,
+            client,
+            scale(lag),
+            bound,
+            outcome,
+            fifo,
+            expected,
+        )
+        return self._settle(judgement)
+
+    def _settle(self, judgement: Judgement) -> Judgement:
+        self.judgements.append(judgement)
+        self._record(judgement)
+        if judgement.outcome is Outcome.FAIL:
+            raise AssertionError(judgement.explain())
+        return judgement
+
+    @property
+    def unjudged(self) -> list[Judgement]:
+        return [j for j in self.judgements if j.outcome is Outcome.UNJUDGED]
+
+
+def worst_outcome(outcomes: Iterable[Outcome]) -> Outcome | None:
+    """A test's outcome from its judgements: any failure fails it, else any unjudged claim
+    leaves it unjudged; None when it judged nothing."""
+    seen = set(outcomes)
+    for outcome in (Outcome.FAIL, Outcome.UNJUDGED, Outcome.PASS):
+        if outcome in seen:
+            return outcome
+    return None

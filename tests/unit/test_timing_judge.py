@@ -1,0 +1,121 @@
+"""The timing judge's arithmetic, on canary logs written here: statistic matched to the claim,
+the client's lag capped at the health limit, three outcomes, and the ledger's totals."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.support.timing import ledger
+from tests.support.timing.canary import RECORD
+from tests.support.timing.judge import Judge, Judgement, Outcome
+from tests.support.timing.noise import CanaryLog, Stat
+
+MS = 1_000_000
+
+
+def _canary(tmp_path: Path, late_ms: list[float], kind: str = "plain") -> CanaryLog:
+    """A canary log with one wake-up per ms, late by ``late_ms`` in turn."""
+    with (tmp_path / f"{kind}.bin").open("ab") as f:
+        for i, late in enumerate(late_ms):
+            f.write(RECORD.pack((i + 1) * MS, int(late * MS)))
+    return CanaryLog(tmp_path)
+
+
+def _judge(log: CanaryLog, seen: list[Judgement] | None = None) -> Judge:
+    judge = Judge("t", log, 0, (seen if seen is not None else []).append)
+    judge.during(0, 10_000 * MS)
+    return judge
+
+
+def _summary(p50: float, p99: float, lag_max: float) -> dict[str, object]:
+    health = {"loop_lag_p50_ms": p50, "loop_lag_p99_ms": p99, "loop_lag_max_ms": lag_max}
+    return {"stages": [{"client_health": {"local": health}, "window_ns": [0, 1000 * MS]}]}
+
+
+def test_the_noise_statistic_is_the_claims(tmp_path: Path) -> None:
+    # 98 quiet wake-ups, one 3 ms late, one 9 ms late: the median is quiet, the max is not.
+    judge = _judge(_canary(tmp_path, [0.1] * 98 + [3.0, 9.0]))
+    assert judge.at_most(1.05, 1.0, Stat.MEDIAN, "median").canary == pytest.approx(0.1)
+    assert judge.at_most(1.2, 1.0, Stat.P99, "p99").canary == pytest.approx(3.0)
+    assert judge.at_most(1.2, 1.0, Stat.EVERY, "every").canary == pytest.approx(9.0)
+
+
+def test_three_outcomes(tmp_path: Path) -> None:
+    judge = _judge(_canary(tmp_path, [0.2] * 99 + [5.0]))
+    assert judge.at_most(0.9, 1.0, Stat.EVERY, "within its base").outcome is Outcome.PASS
+    assert judge.at_most(1.1, 1.0, Stat.MEDIAN, "within base and noise").outcome is Outcome.PASS
+    # beyond the base while the machine alone was later than the base: cannot tell
+    assert judge.at_most(7.0, 1.0, Stat.EVERY, "noisy").outcome is Outcome.UNJUDGED
+    with pytest.raises(AssertionError, match=r"median: 1\.500 ms, bound 1\.200"):
+        judge.at_most(1.5, 1.0, Stat.MEDIAN, "median")
+    assert [j.outcome for j in judge.judgements] == ["pass", "pass", "unjudged", "fail"]
+    assert [j.what for j in judge.unjudged] == ["noisy"]
+
+
+def test_the_clients_own_lag_counts_only_up_to_the_health_limit(tmp_path: Path) -> None:
+    judge = _judge(_canary(tmp_path, [0.1] * 100))
+    judge.client(_summary(p50=0.3, p99=40.0, lag_max=80.0))
+    judgement = judge.at_most(5.0, 1.0, Stat.P99, "lag")
+    # the limit at which llmload flags the stage client-bound is a p99 loop lag of 5 ms
+    assert (judgement.client, judgement.client_uncapped) == (5.0, 40.0)
+    # a client whose lag grew cannot make the machine look too noisy to judge: it fails
+    with pytest.raises(AssertionError):
+        judge.at_most(30.0, 1.0, Stat.P99, "regressed")
+
+
+def test_the_server_reports_its_own_lateness(tmp_path: Path) -> None:
+    judge = _judge(_canary(tmp_path, [0.0] * 100))
+    judge.server({"since_ns": 0, "lateness": {"p50_ns": 100_000, "p99_ns": 2 * MS, "max_ns": 4 * MS}})
+    assert judge.close(21.9, 20.0, 1.0, Stat.P99, "itl").bound == pytest.approx(3.0)
+    # the machine's noise includes the server's: over the base, the claim is unjudged, not failed
+    assert judge.close(26.0, 20.0, 1.0, Stat.EVERY, "itl max").outcome is Outcome.UNJUDGED
+
+
+def test_a_rate_is_allowed_what_late_reads_at_the_edges_move(tmp_path: Path) -> None:
+    judge = _judge(_canary(tmp_path, [0.0] * 98 + [15.0, 15.0]))
+    judge.during(0, 1000 * MS)  # a 1 s window: two edges each late by 15 ms (p99) move 3 %
+    judgement = judge.rate(103.5, 100.0, 0.02, "tok/s")
+    assert judgement.bound == pytest.approx(0.05) and judgement.outcome is Outcome.UNJUDGED
+    (tmp_path / "quiet").mkdir()
+    judge = _judge(_canary(tmp_path / "quiet", [0.5] * 100))
+    judge.during(0, 1000 * MS)  # here the edges move 0.1 %: 3.5 % off is a failure
+    with pytest.raises(AssertionError):
+        judge.rate(103.5, 100.0, 0.02, "tok/s")
+
+
+def test_few_late_is_a_binomial_allowance_on_the_canarys_own_share(tmp_path: Path) -> None:
+    judge = _judge(_canary(tmp_path, [0.1] * 990 + [4.0] * 10))  # 1 % of wake-ups 4 ms late
+    ok = judge.few_late(late=5, total=200, over_ms=2.0, what="late first reads")
+    assert ok.outcome is Outcome.PASS and 5 < ok.bound < 20  # 2 expected, more by chance
+    with pytest.raises(AssertionError):
+        judge.few_late(late=30, total=200, over_ms=2.0, what="late first reads")
+    with pytest.raises(AssertionError):  # nothing on the canary was that late: none may be
+        judge.few_late(late=1, total=200, over_ms=5.0, what="very late first reads")
+
+
+def test_an_exact_count_admits_no_noise(tmp_path: Path) -> None:
+    judge = _judge(_canary(tmp_path, [50.0] * 100))
+    assert judge.exactly(10, 8, 12, "tokens in the window").outcome is Outcome.PASS
+    with pytest.raises(AssertionError):
+        judge.exactly(13, 8, 12, "tokens in the window")
+
+
+def test_the_ledger_keeps_the_last_attempt_and_fails_a_run_that_could_not_judge(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def line(test: str, outcome: Outcome) -> Judgement:
+        return Judgement(test, "w", "p50", "ms", 1, 1, 0, 0, 0, 0, 1, outcome)
+
+    monkeypatch.setenv(ledger.TIER_ENV, "alone")
+    for test, outcome in [("a", Outcome.PASS), ("b", Outcome.UNJUDGED), ("c", Outcome.UNJUDGED)]:
+        ledger.append(tmp_path, line(test, outcome))
+    assert ledger.totals(ledger.read(tmp_path), "alone").unjudged == ["b", "c"]
+    monkeypatch.setenv(ledger.ATTEMPT_ENV, "2")
+    ledger.append(tmp_path, line("b", Outcome.PASS))  # judged when run once more
+    result = ledger.totals(ledger.read(tmp_path))
+    assert (result.passed, result.unjudged, result.failed, result.rerun) == (["a", "b"], ["c"], [], 1)
+    assert result.line() == "timing: 3 tests, 3 judgements: 2 passed, 1 unjudged, 0 failed (1 run again)"
+    assert result.over_limit  # one in three is over the limit
+    assert ledger.main(["summary", str(tmp_path)]) == 1
