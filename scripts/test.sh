@@ -8,6 +8,8 @@
 #            locust run's -t, a server's start): run side by side, $LLMLOAD_TEST_WORKERS at once
 #   alone    the tests marked `timing` (they judge stamps against ground truth through the
 #            timing judge, tests/support/timing): one at a time, on a machine the others have left
+#   proof    the judge still fails: the sub-millisecond tests with a 3 ms delay injected into
+#            the client's reads must fail (tests/proof)
 #
 # Everything a run leaves is in its output folder ($LLMLOAD_TEST_OUT, default
 # results/tests/<UTC time>): each tier's junit XML and the judgements of every timing claim
@@ -83,6 +85,7 @@ else
 fi
 tier waiting judged waiting -n "$WORKERS" --dist loadgroup -m "not timing" "${TIERS[@]/#/tests/}"
 tier alone judged alone -m timing "${TIERS[@]/#/tests/}"
+tier proof judged proof tests/proof
 
 "$BIN/python" -m tests.support.testrun "$OUT" "${names[@]}" -- "${seconds[@]}" -- "${codes[@]}"
 code=$?

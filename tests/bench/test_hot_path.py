@@ -9,14 +9,11 @@ of ``feed``'s events.
 
 from __future__ import annotations
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from llmload.protocol.http1 import ResponseParser
 from llmload.protocol.sse import SSEDecoder
-
-pytestmark = pytest.mark.timing  # measures: runs alone (make test)
 
 HEAD = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
 payloads = st.lists(

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import pytest
 from harness.stats import pct, slope
 from harness.truth import analyze
-
-pytestmark = pytest.mark.timing  # measures: runs alone (make test)
 
 MS = 1_000_000
 

@@ -9,6 +9,7 @@ to be fast at.
 
 from __future__ import annotations
 
+import math
 import statistics
 import subprocess
 import sys
@@ -33,8 +34,11 @@ from llmload.workload.cancel import CancelSpec
 from tests.e2e.conftest import REPO, RunLocust
 from tests.support.llama import LlamaServer, llama_server
 from tests.support.schema import read_checked
+from tests.support.timing.judge import Judge
+from tests.support.timing.noise import Stat
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timing]
+# The tests that judge timing are marked one by one: the others wait on the server side by side.
+pytestmark = [pytest.mark.e2e]
 
 SHORT = ("--max-tokens", "16", "--ignore-eos", "--prompt-tokens", "24")
 
@@ -79,9 +83,10 @@ def test_token_counts_are_the_servers_on_every_request(
     assert run.summary["stages"][0]["server_timings"]["requests"] > 0
 
 
+@pytest.mark.timing
 @pytest.mark.parametrize("users", [1, 4])
 def test_client_timing_agrees_with_the_servers_own(
-    run_locust: RunLocust, server: LlamaServer, users: int
+    run_locust: RunLocust, server: LlamaServer, users: int, judge: Judge
 ) -> None:
     # At 4 streams this server writes about 25 tok/s in all: 64 tokens take a user ~6 s, and the
     # second round is sent as the warm-up ends (so it is warm-up too). 32 tokens leave a third
@@ -97,36 +102,35 @@ def test_client_timing_agrees_with_the_servers_own(
         users=users,
         run_time="14s",
     )
+    judge.client(run.summary, window=False)  # the requests judged may be warm-up's too
     done = [r for r in records(run) if r["phase"] == "measure"] or records(run)
-    spans, tpot_ratio, first_token_late = [], [], []
+    off, predicted, tpot_ratio, excess = [], [], [], []
     for r in done:
         t = r["server_timings"]
         ttft_ms = (r["first_token_ns"] - r["sent_ns"]) / 1e6
-        assert ttft_ms >= t["prompt_ms"], (ttft_ms, t)  # the server's prefill is inside the TTFT
-        first_token_late.append(ttft_ms - t["prompt_ms"])
+        # not timing: the server's prefill lies inside the client's TTFT (one request, causal)
+        assert ttft_ms >= t["prompt_ms"], (ttft_ms, t)
         span_ms = (r["last_token_ns"] - r["first_token_ns"]) / 1e6
-        spans.append((span_ms, t["predicted_ms"]))
+        d = span_ms - t["predicted_ms"]
+        off.append(d)
+        predicted.append(t["predicted_ms"])
         tpot_ratio.append((span_ms / (r["output_tokens"] - 1)) / (t["predicted_ms"] / (t["predicted_n"] - 1)))
-    allowed = [1 + 0.02 * predicted_ms for _, predicted_ms in spans]
-    if users == 1:
-        # A span can come out shorter than the server's only by as much as the first token
-        # reached the client late, and that lateness is inside this request's own TTFT minus
-        # the server's prefill (a busy CI machine once held one first token back 54 ms on a
-        # 1094 ms span). Longer than the server's it cannot be by more than the bound.
-        for (span_ms, predicted_ms), bound, late in zip(spans, allowed, first_token_late, strict=True):
-            assert -(bound + late) <= span_ms - predicted_ms <= bound, (span_ms, predicted_ms, late)
-        differences = [span_ms - predicted_ms for span_ms, predicted_ms in spans]
-        assert abs(statistics.median(differences)) <= statistics.median(allowed), spans
-    else:
-        # With other slots' prompts in the same batches, llama.cpp's predicted_ms starts when a
-        # request's prompt is evaluated, and its first token can go out one batch later (once
-        # 843.6 ms against 942.8): a span may come out shorter, never longer, and the median
-        # still agrees.
-        for (span_ms, predicted_ms), bound in zip(spans, allowed, strict=True):
-            assert span_ms - predicted_ms <= bound, (span_ms, predicted_ms)
-        differences = [span_ms - predicted_ms for span_ms, predicted_ms in spans]
-        assert abs(statistics.median(differences)) <= statistics.median(allowed), spans
-    assert statistics.median(tpot_ratio) == pytest.approx(1, abs=0.02)
+        # The server times its decode with its own clock, to 2 % of it; the client's span may
+        # come out longer by no more than that. Shorter it can be by as much as the first token
+        # reached the client late, which is inside this request's TTFT minus the prefill (a
+        # busy CI machine once held one first token back 54 ms on a 1094 ms span); with other
+        # slots' prompts in the same batches (4 streams), llama.cpp's predicted_ms starts at
+        # the prompt's evaluation and its first token can go out a batch later (once 843.6 ms
+        # against 942.8): there a span may be shorter by any amount.
+        rel = 0.02 * t["predicted_ms"]
+        shorter = -d - rel - (ttft_ms - t["prompt_ms"]) if users == 1 else -math.inf
+        excess.append(max(d - rel, shorter))
+    judge.at_most(max(excess), 1.0, Stat.EVERY, "decode span beyond the server's own, every request")
+    judge.close(statistics.median(off), 0, 1 + 0.02 * statistics.median(predicted), Stat.MEDIAN,
+                "decode span off the server's, median")  # fmt: skip
+    # The per-token times, as a ratio: 2 % of the median span, in ms
+    ratio_ms = (statistics.median(tpot_ratio) - 1) * statistics.median(predicted)
+    judge.close(ratio_ms, 0, 0.02 * statistics.median(predicted), Stat.MEDIAN, "TPOT against the server's")
     summary = run.summary["stages"][0]["server_timings"]
     print(f"{users} streams: client minus server per request: {summary}")
     assert summary["ttft_minus_prefill_ms"]["min"] >= 0
@@ -142,6 +146,7 @@ def test_repeated_runs_do_not_hit_the_cache_and_prefix_cache_does(
         # Every prompt starts with a salt of its own, so the server can reuse only the chat
         # template's opening (its default system prompt, about 30 tokens), never a prompt of
         # the run before: the second run is no cache-hit measurement.
+        # not timing: token counts of the server's cache
         assert all(r["server_timings"]["cache_n"] <= 40 < r["prompt_tokens"] - 60 for r in done), [
             (r["server_timings"]["cache_n"], r["prompt_tokens"]) for r in done
         ]
@@ -162,11 +167,14 @@ def test_repeated_runs_do_not_hit_the_cache_and_prefix_cache_does(
     measured = [r for r in done if r["phase"] == "measure"]
     stage = again.summary["stages"][0]
     rate = sum(r["server_timings"]["cache_n"] for r in measured) / sum(r["prompt_tokens"] for r in measured)
+    # not timing: a share of tokens, computed two ways from the same records
     assert stage["prompt_cache_hit_rate"] == pytest.approx(rate, abs=1e-6)
     assert stage["server_timings"]["cached_prompt_tokens"] == stage["cached_prompt_tokens"]
 
 
-def test_a_short_sweep_with_server_metrics_and_report(tmp_path: Path, server: LlamaServer) -> None:
+def test_a_short_sweep_with_server_metrics_and_report(
+    tmp_path: Path, server: LlamaServer, judge: Judge
+) -> None:
     command = [
         sys.executable,
         "-m",
@@ -206,12 +214,20 @@ def test_a_short_sweep_with_server_metrics_and_report(tmp_path: Path, server: Ll
         server_side = stage["server"]
         assert server_side and server_side["generation_tokens"], stage["index"]
         # llama.cpp adds a request's tokens to its counter when the request ends (at its slot's
-        # release), so over a window the server counted the tokens of the requests that ended
-        # in it: exactly those, but for a request ending between a window's edge and the
-        # scrape at that edge (milliseconds; one request of 16 tokens at either edge).
-        t0, t1 = stage["window_ns"]
-        ended = sum(r["output_tokens"] for r in records if t0 <= r["done_ns"] <= t1)
-        assert abs(server_side["generation_tokens"] - ended) <= 2 * 16, (stage["index"], server_side, ended)
+        # release, as it sends the end), so over a window the server counted the tokens of
+        # exactly the requests that ended between its two readings. Each reading happened
+        # between the scrape's ask and its answer (edges_s), and the client read a request's end
+        # within its loop's largest measured lag of the server's release: a request the client
+        # saw end that close to either edge's interval may count; every other one between the
+        # readings must.
+        lag_ns = max(h["loop_lag_max_ms"] or 0 for h in stage["client_health"].values()) * 1e6
+        (ask0, got0), (ask1, got1) = ((a * 1e9, b * 1e9) for a, b in server_side["edges_s"])
+        edges = ((ask0 - lag_ns, got0 + lag_ns), (ask1 - lag_ns, got1 + lag_ns))
+        must = sum(r["output_tokens"] for r in records if edges[0][1] < r["done_ns"] < edges[1][0])
+        may = sum(r["output_tokens"] for r in records if any(a <= r["done_ns"] <= b for a, b in edges))
+        judge.exactly(
+            server_side["generation_tokens"], must, must + may, f"stage {stage['index']}: tokens counted"
+        )
         assert stage["server_timings"]["requests"] == stage["requests"]["ok"]
     report = (tmp_path / "llama" / "report.html").read_text()
     assert "Client minus server" in report
@@ -236,6 +252,7 @@ def test_fewer_slots_than_users_queue_inside_the_server(run_locust: RunLocust, t
     # Half the users wait for a slot: the client's TTFT holds that wait, the server's prefill not.
     gap = stage["server_timings"]["ttft_minus_prefill_ms"]
     decode = stage["server_timings"]["decode_per_token_ms"]["p50"] * 16
+    # not timing: a floor of a wait (a slot's whole decode), which noise only lengthens
     assert gap["p90"] > decode / 2, (gap, decode)
     assert stage["server"]["running"]["max"] <= 2  # never more requests processing than slots
 
@@ -268,20 +285,42 @@ def test_tokenize_server_builds_prompts_to_the_servers_token_count(
     counted = sum(r["prompt_tokens"] for r in done) / sum(r["prompt_tokens_requested"] for r in done)
     print(f"server-counted / requested prompt tokens: {counted:.4f} over {len(done)} requests")
     assert counted == pytest.approx(1, abs=0.02)
-    for r in done:  # the salt's hex digits take a varying few tokens: one request may miss by them
+    for r in done:  # not timing: the salt's hex digits take a varying few tokens
         assert abs(r["prompt_tokens"] - 160) <= 4, r
 
 
-@pytest.mark.parametrize("api", ["responses", "messages"])
-@pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])
+@pytest.mark.parametrize(
+    ("api", "stream"), [("responses", False), ("messages", True), ("messages", False)], ids=str
+)
 def test_the_newer_apis_count_the_servers_tokens(
     run_locust: RunLocust, server: LlamaServer, api: str, stream: bool
 ) -> None:
+    _, timed = _newer_api_run(run_locust, server, api, stream)
+    assert timed == 0  # llama.cpp's timings ride on a streamed Responses answer only
+
+
+@pytest.mark.timing
+def test_a_streamed_responses_answer_counts_and_times_as_the_server(
+    run_locust: RunLocust, server: LlamaServer, judge: Judge
+) -> None:
+    off, timed = _newer_api_run(run_locust, server, "responses", True)
+    # A read that came late by more than the bound's 1 ms (the last token once 11 to 27 ms late,
+    # on either revision of the transport, the spans of 30 other requests within 0.2 ms of the
+    # server's): as many may as the canary's own wake-ups that late allow.
+    judge.few_late(len(off), timed, 1.0, "decode spans off the server's by more than 1 ms + 2 %")
+
+
+def _newer_api_run(
+    run_locust: RunLocust, server: LlamaServer, api: str, stream: bool
+) -> tuple[list[tuple[float, float, float]], int]:
+    """One run of ``api``, its token counts checked; the decode spans off the server's own
+    timings beyond 1 ms + 2 % (where the server gave its timings), and how many it gave."""
     args = (*SHORT, "--api", api, *(() if stream else ("--no-stream",)))
     run = run_locust(server.url, *args, users=1, run_time="6s")
     done = records(run)
     assert done and len(done) == len(run.records)
-    off: list[tuple[float, float, float]] = []  # decode spans outside the bound: (excess, span, server's)
+    off: list[tuple[float, float, float]] = []  # decode spans outside the bound: (off by, span, server's)
+    timed = 0
     for r in done:
         # the server's usage in each API's own place (response.completed's usage; message_start
         # and message_delta), and its prompt with the cached part added back for Messages.
@@ -309,20 +348,18 @@ def test_the_newer_apis_count_the_servers_tokens(
             # first token's own lateness (inside its TTFT minus the prefill)
             span_ms = (r["last_token_ns"] - r["first_token_ns"]) / 1e6
             late = (r["first_token_ns"] - r["sent_ns"]) / 1e6 - t["prompt_ms"]
+            timed += 1
             bound = 1 + 0.02 * t["predicted_ms"]
             # a token whose text the server held back went out with a later one: the span starts
             # that much later, by the server's own time per token (once 53 ms on a 262 ms span)
             held = (r["output_tokens"] - r["token_events"]) * t["predicted_ms"] / (t["predicted_n"] - 1)
             if not -(bound + late + held) <= span_ms - t["predicted_ms"] <= bound:
                 off.append((span_ms - t["predicted_ms"], span_ms, t["predicted_ms"]))
-    # One read in a run may still come late by far more than the bound: the last token once
-    # 11 to 27 ms late, on either revision of the transport (the spans of 30 other requests
-    # within 0.2 ms of the server's). A tenth of the requests may, as in test_reasoning.py.
-    assert len(off) <= max(1, len(done) // 10), off
     served = run.summary["stages"][0]["output_tokens_vs_max_tokens"]
     cut_short = [w for w in run.summary["stages"][0]["warnings"] if "ignore_eos" in w]
     # an output shorter than asked under --ignore-eos is named, not passed off as the workload
     assert bool(cut_short) == (served < 0.98), (served, cut_short)
+    return off, timed
 
 
 def test_rerank_counts_the_servers_tokens_and_a_server_without_it_says_so(
@@ -396,7 +433,9 @@ def test_an_agents_turns_reuse_their_slots_cache_in_llama_server(
     assert sessions["completed"] >= 1 and sessions["cache_hit_rate_by_turn"]["3"] > 0.5, sessions
 
 
-def test_a_cancelled_request_frees_its_llama_server_slot(server: LlamaServer, tmp_path: Path) -> None:
+def test_a_cancelled_request_frees_its_llama_server_slot(
+    server: LlamaServer, tmp_path: Path, judge: Judge
+) -> None:
     config = RunConfig(
         host=server.url,
         request=RequestConfig(ignore_eos=True),
@@ -421,15 +460,21 @@ def test_a_cancelled_request_frees_its_llama_server_slot(server: LlamaServer, tm
         transport.close()
         session.close()
     assert record.outcome == "cancelled" and "during decode" in (record.error_detail or ""), record
-    per_token_s = (
-        ((record.last_token_ns or 0) - (record.first_token_ns or 0)) / 1e9 / max(record.token_events - 1, 1)
+    freed = time.perf_counter_ns()
+    per_token_ms = (
+        ((record.last_token_ns or 0) - (record.first_token_ns or 0)) / 1e6 / max(record.token_events - 1, 1)
     )
-    # Freed as soon as the server next looks at the socket: polled for at most the time 20 more
-    # tokens take at the pace the client saw, a fraction of the 400 asked for.
-    deadline = time.monotonic() + 20 * per_token_s
+    # Freed as soon as the server next looks at the socket: within the time a token takes at the
+    # pace the client saw (polled for at most a hundred, a quarter of the 400 asked for).
+    deadline = time.monotonic() + 100 * per_token_ms / 1e3
     busy = True
     while busy and time.monotonic() < deadline:
         slots = orjson.loads(urllib.request.urlopen(f"{server.url}/slots", timeout=5).read())
         busy = any(s["is_processing"] for s in slots)
-        time.sleep(per_token_s / 4)
+        if busy:
+            time.sleep(per_token_ms / 4e3)
+        else:
+            freed = time.perf_counter_ns()
     assert not busy, slots
+    freed_ms = (freed - (record.done_ns or freed)) / 1e6
+    judge.at_most(freed_ms, 2 * per_token_ms, Stat.EVERY, "the cancelled request's slot freed")

@@ -14,6 +14,8 @@ import trustme
 from llmload.results.build import UNANSWERED_METRICS
 from llmload.sim.process import start_sim
 from tests.e2e.conftest import RunLocust
+from tests.support.timing.judge import Judge
+from tests.support.timing.noise import Stat
 
 pytestmark = pytest.mark.e2e
 
@@ -39,7 +41,9 @@ def _joined(
 
 
 @pytest.mark.timing
-def test_vllm_metrics_join_the_client_record_as_the_simulator_timed_them(run_locust: RunLocust) -> None:
+def test_vllm_metrics_join_the_client_record_as_the_simulator_timed_them(
+    run_locust: RunLocust, judge: Judge
+) -> None:
     sim_args = ["--profile", "vllm", "--enable-per-request-metrics"]
     # 32 streams on 16 prompt groups of a 512-token prefix: requests queue for the batch's
     # steps and find their group's prefix cached, so both joins have something to show.
@@ -52,15 +56,16 @@ def test_vllm_metrics_join_the_client_record_as_the_simulator_timed_them(run_loc
         )
         served = sim.requests()
     stage = run.summary["stages"][0]
+    judge.client(run.summary)
     joined = _joined(run.records, served)
-    assert len(joined) > 100
-    (health,) = stage["client_health"].values()
+    assert len(joined) > 100  # not timing: 32 streams of 48 tokens answer ~2,000 in 12 s
     outside = []
     for record, entry in joined:
         metrics = record["server_metrics"]
         assert metrics is not None, record["id"]
         # the server's queue is the simulator's own: arrival to its first admission
         queue_truth = (entry["scheduled_ns"] - entry["arrival_ns"]) / MS
+        # not timing: the same two stamps of the simulator's, rounded to the ms in its metrics
         assert metrics["queue_time_ms"] == pytest.approx(queue_truth, abs=0.5)
         # the client's clock starts before the server's and stops after it: never less
         ttft = (record["first_token_ns"] - record["sent_ns"]) / MS
@@ -72,9 +77,9 @@ def test_vllm_metrics_join_the_client_record_as_the_simulator_timed_them(run_loc
         assert entry["traceparent"] == f"00-{record['trace_id']}-{entry['traceparent'][36:52]}-01"
     outside.sort()
     # what lies outside the engine is the trip and the client's read lateness: the same bound as
-    # the client's TTFT against the simulator's (test_chat_ground_truth), 2 ms and the loop lag
+    # the client's TTFT against the simulator's (test_chat_ground_truth)
     p50 = outside[len(outside) // 2]
-    assert p50 <= 2 + health["loop_lag_p99_ms"], (p50, health)
+    judge.at_most(p50, 1.0, Stat.MEDIAN, "client TTFT outside the engine's account, median")
     assert len({r["trace_id"] for r, _ in joined}) == len(joined)
     assert all(re.fullmatch(r"[0-9a-f]{32}", r["trace_id"]) for r, _ in joined)
 
@@ -82,9 +87,10 @@ def test_vllm_metrics_join_the_client_record_as_the_simulator_timed_them(run_loc
     assert table["requests"] == stage["requests"]["ok"]
     assert table["queue_ms"]["max"] > 0  # the batch made some wait
     assert 0 < table["queue_share_of_ttft"] < 1
-    # the table's quantile is its histogram's (1%) and its rank the nearest: one sample apart
+    # not timing: the table's quantile is its histogram's (1%) and its rank the nearest, one sample apart
     assert table["ttft_outside_engine_ms"]["p50"] == pytest.approx(p50, abs=0.05 + p50 * 0.1)
-    assert abs(table["tpot_minus_mean_itl_ms"]["p50"]) <= 1 + health["loop_lag_p99_ms"]
+    # TPOT and the mean ITL are the same tokens' time two ways: late reads move the median apart
+    judge.close(table["tpot_minus_mean_itl_ms"]["p50"], 0, 0.5, Stat.MEDIAN, "TPOT - mean ITL, p50")
     assert sum(r["cached_tokens"] for r, _ in joined) > 0
     assert "server's own metrics" in run.output and "client minus server" in run.output
     assert UNANSWERED_METRICS not in run.summary["warnings"]
@@ -134,8 +140,9 @@ def test_http_phases_over_tls_with_a_connection_per_request_warn(
     assert ok
     for r in ok:
         stamps = _ordered(r)
+        # not timing: one request's stamps in causal order, on one clock
         assert r["connect_start_ns"] < r["tls_start_ns"] < r["connected_ns"] <= r["sent_ns"]
-        # the phases partition the time from the hand-over to the first token, inside the request
+        # not timing: the phases partition the time from the hand-over to the first token
         assert (
             stamps[-1] == r["done_ns"] and r["first_token_ns"] - r["began_ns"] <= r["done_ns"] - r["began_ns"]
         )
@@ -167,6 +174,7 @@ def test_http_phases_over_plain_http_leave_tls_out(run_locust: RunLocust) -> Non
     first = (
         phases["request_write_ms"]["p50"] + phases["first_byte_ms"]["p50"] + phases["first_token_ms"]["p50"]
     )
+    # not timing: the three phases' medians add up to the TTFT's median to within their spread
     assert first == pytest.approx(run.summary["stages"][0]["ttft_ms"]["p50"], rel=0.2)
 
 
@@ -191,6 +199,7 @@ def test_the_cache_is_reset_first_and_the_profiler_runs_over_the_stage_asked(run
     ]
     # the profile covers the stage's measured window: started at its start, stopped at its end
     t0, t1 = run.summary["stages"][0]["window_ns"]
+    # not timing: the order of the client's window and the server's stamps, on one clock
     assert t0 <= counters["profile_start_ns"] < t1 <= counters["profile_stop_ns"]
     assert "llmload: server: cache reset" in run.output and "server (stage 0): profiler start" in run.output
 

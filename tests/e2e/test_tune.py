@@ -22,6 +22,8 @@ from llmload.target.launch import free_port
 from tests.e2e.conftest import REPO
 from tests.support.llama import built
 from tests.support.schema import read_checked
+from tests.support.timing.judge import Judge
+from tests.support.timing.noise import Stat
 
 pytestmark = pytest.mark.e2e
 
@@ -66,30 +68,60 @@ def _row(stdout: str, name: str) -> dict[str, str]:
     }
 
 
-# four servers swept one after another: about 7 minutes, past the suite's 300 s default
-@pytest.mark.timeout(900)
-def test_the_engine_comparison_as_one_experiment(tmp_path: Path) -> None:
-    proc = tune(REPO / "experiments" / "engines-sim.toml", "--results-dir", tmp_path)
+TOKENS = 64  # the engine comparison's answers: long enough for its claims, short to drain
+
+
+def _engines_experiment(tmp_path: Path) -> Path:
+    """The shipped engine comparison with what its claims need: answers of 64 tokens instead of
+    256 (at 128 streams a request then takes 5 s, not 21, and so do the warm-up and the drain of
+    every configuration), 8 s windows, and SGLang loading for 7 s past a log stall of 3 s instead
+    of 12 s and 5 s (about 7 minutes here become about 3). The speeds it is judged against are
+    the simulator's model at that length (the shipped file's 256 give the engine table itself,
+    which test_sweep.py checks)."""
+    text = (REPO / "experiments" / "engines-sim.toml").read_text()
+    shorter = (
+        ("stage_s = 12", f"stage_s = 8\nmax_tokens = {TOKENS}"),
+        ("load_s = 12", "load_s = 7"),
+        ("log_stall_s = 5", "log_stall_s = 3"),
+    )
+    for shipped, short in shorter:
+        assert shipped in text, shipped
+        text = text.replace(shipped, short)
+    path = tmp_path / "engines-sim.toml"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.timeout(600)
+def test_the_engine_comparison_as_one_experiment(tmp_path: Path, judge: Judge) -> None:
+    proc = tune(_engines_experiment(tmp_path), "--results-dir", tmp_path)
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, output[-4000:]
     out = tmp_path / "engines-sim"
-    targets = {"vllm": (82.5, 1536.0), "sglang-nograph": (27.0, 2216.0), "sglang": (63.6, 2370.0)}
-    heads = {
-        name: read_checked(out / name / "summary.json")["headline"] for name in [*targets, "vllm-eagle3"]
-    }
-    for name, (single, peak) in targets.items():
-        assert heads[name]["single_stream_tok_per_s"] == pytest.approx(single, rel=0.03), name
-        assert heads[name]["peak_tok_per_s"] == pytest.approx(peak, rel=0.03), name
+    targets = ["vllm", "sglang-nograph", "sglang"]
+    summaries = {name: read_checked(out / name / "summary.json") for name in [*targets, "vllm-eagle3"]}
+    heads = {name: summary["headline"] for name, summary in summaries.items()}
+    for name in targets:
+        stages = {s["concurrency"]: s for s in summaries[name]["stages"]}
+        for level in (1, 128):
+            model = stage_output_tok_per_s(get_profile(name).params(), level, output_tokens=TOKENS)
+            judge.client(summaries[name], window=False)
+            judge.during(*stages[level]["window_ns"])
+            judge.rate(stages[level]["output_tok_per_s"], model, 0.03, f"{name} tok/s at C={level}")
+        assert heads[name]["single_stream_tok_per_s"] == stages[1]["output_tok_per_s"]
+        assert heads[name]["peak_tok_per_s"] == stages[128]["output_tok_per_s"]
     for name in heads:
         reset = {"vllm": "/reset_prefix_cache", "sglang": "/flush_cache"}[get_profile(name).engine]
         assert state(out, name)["cache_reset"] == f"cache reset: POST {reset} 200", state(out, name)
     nograph = read_checked(out / "sglang-nograph" / "summary.json")
     assert any("CUDA graphs are disabled" in w for w in nograph["warnings"])
-    # the slow start (12 s of loading, the log moving) is waited out, not called a hang (5 s)
+    # the slow start (7 s of loading, the log moving) is waited out, not called a hang (3 s)
     ready = re.search(r"\[sglang\] ready after ([0-9.]+) s", output)
-    assert ready and float(ready.group(1)) >= 12, output[-3000:]
-    # 2,370 against 2,216 tok/s at C=128, each within 3%: SGLang with graphs is the best in SLO;
-    # vLLM's TPOT at C=128 (about 83 ms) misses the 70 ms objective, so its highest level is C=1.
+    # not timing: a floor of a wait, which noise only lengthens
+    assert ready and float(ready.group(1)) >= 7, output[-3000:]
+    # 2,199 against 2,057 tok/s at C=128 (the model at 64 tokens), each judged within 3%: SGLang
+    # with graphs is the best in SLO; vLLM's TPOT at C=128 (about 86 ms) misses the 70 ms
+    # objective, so its highest level is C=1.
     name, level, tok_s = best_in_slo(out, [*targets, "vllm-eagle3"])
     assert (name, level) == ("sglang", 128)
     line = orjson.loads((out / "tune.json").read_bytes())["recommendation"]
@@ -103,40 +135,49 @@ def test_the_engine_comparison_as_one_experiment(tmp_path: Path) -> None:
         and "disable_cuda_graph" in (out / "comparison.md").read_text()
     )
     assert "<h1>llmload tune: engines-sim</h1>" in (out / "report.html").read_text()
-    _check_the_drafter(out, proc.stdout, heads)
+    _check_the_drafter(out, proc.stdout, heads, judge)
     _check_no_answer_changed(out, proc.stdout, list(heads))
 
-    again = tune(REPO / "experiments" / "engines-sim.toml", "--results-dir", tmp_path)
+    again = tune(tmp_path / "engines-sim.toml", "--results-dir", tmp_path)
     assert again.returncode == 2 and "--resume continues it" in again.stderr, again.stderr
 
 
-def _check_the_drafter(out: Path, stdout: str, heads: dict[str, Any]) -> None:
+def _check_the_drafter(out: Path, stdout: str, heads: dict[str, Any], judge: Judge) -> None:
     """EAGLE-3 on vLLM: twice one stream's speed, less than vLLM's throughput at 128 streams."""
     eagle, vllm = get_profile("vllm-eagle3").params(), get_profile("vllm").params()
-    head, plain = heads["vllm-eagle3"], heads["vllm"]
+    head = heads["vllm-eagle3"]
+    summary = read_checked(out / "vllm-eagle3" / "summary.json")
+    single, peak = summary["stages"][0], summary["stages"][-1]
+    judge.client(summary, window=False)
     # each request's tokens per step are random (2.53 on average), so one stream's speed over the
-    # window's few requests spreads by about 2% (1 sigma); 128 streams average it out
-    assert head["single_stream_tok_per_s"] == pytest.approx(per_stream_decode_tok_per_s(eagle, 1), rel=0.08)
-    # At 128 streams one step carries about 320 tokens (2% of a 12 s window), and the window's
+    # window's few requests spreads by about 2.5% (1 sigma, 8 s windows); 128 streams average it out
+    judge.during(*single["window_ns"])
+    model_single = per_stream_decode_tok_per_s(eagle, 1, output_tokens=TOKENS)
+    judge.rate(head["single_stream_tok_per_s"], model_single, 0.08, "EAGLE-3 single-stream tok/s")
+    # At 128 streams one step carries about 320 tokens (3% of an 8 s window), and the window's
     # edges fall inside steps: the client's count and the server's (scraped at instants near the
     # edges) may each be off by a step. Against the model it also moves with the acceptance the
     # drafts happened to get (2.50 for an expected 2.53 in one CI run): the model is scaled by
     # the acceptance length observed.
-    peak = read_checked(out / "vllm-eagle3" / "summary.json")["stages"][-1]
     server, spec = peak["server"], peak["server"]["spec_decode"]
     step_share = server["running"]["mean"] * spec["mean_acceptance_length"] / peak["window_output_tokens"]
-    assert peak["output_tok_per_s"] == pytest.approx(server["generation_tok_per_s"], rel=2 * step_share)
+    judge.during(*peak["window_ns"])
+    what = "EAGLE-3 tok/s at C=128 against the server's own count"
+    judge.rate(peak["output_tok_per_s"], server["generation_tok_per_s"], 2 * step_share, what)
     expected = eagle.speculation.mean_tokens_per_step if eagle.speculation else 1.0
-    scaled = stage_output_tok_per_s(eagle, 128) * spec["mean_acceptance_length"] / expected
-    assert head["peak_tok_per_s"] == pytest.approx(scaled, rel=0.03 + step_share), (spec, scaled)
-    assert head["single_stream_tok_per_s"] > 1.8 * plain["single_stream_tok_per_s"]
-    assert head["peak_tok_per_s"] < 0.93 * plain["peak_tok_per_s"]  # the crossover: 0.85 modelled
+    scaled = (
+        stage_output_tok_per_s(eagle, 128, output_tokens=TOKENS) * spec["mean_acceptance_length"] / expected
+    )
+    judge.rate(head["peak_tok_per_s"], scaled, 0.03 + step_share, "EAGLE-3 peak tok/s against the model")
+    # The crossover the speeds above were judged against: twice vLLM's one stream, 15 % less at
+    # 128 streams (the profiles' arithmetic, no clock involved)
+    assert model_single > 1.8 * per_stream_decode_tok_per_s(vllm, 1)  # not timing: the profiles
+    assert stage_output_tok_per_s(eagle, 128) < 0.93 * stage_output_tok_per_s(vllm, 128)  # not timing: ditto
     row = _row(stdout, "vllm-eagle3")
     tokens_per_chunk, acceptance = float(row["tok/chunk"]), float(row["accept"])
     mean = eagle.speculation.mean_tokens_per_step if eagle.speculation else 0.0
     assert tokens_per_chunk == pytest.approx(mean, rel=0.05), row
     assert acceptance == pytest.approx((mean - 1) / 3, rel=0.08), row
-    summary = read_checked(out / "vllm-eagle3" / "summary.json")
     assert any("speculative decoding is on" in w for w in summary["warnings"]), summary["warnings"]
     assert vllm.speculation is None
 
@@ -305,7 +346,7 @@ def _refused(port: int) -> bool:
     return False
 
 
-def test_a_server_started_and_stopped_by_hooks(tmp_path: Path) -> None:
+def test_a_server_started_and_stopped_by_hooks(tmp_path: Path, judge: Judge) -> None:
     """A server that lives elsewhere: start and stop hooks and its own URL, one configuration's
     start hook failing with the cluster's words, the next one started on the same port."""
     port = free_port()
@@ -346,6 +387,19 @@ def test_a_server_started_and_stopped_by_hooks(tmp_path: Path) -> None:
     # per stream); the configuration's highest level in SLO is the search's answer
     search = orjson.loads((out / "searched" / "searched.json").read_bytes())
     assert search["highest_passing"] is not None and search["lowest_failing"] is not None, search
+    # Each probe's TPOT is the simulator's at its level (one step per token), to the histogram's
+    # 1 %: so the search's answer is the model's, whatever the machine did to the probes.
+    vllm = get_profile("vllm").params()
+    for probe in sorted((out / "searched").glob("*/summary.json")):
+        probed = read_checked(probe)
+        judge.client(probed)
+        for stage in probed["stages"]:
+            level = stage["concurrency"]
+            model_ms = 1e3 / per_stream_decode_tok_per_s(vllm, level, output_tokens=16)
+            judge.close(
+                stage["tpot_ms"]["p50"], model_ms, 0.3, Stat.MEDIAN, f"searched TPOT p50 at C={level}"
+            )
+    # not timing: the answer the probes judged above give, about 9 streams by the model
     assert 6 <= search["highest_passing"] < search["lowest_failing"] <= 12, search
     searched = _row(proc.stdout, "searched")
     assert searched["highest level in SLO"] == f"C={search['highest_passing']:g}", searched
