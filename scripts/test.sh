@@ -7,7 +7,8 @@
 #   waiting  integration, e2e, k8s and bench tests that mostly wait on wall-clock windows (a
 #            locust run's -t, a server's start): run side by side, $LLMLOAD_TEST_WORKERS at once
 #   alone    the tests marked `timing` (they judge stamps against ground truth through the
-#            timing judge, tests/support/timing): one at a time, on a machine the others have left
+#            timing judge, tests/support/timing) and `alone` (they take the machine: a CPU hog):
+#            one at a time, on a machine the others have left
 #   proof    the judge still fails: the sub-millisecond tests with a 3 ms delay injected into
 #            the client's reads must fail (tests/proof)
 #
@@ -83,8 +84,8 @@ else
     echo "make test: the installs or the llama-server build failed ($OUT/installs.log); its tests will skip"
     tail -5 "$OUT/installs.log"
 fi
-tier waiting judged waiting -n "$WORKERS" --dist loadgroup -m "not timing" "${TIERS[@]/#/tests/}"
-tier alone judged alone -m timing "${TIERS[@]/#/tests/}"
+tier waiting judged waiting -n "$WORKERS" --dist loadgroup -m "not timing and not alone" "${TIERS[@]/#/tests/}"
+tier alone judged alone -m "timing or alone" "${TIERS[@]/#/tests/}"
 tier proof judged proof tests/proof
 
 "$BIN/python" -m tests.support.testrun "$OUT" "${names[@]}" -- "${seconds[@]}" -- "${codes[@]}"

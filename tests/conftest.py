@@ -17,6 +17,7 @@ from tests.support.timing.judge import UNJUDGED
 from tests.support.timing.plugin import (
     CALL_PASSED,
     canary_log,
+    check_collected,
     judge,
     note_setup,
     unjudged_reason,
@@ -59,10 +60,11 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups off the items
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The tests of a module that share a module-scoped
+    """A test marked timing takes the judge. The tests of a module that share a module-scoped
     fixture (a Prometheus, a llama-server, a run they all read) go to one xdist worker (``--dist
     loadgroup``), so the fixture is set up once, not once per worker: spread over four,
     test_prometheus.py's run cost 3 x 44 s."""
+    check_collected(items)
     for item in items:
         if not isinstance(item, pytest.Function):
             continue

@@ -9,11 +9,19 @@ import pytest
 
 from llmload.sim.process import start_sim
 from tests.e2e.conftest import RunLocust
+from tests.support.timing.judge import Judge
+from tests.support.timing.noise import Stat
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timing]
+pytestmark = pytest.mark.e2e
 
 MS = 1e6
 THINK = 8
+# The log-bucket histograms read a quantile within 1 % (docs/metrics.md): 0.2 ms at a 20 ms
+# step, and a read stamped a little late moves one gap and the next by as much.
+STEP_BASE_MS = 0.5
+# How late the client reads what the server wrote: the trip back and the client's own read, which
+# the design holds under a millisecond (the same base as chat's, test_chat_ground_truth).
+READ_BASE_MS = 1.0
 
 
 def _joined(
@@ -23,12 +31,17 @@ def _joined(
     return [(r, by_id[r["id"]]) for r in records if r["outcome"] == "ok"]
 
 
+@pytest.mark.timing
 @pytest.mark.parametrize("api", ["responses", "messages"])
-def test_streams_of_each_api_match_the_simulators_truth(run_locust: RunLocust, api: str) -> None:
+def test_streams_of_each_api_match_the_simulators_truth(
+    run_locust: RunLocust, api: str, judge: Judge
+) -> None:
     with start_sim(["--ttft-ms", "50", "--step-ms", "20", "--reasoning-tokens", str(THINK)]) as sim:
         run = run_locust(sim.url, "--api", api, "--max-tokens", "48", "--ignore-eos", users=8, run_time="10s")
         served = sim.requests()
+        judge.server(sim.stats())
     stage = run.summary["stages"][0]
+    judge.client(run.summary)
     joined = _joined(run.records, served)
     assert len(joined) >= 30 and stage["requests"]["failed"] == 0
     assert {entry["path"] for _, entry in joined} == {f"/v1/{api}"}
@@ -39,18 +52,18 @@ def test_streams_of_each_api_match_the_simulators_truth(run_locust: RunLocust, a
         assert (record["reasoning_tokens"], record["answer_tokens"]) == (THINK, 48 - THINK)
         assert record["token_events"] == entry["events"] and record["finish_reason"] == "length"
         assert record["prompt_tokens"] == entry["prompt_tokens"]
+        if record["phase"] != "measure":
+            continue  # the claims below are about the measured requests, as the summary's are
         # the client reads each moment after the server wrote it: never earlier
         late_first.append((record["first_token_ns"] - entry["first_token_ns"]) / MS)
         late_answer.append((record["first_output_ns"] - entry["first_answer_ns"]) / MS)
     assert min(late_first) >= 0 and min(late_answer) >= 0
-    (health,) = stage["client_health"].values()
-    # and no later than chat's bound (test_chat_ground_truth): 2 ms and the run's loop lag
-    for late in (late_first, late_answer):
+    # and, typically, no later than its own read
+    for late, what in ((late_first, "first token"), (late_answer, "first answer token")):
         late.sort()
-        assert late[len(late) // 2] <= 2 + health["loop_lag_p99_ms"], (late[len(late) // 2], health)
-    assert stage["itl_ms"]["p50"] == pytest.approx(20, abs=1) and stage["tpot_ms"]["p50"] == pytest.approx(
-        20, abs=1
-    )
+        judge.at_most(late[len(late) // 2], READ_BASE_MS, Stat.MEDIAN, f"{api}: {what} read late, median")
+    judge.close(stage["itl_ms"]["p50"], 20, STEP_BASE_MS, Stat.MEDIAN, f"{api}: ITL p50")
+    judge.close(stage["tpot_ms"]["p50"], 20, STEP_BASE_MS, Stat.MEDIAN, f"{api}: TPOT p50")
     assert stage["reasoning"]["reasoning_tokens"] == THINK * stage["requests"]["ok"]
     assert stage["token_source"] == "usage"
 

@@ -14,8 +14,10 @@ import pytest
 
 from llmload.cli.calibrate import ENV, machine_key
 from tests.e2e.conftest import REPO
+from tests.support.timing.judge import Judge
+from tests.support.timing.noise import Stat
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timing]  # it measures CPU: it runs alone
+pytestmark = pytest.mark.e2e
 
 SECONDS = 6
 
@@ -38,7 +40,8 @@ def calibrate(cache: Path, *args: str, capacity: str | None = None) -> subproces
     )
 
 
-def test_calibrate_measures_caches_and_shows_the_cached_figure(tmp_path: Path) -> None:
+@pytest.mark.timing  # it measures CPU: it runs alone
+def test_calibrate_measures_caches_and_shows_the_cached_figure(tmp_path: Path, judge: Judge) -> None:
     measured = calibrate(tmp_path, "--seconds", str(SECONDS))
     assert measured.returncode == 0, measured.stdout + measured.stderr
     print(measured.stdout)
@@ -50,19 +53,22 @@ def test_calibrate_measures_caches_and_shows_the_cached_figure(tmp_path: Path) -
     assert entry["events_per_cpu_s"] > 0
     assert entry["cpu_percent"] > 0
     assert entry["events_per_s"] > 0
-    # The figure is the window's events over the CPU share that carried them.
+    # not timing: the figure is the window's events over the CPU share that carried them (arithmetic)
     assert entry["events_per_cpu_s"] == pytest.approx(
         entry["events_per_s"] / (entry["cpu_percent"] / 100), rel=0.01
     )
 
-    started = time.monotonic()
+    started = time.perf_counter_ns()
     shown = calibrate(tmp_path, "--show")
-    took_s = time.monotonic() - started
+    took_ms = (time.perf_counter_ns() - started) / 1e6
+    judge.during(started)
     assert shown.returncode == 0, shown.stdout + shown.stderr
     assert "measuring" not in shown.stdout  # no second measurement
     assert "cached" in shown.stdout
     assert f"{entry['events_per_cpu_s']:,.0f} events per CPU-second" in shown.stdout
-    assert took_s < SECONDS, took_s  # an interpreter's start, not a run
+    # An interpreter's start, not a run: what tells the two apart is the measurement's own
+    # SECONDS, the base; how late this machine woke anyone meanwhile is the judge's to add.
+    judge.at_most(took_ms, SECONDS * 1000, Stat.EVERY, "calibrate --show, a read of the cache")
     assert orjson.loads(cache.read_bytes()) == data  # --show writes nothing
 
 

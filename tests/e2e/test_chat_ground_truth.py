@@ -42,15 +42,10 @@ def test_fixed_timing_streams_match_ground_truth(run_locust: RunLocust, judge: J
         served = {e["client_request_id"]: e for e in sim.requests()}
         counters = sim.counters()
         timeline = sim.timeline()
-        judge.server(sim.stats())
+        stats = sim.stats()
     stage = run.summary["stages"][0]
     judge.client(run.summary)
     measured = [r for r in run.records if r["phase"] == "measure" and r["outcome"] == "ok"]
-    # The simulator's own TTFT is what it was told, late by its own timer's lateness.
-    server_ttft = sorted(
-        (served[r["id"]]["first_token_ns"] - served[r["id"]]["arrival_ns"]) / 1e6 for r in measured
-    )
-    judge.close(server_ttft[len(server_ttft) // 2], 50, 1.0, Stat.MEDIAN, "the simulator's TTFT p50")
     # What the client adds to each request's TTFT: the trip out, and how late it read the first
     # token after the server wrote it. Never negative (one clock, cause before effect); its median
     # is the client's own work, which the design holds under a millisecond.
@@ -67,6 +62,13 @@ def test_fixed_timing_streams_match_ground_truth(run_locust: RunLocust, judge: J
     print(f"client TTFT - server's, per request: p50 {added[len(added) // 2]:.3f} ms, max {added[-1]:.3f} ms")
     assert added[0] >= 0, added[0]
     judge.at_most(added[len(added) // 2], 1.0, Stat.MEDIAN, "client TTFT over the server's, median")
+    # Against the timing the simulator was told, its own lateness is noise too: it is what it
+    # was told, late by its own timer's lateness.
+    judge.server(stats)
+    server_ttft = sorted(
+        (served[r["id"]]["first_token_ns"] - served[r["id"]]["arrival_ns"]) / 1e6 for r in measured
+    )
+    judge.close(server_ttft[len(server_ttft) // 2], 50, 1.0, Stat.MEDIAN, "the simulator's TTFT p50")
     judge.close(stage["itl_ms"]["p50"], 20, STEP_BASE_MS, Stat.MEDIAN, "ITL p50")
     judge.close(stage["tpot_ms"]["p50"], 20, STEP_BASE_MS, Stat.MEDIAN, "TPOT p50")
     assert stage["token_source"] == "usage"

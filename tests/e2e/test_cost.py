@@ -21,14 +21,21 @@ from llmload.export.series import pareto_points
 from llmload.export.tables import stage_rows
 from llmload.results.summary import read
 from llmload.sim.gpu import BUSY_W, IDLE_W
-from llmload.sim.model import stage_output_tok_per_s
+from llmload.sim.model import per_stream_decode_tok_per_s, stage_output_tok_per_s
 from llmload.sim.process import start_sim
 from llmload.sim.profiles import get_profile
 from tests.e2e.conftest import REPO
 from tests.support.chromium import CHROMIUM, FLAGS, MISSING, keep
 from tests.support.schema import read_checked
+from tests.support.timing.judge import Judge
+from tests.support.timing.noise import Stat
 
 pytestmark = pytest.mark.e2e
+
+MAX_TOKENS, TPOT_SLO_MS = 64, 15
+# A TPOT p50 is one stream's decode step, read from a histogram within 1 % (docs/metrics.md):
+# 0.16 ms at 16 ms; a late read moves one gap and the next by as much.
+TPOT_BASE_MS = 0.5
 
 
 @dataclass(frozen=True)
@@ -38,6 +45,7 @@ class CostRun:
     output: str
     returncode: int
     truth: list[tuple[int, int]]  # per stage: its window and the simulated GPU's busy time in it (ns)
+    sim_stats: dict[str, Any]  # the simulator's own step lateness over the stages
 
 
 def _busy_ns_since(url: str, since_ns: int) -> int:
@@ -59,9 +67,18 @@ def cost_run(tmp_path_factory: pytest.TempPathFactory) -> CostRun:
             "--results-dir",
             str(results),
         ]
-        command += ["--run-id", "cost", "--levels", "1,4,8", "--stage-s", "3", "--max-tokens", "64"]
-        # vLLM's profile: TPOT 12.1 ms at C=1, 13.8 at C=4, 16.1 at C=8
-        command += ["--slo", "tpot_p50_ms<=15", "--gpu-hour-cost", "2.5", "--gpus", "2"]
+        command += [
+            "--run-id",
+            "cost",
+            "--levels",
+            "1,4,8",
+            "--stage-s",
+            "3",
+            "--max-tokens",
+            str(MAX_TOKENS),
+        ]
+        # vLLM's profile: TPOT 12.1 ms at C=1, 13.9 at C=4, 16.2 at C=8
+        command += ["--slo", f"tpot_p50_ms<={TPOT_SLO_MS}", "--gpu-hour-cost", "2.5", "--gpus", "2"]
         command += ["--gpu-metrics", f"{sim.url}/metrics"]
         proc = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300, check=False)
         summary = read_checked(results / "cost" / "summary.json")
@@ -69,13 +86,23 @@ def cost_run(tmp_path_factory: pytest.TempPathFactory) -> CostRun:
         for stage in summary["stages"]:
             t0, t1 = stage["window_ns"]
             truth.append((t1 - t0, _busy_ns_since(sim.url, t0) - _busy_ns_since(sim.url, t1)))
-    return CostRun(results / "cost", summary, proc.stdout + proc.stderr, proc.returncode, truth)
+        stats = sim.stats(since_ns=summary["stages"][0]["window_ns"][0])
+    return CostRun(results / "cost", summary, proc.stdout + proc.stderr, proc.returncode, truth, stats)
 
 
-def test_cost_per_token_cheapest_under_slo_and_energy_per_token(cost_run: CostRun) -> None:
+def _judged(judge: Judge, run: CostRun) -> None:
+    """The noise of the sweep's stages: the simulator's and the client's own over its windows."""
+    judge.server(run.sim_stats)
+    judge.client(run.summary)
+
+
+def test_cost_per_token_cheapest_under_slo_and_energy_per_token(cost_run: CostRun, judge: Judge) -> None:
     summary, output = cost_run.summary, cost_run.output
+    _judged(judge, cost_run)
+    # C=8's TPOT (16.2 ms modelled) misses the SLO: noise only lengthens it
     assert summary["exit"]["name"] == "slo_missed", output[-3000:]
     assert cost_run.returncode == summary["exit"]["code"]
+    energy_off: list[tuple[float, float, float]] = []  # (energy_j, its truth, window ms)
     for stage, (window_ns, busy_ns) in zip(summary["stages"], cost_run.truth, strict=True):
         cost = stage["cost"]
         assert cost["usd_per_hour"] == 5.0  # 2.5 USD per GPU-hour, 2 GPUs
@@ -85,32 +112,79 @@ def test_cost_per_token_cheapest_under_slo_and_energy_per_token(cost_run: CostRu
         gpu = stage["gpu"]
         assert gpu["gpus"] == 1
         energy = IDLE_W * window_ns / 1e9 + (BUSY_W - IDLE_W) * busy_ns / 1e9
-        # the scrapes bound the stage within a poll of its window
-        assert gpu["energy_j"] == pytest.approx(energy, rel=0.03), (stage["concurrency"], gpu, energy)
+        energy_off.append((gpu["energy_j"], energy, window_ns / 1e6))
         per_token = gpu["energy_j"] / stage["window_output_tokens"]
         assert gpu["joules_per_output_token"] == pytest.approx(per_token, rel=1e-4)
         assert 0 < gpu["util_pct"]["mean"] <= 100
         assert IDLE_W <= gpu["power_w"]["mean"] <= BUSY_W
+    # The scrapes bound each stage's energy within a poll of its window (a rate over it: the
+    # GPU's power integrated over the window), the worst stage of the three.
+    observed, truth, window_ms = max(energy_off, key=lambda e: abs(e[0] / e[1] - 1))
+    judge.rate(observed, truth, 0.03, "GPU energy over a stage's window, the worst", window_ms=window_ms)
     # more streams share the simulated GPU's power among more tokens
     per_token = [s["gpu"]["joules_per_output_token"] for s in summary["stages"]]
     assert per_token == sorted(per_token, reverse=True)
+    # The SLO is met where the model says (C=1 and C=4, 1.1 ms to spare at each edge), within
+    # what the judge allows; the verdict and the cheapest stage then follow the measured TPOTs.
+    params = get_profile("vllm").params()
+    tpot = {s["concurrency"]: s["tpot_ms"]["p50"] for s in summary["stages"]}
+    model = {c: 1000 / per_stream_decode_tok_per_s(params, c, output_tokens=MAX_TOKENS) for c in tpot}
+    worst = max(tpot, key=lambda c: abs(tpot[c] - model[c]))
+    judge.close(
+        tpot[worst], model[worst], TPOT_BASE_MS, Stat.MEDIAN, f"TPOT p50 at C={worst}, the worst level"
+    )
+    met = {s["concurrency"]: all(o["met"] for o in s["slo"]) for s in summary["stages"]}
+    # not timing: the SLO's verdict on the TPOTs measured, exactly
+    assert met == {c: t <= TPOT_SLO_MS for c, t in tpot.items()}, (met, tpot)
     cheapest = summary["headline"]["cheapest"]
-    assert (cheapest["concurrency"], cheapest["under_slo"]) == (4, True)  # C=8 is cheaper but misses the SLO
-    assert "/M output tokens" in output and "cheapest: stage 1 (C=4)" in output
+    under = [s for s in summary["stages"] if met[s["concurrency"]]]
+    best = min(under, key=lambda s: s["cost"]["usd_per_m_output_tokens"])
+    assert (cheapest["concurrency"], cheapest["under_slo"]) == (best["concurrency"], True), tpot
+    print(f"TPOT p50 {tpot} (model {model}); cheapest under the SLO: C={best['concurrency']}")
+    assert (
+        "/M output tokens" in output
+        and f"cheapest: stage {best['index']} (C={best['concurrency']})" in output
+    )
 
 
 @pytest.mark.timing  # the simulator's speeds, which a busy machine slows
-def test_the_pareto_points_are_the_simulators_speeds(cost_run: CostRun) -> None:
+def test_the_pareto_points_are_the_simulators_speeds(cost_run: CostRun, judge: Judge) -> None:
     # One engine's sweep is its own frontier: each level up gives the fleet more and each
     # user less. The points are the model's: per-user speed is one decode step per token.
     params = get_profile("vllm").params()
     points = pareto_points({"run": stage_rows(read(cost_run.summary))})
     assert [p.concurrency for p in points] == [1, 4, 8]
-    for p in points:
-        model = stage_output_tok_per_s(params, p.concurrency)
-        assert p.per_user_tok_per_s == pytest.approx(model / p.concurrency, rel=0.03), p
-        assert p.output_tok_per_s == pytest.approx(model, rel=0.05), p
-        assert p.on_frontier and p.on_ttft_frontier
+    assert all(p.on_frontier and p.on_ttft_frontier for p in points), points
+    _judged(judge, cost_run)
+    # Per-user speed is one decode step per token (1000 / TPOT p50): the model's step at C, to
+    # the TPOT's base. The fleet's is the model's tokens over the window, the run's own
+    # --max-tokens given: within 2 %, what a stream's partial cycle at either edge of a 3 s
+    # window holds (its first token's wait of ~15 ms each, at C=1), the rate over its window.
+    # (The 5 % this once allowed held the model at 256 tokens a request against 64 sent.)
+    decode = {
+        p.concurrency: per_stream_decode_tok_per_s(params, p.concurrency, output_tokens=MAX_TOKENS)
+        for p in points
+    }
+    user = max(points, key=lambda p: abs(p.per_user_tok_per_s / decode[p.concurrency] - 1))
+    judge.close(
+        1000 / user.per_user_tok_per_s,
+        1000 / decode[user.concurrency],
+        TPOT_BASE_MS,
+        Stat.MEDIAN,
+        f"per-user speed's TPOT at C={user.concurrency}, the worst point",
+    )
+    model = {
+        p.concurrency: stage_output_tok_per_s(params, p.concurrency, output_tokens=MAX_TOKENS) for p in points
+    }
+    fleet = max(points, key=lambda p: abs(p.output_tok_per_s / model[p.concurrency] - 1))
+    window = next(s["window_ns"] for s in cost_run.summary["stages"] if s["concurrency"] == fleet.concurrency)
+    judge.rate(
+        fleet.output_tok_per_s,
+        model[fleet.concurrency],
+        0.02,
+        f"output tok/s at C={fleet.concurrency}, the worst point",
+        window_ms=(window[1] - window[0]) / 1e6,
+    )
 
 
 @pytest.mark.skipif(not CHROMIUM.exists(), reason=MISSING)

@@ -18,14 +18,24 @@ from llmload.sim.process import start_sim
 from llmload.sim.profiles import get_profile
 from llmload.sim.tokens import chat_prompt_tokens
 from tests.e2e.conftest import RunLocust
+from tests.support.timing.judge import Judge
+from tests.support.timing.noise import Stat
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timing]
+pytestmark = pytest.mark.e2e
 
 WORDS = 32
 SMALL, LARGE = (256, 256), (1024, 768)
+# The simulator parses the larger body before its prefill step: a 300 kB JSON, its base64 and
+# its patches, 1-2 ms here (CPU time: twice that on a slower machine); the server's time, not
+# the model's.
+PARSE_MS = 4.0
+# The client's TTFT gap is the server's plus the larger body's upload over loopback (0.3 MB,
+# well under a millisecond) and the client's own reads (under a millisecond, test_apis).
+UPLOAD_BASE_MS = 1.0
 
 
-def test_images_are_sent_charged_by_size_and_lengthen_ttft(run_locust: RunLocust) -> None:
+@pytest.mark.timing
+def test_images_are_sent_charged_by_size_and_lengthen_ttft(run_locust: RunLocust, judge: Judge) -> None:
     sizes = f"{SMALL[0]}x{SMALL[1]},{LARGE[0]}x{LARGE[1]}"
     with start_sim(["--profile", "vllm"]) as sim:
         run = run_locust(
@@ -35,6 +45,8 @@ def test_images_are_sent_charged_by_size_and_lengthen_ttft(run_locust: RunLocust
             run_time="8s",
         )
         served = {e["client_request_id"]: e for e in sim.requests()}
+        judge.server(sim.stats())
+    judge.client(run.summary)
     records = [r for r in run.records if r["outcome"] == "ok"]
     assert len(records) >= 20, run.output[-2000:]
     text = chat_prompt_tokens(WORDS, 1)
@@ -46,6 +58,8 @@ def test_images_are_sent_charged_by_size_and_lengthen_ttft(run_locust: RunLocust
         assert r["prompt_tokens"] == truth["prompt_tokens"]  # the server's usage, read back
         charged = truth["prompt_tokens"] - text
         assert charged in client, charged  # one image, of one of the two sizes
+        if r["phase"] != "measure":
+            continue  # the TTFTs below are the measured requests', as the summary's are
         client[charged].append((r["first_token_ns"] - r["sent_ns"]) / 1e6)
         server[charged].append((truth["first_token_ns"] - truth["arrival_ns"]) / 1e6)
     assert all(len(v) >= 5 for v in client.values()), {k: len(v) for k, v in client.items()}
@@ -53,14 +67,26 @@ def test_images_are_sent_charged_by_size_and_lengthen_ttft(run_locust: RunLocust
     def gap(ttfts: dict[int, list[float]]) -> float:
         return statistics.median(ttfts[image_tokens(*LARGE)]) - statistics.median(ttfts[image_tokens(*SMALL)])
 
-    # The larger image's 936 more tokens cost the prefill step 936 x 20 us = 18.7 ms more; the
-    # simulator also parses the larger body before the step (a 300 kB JSON, its base64 and its
-    # patches: about 2 ms here), which is the server's time, not the model's.
+    # The larger image's 936 more tokens cost the prefill step 936 x 20 us = 18.7 ms more, and
+    # its parse up to PARSE_MS: the server's gap is in [model, model + PARSE_MS], either way by
+    # what the simulator and the machine were late by.
     per_token_ms = get_profile("vllm").params().prefill_per_token_ns / 1e6
     model = (image_tokens(*LARGE) - image_tokens(*SMALL)) * per_token_ms
-    assert model <= gap(server) <= model + 6, (gap(server), model)
+    print(
+        f"TTFT gap, large - small image: server {gap(server):.3f} ms, "
+        f"client {gap(client):.3f} ms, model {model:.3f} ms"
+    )
+    judge.close(
+        gap(server),
+        model + PARSE_MS / 2,
+        PARSE_MS / 2,
+        Stat.MEDIAN,
+        "the server's TTFT gap: prefill and parse",
+    )
     # What the client measured is what the server did, plus the upload of the larger body
-    assert gap(client) == pytest.approx(gap(server), abs=2.0), (gap(client), gap(server))
+    judge.close(
+        gap(client), gap(server), UPLOAD_BASE_MS, Stat.MEDIAN, "the client's TTFT gap against the server's"
+    )
     stage = run.summary["stages"][0]
     assert stage["images_per_request"]["mean"] == pytest.approx(1.0)
     window = [r for r in records if r["phase"] == "measure"]
@@ -70,10 +96,7 @@ def test_images_are_sent_charged_by_size_and_lengthen_ttft(run_locust: RunLocust
     assert "images per request" in run.output
 
 
-def test_the_simulator_refuses_an_image_it_cannot_read(
-    run_locust: RunLocust, tmp_path: pytest.TempPathFactory
-) -> None:
-
+def test_the_simulator_refuses_an_image_it_cannot_read() -> None:
     with start_sim(["--profile", "vllm"]) as sim:
         body = {
             "model": "m",

@@ -94,6 +94,7 @@ def test_every_request_is_one_span_under_its_traceparent_and_none_is_lost(
         times = [e.time_unix_nano for e in span.events]
         if record["outcome"] == "ok":
             assert names == ["first_token", "first_answer_token", "last_token"]
+        # not timing: each event inside its span, in order: causal order of stamps on one clock
         assert times == sorted(times) and all(
             span.start_time_unix_nano <= t <= span.end_time_unix_nano for t in times
         )

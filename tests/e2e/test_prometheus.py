@@ -43,6 +43,7 @@ from tests.support.prometheus import (
     substitute,
 )
 from tests.support.schema import read_checked
+from tests.support.timing.judge import Judge
 
 pytestmark = [
     pytest.mark.e2e,
@@ -198,7 +199,7 @@ def test_increase_over_the_run_equals_the_records(run: Run) -> None:
     assert float(result[0]["value"][1]) == pytest.approx(total, rel=1e-9)
 
 
-def test_rate_over_the_measured_window_matches_the_summary(run: Run) -> None:
+def test_rate_over_the_measured_window_matches_the_summary(run: Run, judge: Judge) -> None:
     t0, t1 = window_wall(run)
     window_ms = int((t1 - t0) * 1000)
     result = run.prom.query(f'increase(llmload_generation_tokens_total{{stage="0"}}[{window_ms}ms])', at=t1)
@@ -206,7 +207,15 @@ def test_rate_over_the_measured_window_matches_the_summary(run: Run) -> None:
     expected = run.summary["stages"][0]["output_tok_per_s"]
     print(f"Prometheus {rate:.1f} tok/s over the measured window, summary {expected:.1f} tok/s")
     samples = run.prom.samples('llmload_generation_tokens_total{stage="0"}', t1 + 2, window_ms // 1000 + 4)
-    assert rate == pytest.approx(expected, rel=0.05), samples
+    print(samples)
+    # The counter counts a request's tokens when it completes, the summary each token when it was
+    # read: at either edge of the ~28 s window the 32 streams' requests in flight (~400 tokens
+    # read, ~1 % of the window's) fall on opposite sides, the same at both edges but for their
+    # spread (0.5 % standard deviation), and increase() extrapolates the scrapes (one a second)
+    # to the window's ends: within 3 % (5 % this once allowed; 0.1 % and 0.9 % read here). Late
+    # reads at the two edges are the judge's.
+    judge.client(run.summary)
+    judge.rate(rate, expected, 0.03, "Prometheus's rate over the window against the summary's tok/s")
 
 
 def test_request_counters_equal_the_records(run: Run) -> None:

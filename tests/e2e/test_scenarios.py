@@ -5,6 +5,7 @@ against the simulator's own ground truth."""
 from __future__ import annotations
 
 import statistics
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -14,8 +15,10 @@ import pytest
 
 from llmload.sim.process import start_sim
 from tests.e2e.conftest import RunLocust
+from tests.support.timing.judge import Judge
+from tests.support.timing.noise import Stat
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timing]
+pytestmark = pytest.mark.e2e
 
 
 def all_records(results: Path) -> list[dict[str, Any]]:
@@ -34,21 +37,28 @@ def per_name_counts_match_the_records(summary: dict[str, Any], records: list[dic
     return Counter(r["name"] for r in records)
 
 
+@pytest.mark.timing
 @pytest.mark.parametrize("processes", [0, 2])
-def test_the_agent_example_per_name_and_against_ground_truth(run_locust: RunLocust, processes: int) -> None:
+def test_the_agent_example_per_name_and_against_ground_truth(
+    run_locust: RunLocust, processes: int, judge: Judge
+) -> None:
     distributed = ("--processes", str(processes)) if processes else ()
+    judge.during(time.perf_counter_ns())  # a fleet's summary has no window of its own
     with start_sim(["--ttft-ms", "30", "--step-ms", "10", "--seed", "5"]) as sim:
         run = run_locust(
             sim.url, *distributed, locustfile="locustfiles/examples/agent.py", users=6, run_time="14s"
         )
         served = {e["client_request_id"]: e for e in sim.requests()}
+        judge.server(sim.stats())
     summary, records = run.summary, all_records(run.results)
+    judge.client(summary)
     names = per_name_counts_match_the_records(summary, records)
     assert set(names) == {"agent:ask", "agent:follow-up", "rag"}, names
     # Every ask was answered with a tool call, and every tool call was followed up.
     asks = [r for r in records if r["name"] == "agent:ask" and r["outcome"] == "ok"]
     assert asks and all(r["finish_reason"] in ("tool_calls", "length") for r in asks)
-    assert names["agent:follow-up"] >= len(asks) - 6  # a user stopped between the two
+    # not timing: each of the 6 users may stop between its ask and its follow-up
+    assert names["agent:follow-up"] >= len(asks) - 6
     stage = summary["stages"][0]
     assert stage["requests"]["failed"] == 0 and summary["exit"]["code"] == 0
     report = (run.results / "report.html").read_text()
@@ -61,16 +71,17 @@ def test_the_agent_example_per_name_and_against_ground_truth(run_locust: RunLocu
     for r in records:
         truth = served[r["id"]]
         output_tokens_match += r["output_tokens"] == truth["completion_tokens"]
-        if r["outcome"] == "ok" and r["first_token_ns"] is not None:
+        if r["outcome"] == "ok" and r["first_token_ns"] is not None and r["phase"] == "measure":
             server_ms = (truth["first_token_ns"] - truth["arrival_ns"]) / 1e6
             client_ms = (r["first_token_ns"] - r["sent_ns"]) / 1e6
             added.append(client_ms - server_ms)
     assert output_tokens_match == len(records)
-    health = [h["loop_lag_p99_ms"] for h in stage["client_health"].values()]
-    allowed = 2 + max(health)
     print(f"client TTFT - server's per request: p50 {statistics.median(added):.3f} ms, min {min(added):.3f}")
-    assert min(added) >= -0.5  # the client cannot see a token before the server wrote it
-    assert statistics.median(added) <= allowed, (statistics.median(added), health)
+    # not timing: causal order, the client cannot see a token before the server wrote it
+    assert min(added) >= -0.5
+    # What the client adds: the trip out and its read of the first token, the client's own work
+    # (under a millisecond, as chat's: test_chat_ground_truth), over the measured requests.
+    judge.at_most(statistics.median(added), 1.0, Stat.MEDIAN, "client TTFT over the server's, median")
 
 
 def test_the_mixed_example_weights_its_users(run_locust: RunLocust) -> None:
@@ -82,7 +93,9 @@ def test_the_mixed_example_weights_its_users(run_locust: RunLocust) -> None:
     parts = summary["stages"][0]["by_name"]
     assert parts["embed"]["output_tokens"] == 0 and parts["embed"]["ttft_ms"] is None
     assert parts["embed"]["input_tok_per_s"] > 0 and parts["embed"]["e2e_ms"]["count"] > 0
-    assert parts["rag"]["ttft_ms"]["p50"] > parts["chat"]["ttft_ms"]["p50"]  # 4,000 words of prefill
+    # rag's 4,000 words of prefill (~100 ms in vLLM's profile) against chat's few words.
+    # not timing: an order whose margin (~100 ms) is far beyond what noise moves a median by
+    assert parts["rag"]["ttft_ms"]["p50"] > parts["chat"]["ttft_ms"]["p50"]
 
 
 def test_the_structured_example_checks_every_answer(run_locust: RunLocust) -> None:

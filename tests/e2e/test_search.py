@@ -14,8 +14,9 @@ from llmload.errors import ConfigError
 from llmload.sim.model import per_stream_decode_tok_per_s
 from llmload.sim.profiles import get_profile
 from tests.e2e.conftest import REPO
+from tests.support.timing.judge import Judge
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timing]
+pytestmark = pytest.mark.e2e
 
 
 def test_bisection_is_exact_on_a_monotone_predicate() -> None:
@@ -32,7 +33,8 @@ def test_bisection_is_exact_on_a_monotone_predicate() -> None:
     assert good is not None and bad is not None and good <= 12.5 < bad and bad / good <= 1.05
 
 
-def test_search_finds_the_analytic_concurrency_within_one_step(tmp_path: Path) -> None:
+@pytest.mark.timing
+def test_search_finds_the_analytic_concurrency_within_one_step(tmp_path: Path, judge: Judge) -> None:
     limit_ms, tokens = 17.3, 32
     params = get_profile("vllm").params()
     analytic = max(
@@ -65,7 +67,12 @@ def test_search_finds_the_analytic_concurrency_within_one_step(tmp_path: Path) -
     proc = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=600, check=False)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     result = orjson.loads((tmp_path / "search.json").read_bytes())
-    assert abs(result["highest_passing"] - analytic) <= 1
+    # Within one step of the analytic answer (9), an exact claim: the model's TPOT lies 0.27 ms
+    # under the limit at C=9 and 0.34 over it at C=10, and the simulator's own steps run up to
+    # 4 % under the model's there (C=10 read 17.02 ms against 17.64), so 8 to 10 may hold it;
+    # noise only lengthens a TPOT, and C=8 would need 1.4 ms of it on a median to fail.
+    print(f"analytic {analytic}, found {result['highest_passing']:g}")
+    judge.exactly(result["highest_passing"], analytic - 1, analytic + 1, "the highest level meeting the SLO")
     assert result["lowest_failing"] == result["highest_passing"] + 1
 
 
@@ -79,7 +86,8 @@ def test_a_tiers_bisection_starts_from_the_levels_already_judged() -> None:
         parse_tiers(["ttft_p90_ms<=100", "ttft_p9_mss<=1"])
 
 
-def test_search_finds_each_tiers_analytic_agent_count_within_one_step(tmp_path: Path) -> None:
+@pytest.mark.timing
+def test_search_finds_each_tiers_analytic_agent_count_within_one_step(tmp_path: Path, judge: Judge) -> None:
     """How many agentic sessions fit under two TTFT tiers, against the analytic answers.
 
     The simulator's batching model with a constant step (S per step whatever the batch, no
@@ -153,7 +161,12 @@ def test_search_finds_each_tiers_analytic_agent_count_within_one_step(tmp_path: 
     tiers = result["tiers"]
     assert [t["slo"] for t in tiers] == [tier_a, tier_b]  # strictest first
     for tier in tiers:
-        assert abs(tier["highest_passing"] - analytic[tier["slo"]]) <= 1, result
+        # within one level of the analytic answer: the tiers sit R/4 = 80 ms of TTFT p90 from
+        # the levels either side, where a client's noise is milliseconds (an exact claim)
+        expected = analytic[tier["slo"]]
+        judge.exactly(
+            tier["highest_passing"], expected - 1, expected + 1, f"tier '{tier['slo']}': highest level"
+        )
         assert tier["lowest_failing"] == tier["highest_passing"] + 1, result
         line = (
             f"tier '{tier['slo']}': the highest concurrency meeting it is "

@@ -18,9 +18,15 @@ from llmload.sim.tokens import TOKENS_PER_MESSAGE
 from llmload.workload.trace_prompts import BLOCK_TOKENS
 from tests.e2e.conftest import RunLocust
 from tests.support.fleet import free_port
-from tests.support.noise import Noise
+from tests.support.timing.judge import Judge
+from tests.support.timing.noise import Stat
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timing]
+pytestmark = pytest.mark.e2e
+# Sent on time: the event loop's timer wakes the sender at the scheduled time, and its own work
+# before the send stamp (a connection from the pool, opened first in a burst) is the client's
+# (as test_open_loop's); the server reads the request after its trip over loopback.
+SEND_BASE_MS = 2.0
+ARRIVAL_BASE_MS = 3.0
 
 B = BLOCK_TOKENS
 # Three requests of ids found nowhere else: the second shares two blocks with the first, the
@@ -61,9 +67,10 @@ def cached_by_length(records: list[dict[str, Any]], served: list[dict[str, Any]]
     return {r["prompt_tokens_requested"]: truth[r["id"]]["cached_tokens"] for r in records}
 
 
+@pytest.mark.timing
 @pytest.mark.parametrize("processes", [0, 2])
 def test_each_request_is_sent_once_at_its_time_and_shares_its_blocks(
-    run_locust: RunLocust, tmp_path: Path, processes: int
+    run_locust: RunLocust, tmp_path: Path, processes: int, judge: Judge
 ) -> None:
     entries = mooncake_trace(tmp_path / "mooncake.jsonl")
     # A port of its own: another run's workers on this machine must not join this master.
@@ -79,7 +86,10 @@ def test_each_request_is_sent_once_at_its_time_and_shares_its_blocks(
             locustfile="locustfiles/trace.py", run_time="60s",
         )  # fmt: skip
         served = sim.requests()
+        judge.server(sim.stats())
     assert run.returncode == 0, run.output[-3000:]
+    judge.during(min(s["arrival_ns"] for s in served), max(s["arrival_ns"] for s in served))
+    judge.client(run.summary)
     records = all_records(run.results)
     assert len(records) == len(entries) == len(served)  # each entry sent once, by one process
     if processes:
@@ -92,14 +102,21 @@ def test_each_request_is_sent_once_at_its_time_and_shares_its_blocks(
     start = min(r["scheduled_ns"] for r in records)
     for e in entries:
         scheduled_s = (by_length[e["input_length"]]["scheduled_ns"] - start) / 1e9
+        # The schedule the client computed from one start (each process back-dates it to the
+        # master's announcement, to the wall clock's microseconds).
+        # not timing: computed by the client, not measured
         assert scheduled_s == pytest.approx(e["timestamp"] / 1000, abs=0.005)
     # ...and sent then (the median; the tail is this shared machine's), as the server saw too.
-    noise = Noise.of_summary(run.summary)
     late_ms = sorted((r["sent_ns"] - r["scheduled_ns"]) / 1e6 for r in records)
-    noise.at_most(late_ms[len(late_ms) // 2], 5, "send lateness, median")
+    judge.at_most(late_ms[len(late_ms) // 2], SEND_BASE_MS, Stat.MEDIAN, "send lateness, median")
     arrival = {s["client_request_id"]: s["arrival_ns"] for s in served}
     arrival_late_ms = sorted((arrival[r["id"]] - r["scheduled_ns"]) / 1e6 for r in records)
-    noise.at_most(arrival_late_ms[len(arrival_late_ms) // 2], 10, "arrival at the server, median")
+    judge.at_most(
+        arrival_late_ms[len(arrival_late_ms) // 2],
+        ARRIVAL_BASE_MS,
+        Stat.MEDIAN,
+        "arrival at the server, median",
+    )
 
     # What the server's prefix cache found: exactly the shared blocks (behind the chat
     # template's opening tokens, in whole blocks of the simulator's cache).
@@ -111,7 +128,7 @@ def test_each_request_is_sent_once_at_its_time_and_shares_its_blocks(
 
 
 def test_an_azure_trace_at_twice_the_speed_replays_in_half_its_span(
-    run_locust: RunLocust, tmp_path: Path
+    run_locust: RunLocust, tmp_path: Path, judge: Judge
 ) -> None:
     rng = random.Random(3)
     rows, times, t = ["TIMESTAMP,ContextTokens,GeneratedTokens"], [], 0.0
@@ -122,26 +139,32 @@ def test_an_azure_trace_at_twice_the_speed_replays_in_half_its_span(
     path = tmp_path / "AzureLLMInferenceTrace_code.csv"
     path.write_text("\n".join(rows) + "\n", encoding="utf-8")
     with start_sim(["--ttft-ms", "10", "--step-ms", "5"]) as sim:
-        began = time.monotonic()
+        began = time.perf_counter_ns()
         run = run_locust(
             sim.url, "--trace", str(path), "--trace-speed", "2", "--ignore-eos",
             locustfile="locustfiles/trace.py", run_time="60s",
         )  # fmt: skip
-        took = time.monotonic() - began
+        took_ms = (time.perf_counter_ns() - began) / 1e6
     assert run.returncode == 0, run.output[-3000:]
-    assert took < 30  # the run ended with the trace, not at its 60 s run time
+    # The run ended with the trace (2 s of it, the interpreters' start, the drain), not at its
+    # 60 s run time: half of that tells the two apart.
+    judge.during(began)
+    judge.at_most(took_ms, 30_000, Stat.EVERY, "the replay's whole run")
     records = run.records
     assert len(records) == 40 and all(r["outcome"] == "ok" for r in records)
     scheduled = sorted(r["scheduled_ns"] for r in records)
     span_s = times[-1] - times[0]
+    # not timing: the schedule the client computed from the trace, at twice its speed
     assert (scheduled[-1] - scheduled[0]) / 1e9 == pytest.approx(span_s / 2, abs=0.005)
     # one pass of 40 requests lasts 40 mean gaps of the trace, at twice the speed
     stage = run.summary["stages"][0]
+    # not timing: the schedule's rate, computed from the trace, not measured
     assert stage["rate_req_per_s"] == pytest.approx(2 * 40 / (span_s * 40 / 39), rel=1e-3)
 
 
+@pytest.mark.timing
 def test_a_looped_session_trace_replays_until_the_run_time_and_grows_each_session(
-    run_locust: RunLocust, tmp_path: Path
+    run_locust: RunLocust, tmp_path: Path, judge: Judge
 ) -> None:
     # Two sessions taking turns every 0.1 s, each turn's prompt 100 words longer than its last.
     entries = [
@@ -164,6 +187,7 @@ def test_a_looped_session_trace_replays_until_the_run_time_and_grows_each_sessio
     assert len(records) >= 30  # passes back to back until -t, not one pass
     start = records[0]["scheduled_ns"]  # each pass right after the last: one every 0.1 s
     offsets_s = [(r["scheduled_ns"] - start) / 1e9 for r in records]
+    # not timing: the schedule the client computed, passes back to back
     assert offsets_s == pytest.approx([k / 10 for k in range(len(records))], abs=0.001)
     # In the first pass, each turn finds the whole previous turn of its session cached, once
     # that turn's prefill is done (the simulator caches a prompt at the end of its prefill
@@ -176,4 +200,8 @@ def test_a_looped_session_trace_replays_until_the_run_time_and_grows_each_sessio
         previous = r["prompt_tokens_requested"] - 100
         assert served[r["id"]]["cached_tokens"] == (TOKENS_PER_MESSAGE + previous) // SIM_BLOCK * SIM_BLOCK
         checked += 1
-    assert checked >= 6, checked
+    # A turn is left out only when its session's previous turn, scheduled 0.2 s before it, had
+    # not its first token (a prefill step of well under 50 ms) when this one arrived: that turn
+    # was late by 150 ms or more. As many as the machine's own share of such wake-ups allows.
+    judge.during(records[0]["scheduled_ns"], max(r["done_ns"] for r in records[:10]))
+    judge.few_late(8 - checked, 8, 150.0, "first-pass turns that overtook their session's previous one")

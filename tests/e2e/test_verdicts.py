@@ -24,6 +24,8 @@ from tests.support.chromium import CHROMIUM, chromium
 from tests.support.fleet import own_master_port
 from tests.support.rawserver import RawServer, Send, Sleep
 from tests.support.schema import read_checked
+from tests.support.timing.judge import Judge
+from tests.support.timing.noise import Stat
 
 pytestmark = pytest.mark.e2e
 LLMLOAD = [sys.executable, "-m", "llmload.cli"]
@@ -131,7 +133,6 @@ def test_accepting_errors_does_not_make_a_run_without_one_answer_ok(run_locust: 
     assert summary["stages"][0]["error_rate"] == 1.0
 
 
-@pytest.mark.timing  # not client-bound: a loop-lag verdict, which the tests beside it would move
 def test_nothing_listening_is_one_line(run_locust: RunLocust) -> None:
     run = run_locust(
         f"http://127.0.0.1:{dead_port()}", "--model", "m", users=4, run_time="20s", expect_code=None
@@ -140,18 +141,21 @@ def test_nothing_listening_is_one_line(run_locust: RunLocust) -> None:
     assert "nothing accepted a connection" in summary["exit"]["line"]
     stage = summary["stages"][0]
     health = [HealthSnapshot.from_dict(h) for h in stage["client_health"].values()]
-    # A dead target must not make the client spin (its backoff keeps the CPU low). Whether its
-    # loop lagged is this machine's doing (a busy neighbour), and the flag says exactly that.
+    # A dead target must not make the client spin (its backoff keeps the CPU low: CPU time, which
+    # a busy neighbour does not add to). Whether its loop lagged is this machine's doing, and
+    # the flag says exactly that: the verdict of the recorded health, whatever it was.
     assert all(h.cpu_percent <= 100 * HealthLimits().cpu_fraction for h in health), health
     assert stage["client_bound"] is any(is_client_bound(h, HealthLimits()) for h in health), health
 
 
-def test_unauthorised_names_the_missing_key_and_wait_gives_up_at_once(run_locust: RunLocust) -> None:
+def test_unauthorised_names_the_missing_key_and_wait_gives_up_at_once(
+    run_locust: RunLocust, judge: Judge
+) -> None:
     body = b'{"error": {"message": "Invalid API key", "type": "auth"}}'
     with RawServer([answer(401, body)]) as server:
         env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
         run = run_locust(server.url, "--model", "m", users=2, run_time="20s", env=env, expect_code=None)
-        started = time.monotonic()
+        started = time.perf_counter_ns()
         wait = subprocess.run(
             [*LLMLOAD, "wait", "--host", server.url],
             capture_output=True,
@@ -160,14 +164,18 @@ def test_unauthorised_names_the_missing_key_and_wait_gives_up_at_once(run_locust
             env=env,
             check=False,
         )
-        waited = time.monotonic() - started
+        waited_ms = (time.perf_counter_ns() - started) / 1e6
     assert_verdict(
         run,
         ExitCode.COULD_NOT_START,
         'every request failed: HTTP 401 "Invalid API key" — the server wants an API key: '
         "export OPENAI_API_KEY=...",
     )
-    assert wait.returncode == ExitCode.COULD_NOT_START and waited < 30
+    assert wait.returncode == ExitCode.COULD_NOT_START
+    # At once: an interpreter's start and one answer, not its --timeout of 900 s; 30 s tells
+    # the two apart with the seconds a start takes on a shared machine to spare.
+    judge.during(started)
+    judge.at_most(waited_ms, 30_000, Stat.EVERY, "llmload wait against a 401")
     assert "the server wants an API key" in wait.stdout
 
 
@@ -252,7 +260,7 @@ def test_an_unlisted_model_is_a_warning(run_locust: RunLocust) -> None:
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
-def test_an_interrupted_run_is_marked(tmp_path: Path, sig: signal.Signals) -> None:
+def test_an_interrupted_run_is_marked(tmp_path: Path, sig: signal.Signals, judge: Judge) -> None:
     with start_sim(["--ttft-ms", "20", "--step-ms", "5"]) as sim:
         proc = subprocess.Popen(
             [
@@ -286,15 +294,18 @@ def test_an_interrupted_run_is_marked(tmp_path: Path, sig: signal.Signals) -> No
             text=True,
         )
         time.sleep(8)
-        started = time.monotonic()
+        started = time.perf_counter_ns()
         proc.send_signal(sig)
         output, _ = proc.communicate(timeout=60)
-        took = time.monotonic() - started
+        took_ms = (time.perf_counter_ns() - started) / 1e6
     run_dir = tmp_path / "cut"
     summary = read_checked(run_dir / "summary.json")
     assert proc.returncode == ExitCode.INTERRUPTED, output[-3000:]
     assert "Traceback" not in output
-    assert took < 20  # in-flight requests are not given the drain's two minutes
+    # In-flight requests (0.35 s long) are not given the drain's two minutes: the results are
+    # written within seconds, 20 s telling the two apart.
+    judge.during(started)
+    judge.at_most(took_ms, 20_000, Stat.EVERY, "the run's end after the signal")
     assert summary["complete"] is False and summary["run"]["stopped"]["by"] == "interrupt"
     assert summary["stages"][0]["partial"] is True and summary["stages"][0]["requests"]["ok"] > 0
     assert last_line(output) == "llmload: " + summary["exit"]["line"]
@@ -368,11 +379,12 @@ def test_a_sweep_against_nothing_is_one_line(tmp_path: Path) -> None:
 
 
 @pytest.mark.timing  # TTFT of one run against another's: a busy machine moves one, not the other
-def test_two_identical_runs_do_not_turn_into_cache_hits(run_locust: RunLocust) -> None:
+def test_two_identical_runs_do_not_turn_into_cache_hits(run_locust: RunLocust, judge: Judge) -> None:
     # Long prompts, so that prefill dominates TTFT: a cache hit would show as a large drop.
     args = ("--prompt-tokens", "3000", "--max-tokens", "8", "--ignore-eos", "--seed", "7")
     with start_sim(["--profile", "vllm"]) as sim:
         first, second = (run_locust(sim.url, *args, users=1, run_time="6s") for _ in range(2))
+        judge.server(sim.stats(since_ns=first.summary["stages"][0]["window_ns"][0]))
         cached, hits = (
             run_locust(sim.url, *args, "--prefix-cache", users=1, run_time="6s") for _ in range(2)
         )
@@ -380,15 +392,23 @@ def test_two_identical_runs_do_not_turn_into_cache_hits(run_locust: RunLocust) -
         salt = first.summary["run"]["reproducibility"]["salt"]
         repeat = run_locust(sim.url, *args, "--salt", salt, users=1, run_time="6s")
     ttft = [run.summary["stages"][0]["ttft_ms"]["p50"] for run in (first, second, cached, hits, repeat)]
-    assert ttft[1] == pytest.approx(ttft[0], rel=0.10), ttft
+    print(f"TTFT p50: first {ttft[0]}, second {ttft[1]}, cached {ttft[2]}, hits {ttft[3]}, repeat {ttft[4]}")
+    # The two unique runs' TTFTs are the same prefill of 3,000 tokens, each read from a histogram
+    # within 1 % (0.7 ms at ~70 ms); the noise of both runs' windows is the judge's.
+    judge.client({"stages": first.summary["stages"] + second.summary["stages"]})
+    judge.close(
+        ttft[1], ttft[0], 0.02 * ttft[0], Stat.MEDIAN, "TTFT p50 of a second unique run against the first"
+    )
     assert first.summary["run"]["reproducibility"]["salt"] != second.summary["run"]["reproducibility"]["salt"]
-    # On purpose: the same prompt every time, served from the cache after the first request.
-    assert ttft[3] < 0.5 * ttft[0], ttft
+    # On purpose: the same prompt every time, served from the cache after the first request: a
+    # hit skips the prefill (~60 ms of ~70), so its TTFT is under half a miss's.
+    judge.during(first.summary["stages"][0]["window_ns"][0])
+    judge.at_most(ttft[3], 0.5 * ttft[0], Stat.MEDIAN, "TTFT p50 of prefix-cache hits")
     server = hits.summary["stages"][0].get("server") or {}
     assert server.get("prefix_cache_hit_rate", 0) > 0.5, server
     assert (first.summary["stages"][0].get("server") or {}).get("prefix_cache_hit_rate", 0) < 0.1
     # The exact repeat measures cache hits, and says so.
-    assert ttft[4] < 0.5 * ttft[0], ttft
+    judge.at_most(ttft[4], 0.5 * ttft[0], Stat.MEDIAN, "TTFT p50 of a run repeated with its salt")
     warnings = " ".join(repeat.summary["stages"][0]["warnings"])
     assert "prefix cache served" in warnings and "meant to be unique" in warnings, warnings
 

@@ -7,15 +7,18 @@ a screenshot of the tab kept (``$LLMLOAD_ARTIFACTS``, else the test's temporary 
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from llmload.sim.process import start_sim
+from llmload.sim.process import SimProcess, start_sim
 from tests.support.chromium import CHROMIUM, FLAGS, MISSING, keep
 from tests.support.schema import read_checked
+from tests.support.timing.judge import Judge
+from tests.support.timing.noise import Stat
 from tests.support.webui import until, web_ui
 
 playwright = pytest.importorskip("playwright.sync_api", reason="playwright is a test dependency")
@@ -23,6 +26,10 @@ playwright = pytest.importorskip("playwright.sync_api", reason="playwright is a 
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(not CHROMIUM.exists(), reason=MISSING)]
 
 TTFT_MS, STEP_MS = 20, 10
+# The tab's quantiles are its histograms' (within 1 %, docs/metrics.md). Over the simulator's
+# own figures a TTFT adds the client's trip and read (under a millisecond, test_apis); a TPOT,
+# a late read moving one gap and the next; an E2E of 250 ms, its 2.5 ms of resolution and both.
+TTFT_BASE_MS, STEP_BASE_MS, E2E_BASE_MS = 1.0 + TTFT_MS / 100, 0.5, 4.0
 ERROR_OVERLAY = ("Something went wrong", "Unexpected Application Error")
 
 
@@ -62,17 +69,27 @@ def stage_tables(url: str) -> list[dict[str, str]]:
     return list(stages)
 
 
-def drive(page: Any, url: str, shot: Path) -> list[dict[str, str]]:
+def drive(page: Any, url: str, shot: Path, sim: SimProcess, judge: Judge) -> list[dict[str, str]]:
     """Two swarms as a user runs them; the LLM stages tab's rows while stage 1 measures."""
     # swarm 1: 4 users with --max-tokens 24 from the form
+    began = time.perf_counter_ns()
     start(page, 4, 24)
     measuring(page, 0, 4)
     page.wait_for_timeout(5000)
-    # the simulator's timing: first token after TTFT_MS, then one token every STEP_MS
+    # the simulator's timing: first token after TTFT_MS, then one token every STEP_MS; the
+    # machine's noise (Chromium draws on the same cores) and the simulator's own lateness over
+    # the stage so far are the judge's
     ttft_p50 = number(cell(page, "TTFT ms", 2))
-    assert TTFT_MS <= ttft_p50 <= TTFT_MS + 6, ttft_p50
-    assert number(cell(page, "TPOT ms", 2)) == pytest.approx(STEP_MS, abs=1)
-    assert number(cell(page, "E2E ms", 2)) == pytest.approx(TTFT_MS + 23 * STEP_MS, abs=12)
+    judge.during(began)
+    judge.server(sim.stats(since_ns=began))
+    # The simulator's first token comes TTFT_MS after the request at least (the tab reads it from
+    # a histogram within 1 %).
+    # not timing: a floor of a latency, which noise only lengthens
+    assert ttft_p50 >= TTFT_MS * 0.99, ttft_p50
+    judge.at_most(ttft_p50 - TTFT_MS, TTFT_BASE_MS, Stat.MEDIAN, "the tab's TTFT p50 over the simulator's")
+    judge.close(number(cell(page, "TPOT ms", 2)), STEP_MS, STEP_BASE_MS, Stat.MEDIAN, "the tab's TPOT p50")
+    e2e_p50 = number(cell(page, "E2E ms", 2))
+    judge.close(e2e_p50, TTFT_MS + 23 * STEP_MS, E2E_BASE_MS, Stat.MEDIAN, "the tab's E2E p50")
     assert cell(page, "tokens per event", 1) == "1.00"
     # Chromium draws the page on the same two cores, so the client may be flagged here; that
     # the flag follows the client's timing error is tests/e2e/test_distributed_health.py's
@@ -94,7 +111,7 @@ def drive(page: Any, url: str, shot: Path) -> list[dict[str, str]]:
     page.wait_for_timeout(4000)
     # one curve per stage now, and the charts of stages against concurrency
     assert page.evaluate("() => window.llmloadCharts.drawn.dist_ttft.series.length") == 3
-    assert {"throughput", "ttft"} <= set(charts(page))
+    assert {"throughput", "ttft"} <= set(charts(page))  # not timing: chart names
     live = stage_tables(url)  # the tab's numbers, stage 0 over
     stop(page, url)
     until(lambda: httpx.get(f"{url}/llmload/report").status_code == 200, 30, "the report")
@@ -128,12 +145,14 @@ def check_runs(results: Path, workers: int, live: list[dict[str, str]]) -> None:
     # tab within 2% of the summary; a stage still running lacks its in-flight requests' tokens
     row, stage = live[0], first["stages"][0]
     assert (row["index"], row["concurrency"]) == ("0", "4")
+    # not timing: the same stage's numbers two ways (the tab, the summary), to their rounding
     assert number(row["ttft_p50_ms"]) == pytest.approx(stage["ttft_ms"]["p50"], rel=0.02)
+    # not timing: the same stage's tokens over the same window, read two ways
     assert number(row["output_tok_per_s"]) == pytest.approx(stage["output_tok_per_s"], rel=0.02)
 
 
 @pytest.mark.parametrize("workers", [0, 2])
-def test_a_user_drives_two_swarms_from_the_browser(tmp_path: Path, workers: int) -> None:
+def test_a_user_drives_two_swarms_from_the_browser(tmp_path: Path, workers: int, judge: Judge) -> None:
     errors: list[str] = []
     shot = tmp_path / f"llm-tab-{workers}-workers.png"
     with start_sim(["--ttft-ms", str(TTFT_MS), "--step-ms", str(STEP_MS)]) as sim:
@@ -154,7 +173,7 @@ def test_a_user_drives_two_swarms_from_the_browser(tmp_path: Path, workers: int)
             page.on("pageerror", lambda e: errors.append(str(e)))
             page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
             page.goto(url)
-            live = drive(page, url, shot)
+            live = drive(page, url, shot, sim, judge)
             overlay = [text for text in ERROR_OVERLAY if page.get_by_text(text).count()]
             browser.close()
         output = "".join(log.read_text(errors="replace") for log in logs)

@@ -98,5 +98,6 @@ def test_a_user_count_edit_mid_run_starts_a_stage_at_the_new_count(tmp_path: Pat
     stages = summary["stages"]
     assert [s["concurrency"] for s in stages] == [4, 2]
     for stage in stages:
+        # not timing: floors that say each stage ran (6 and 8 s at 4 and 2 users); noise only lengthens
         assert stage["requests"]["ok"] > 5 and stage["duration_s"] > 2, stage["requests"]
         assert stage["requests"]["warmup"] > 0  # each stage warmed up at its own count

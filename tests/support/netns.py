@@ -119,6 +119,7 @@ class Lab:
             try:
                 deadline = time.monotonic() + 20
                 while not out.read_text().endswith("\n"):
+                    # not timing: a bounded wait for the process's first line
                     assert proc.poll() is None and time.monotonic() < deadline, out.read_text()
                     time.sleep(0.05)
                 line = out.read_text().splitlines()[0]

@@ -19,7 +19,7 @@ from tests.support.fleet import REPO, free_port
 def until(ok: Callable[[], bool], timeout_s: float, what: str) -> None:
     deadline = time.monotonic() + timeout_s
     while not ok():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"  # not timing: a bounded wait
         time.sleep(0.2)
 
 

@@ -16,6 +16,8 @@ from llmload.export.report import write_report
 from llmload.export.request_sample import LIMIT
 from tests.support.chromium import CHROMIUM, MISSING, keep
 from tests.support.report_browser import browser, open_page
+from tests.support.timing.judge import Judge
+from tests.support.timing.noise import Stat
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "results"
 BUDGET_BYTES = 3 * 1024 * 1024  # docs/reports.md: a report of 100,000 requests stays under 3 MB
@@ -75,7 +77,7 @@ def run_dir(tmp_path: Path, name: str, requests: int) -> Path:
     return run
 
 
-def test_a_hundred_thousand_requests_stay_within_budget(tmp_path: Path) -> None:
+def test_a_hundred_thousand_requests_stay_within_budget(tmp_path: Path, judge: Judge) -> None:
     small = write_report(run_dir(tmp_path, "small", 300))
     big_run = run_dir(tmp_path, "big", 100_000)
     started = time.perf_counter()
@@ -100,5 +102,6 @@ def test_a_hundred_thousand_requests_stay_within_budget(tmp_path: Path) -> None:
     # every failure first (1,031 of them), then an even sample of the rest
     assert sum(r[4] == "http_5xx" for r in rows) == len(range(0, 100_000, 97))
     # The page holds LIMIT requests whatever the run's size: drawing it costs a small page's
-    # time plus LIMIT bars and rows, which on this kind of machine is well under 4 of them.
-    assert big_s < 4 * small_s
+    # time plus LIMIT bars and rows, which on this kind of machine is well under 4 of them (both
+    # measured in the same minutes, the best of two each, so the machine's noise mostly cancels).
+    judge.at_most(big_s * 1e3, 4 * small_s * 1e3, Stat.EVERY, "the 100k-request page's render")

@@ -20,8 +20,10 @@ from llmload.run.llm_client import LLMClient, Reply
 from llmload.run.session import Session
 from llmload.sim.process import SimProcess, start_sim
 from llmload.workload.messages import tool_result, user_message
+from tests.support.timing.judge import Judge
+from tests.support.timing.noise import Stat
 
-pytestmark = [pytest.mark.integration, pytest.mark.timing]
+pytestmark = [pytest.mark.integration]
 
 TOOLS = [
     {
@@ -136,8 +138,9 @@ def test_tool_calls_on_the_newer_apis_reassemble_as_written(
     assert by_id(sim, follow)["tool_arguments"] is None
 
 
+@pytest.mark.timing
 def test_the_reply_carries_the_requests_own_timings(
-    run: tuple[Session, LLMClient, Events], sim: SimProcess
+    run: tuple[Session, LLMClient, Events], sim: SimProcess, judge: Judge
 ) -> None:
     _, client, _ = run
     reply = client.chat([user_message("hi")], max_tokens=16, ignore_eos=True)
@@ -146,7 +149,11 @@ def test_the_reply_carries_the_requests_own_timings(
     assert reply.output_tokens == truth["completion_tokens"] == 16 and len(t.itl_ms) == 15
     assert t.ttft_ms is not None and t.e2e_ms is not None and t.tpot_ms is not None
     server_ttft_ms = (truth["first_token_ns"] - truth["arrival_ns"]) / 1e6
-    assert server_ttft_ms - 1 <= t.ttft_ms <= server_ttft_ms + 50  # the client sees it later, never earlier
+    # The client sees it later, never earlier: by the trip out and its read of the first token,
+    # its own work well under a millisecond (one request, so against the largest noise).
+    assert t.ttft_ms >= server_ttft_ms  # not timing: the client's clock starts first, one clock
+    judge.at_most(t.ttft_ms - server_ttft_ms, 1.0, Stat.EVERY, "the reply's TTFT over the server's")
+    # not timing: TPOT is the mean of the same request's ITLs, two ways
     assert t.tpot_ms == pytest.approx(sum(t.itl_ms) / len(t.itl_ms), rel=1e-6)
     assert len(reply.text.split()) == 16
 

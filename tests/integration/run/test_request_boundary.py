@@ -24,7 +24,8 @@ from llmload.transport.base import HttpRequest, ResponseSink
 from llmload.workload.prompts import SyntheticPrompts
 from tests.support.session import measuring
 
-pytestmark = pytest.mark.timing  # measures: runs alone (make test)
+# Orderings of one loop's events, no bound on a time: with the tests that wait.
+pytestmark = pytest.mark.integration
 
 CHUNK = orjson.dumps(
     {

@@ -12,7 +12,7 @@ import socket
 import threading
 import time
 
-from sim_wire import chat_body, connect, request_bytes
+from tests.support.wire import chat_body, connect, request_bytes
 
 END = b"0\r\n\r\n"
 

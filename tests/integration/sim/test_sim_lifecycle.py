@@ -10,9 +10,9 @@ import time
 from pathlib import Path
 
 import pytest
-from sim_wire import chat_body, connect, exchange, read_response, request_bytes
 
 from llmload.sim.process import start_sim
+from tests.support.wire import chat_body, connect, exchange, read_response, request_bytes
 
 pytestmark = pytest.mark.integration
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 from sim_load import closed_loop, tokens_at
-from sim_probe import tail_bound
 
 from llmload.sim.model import ModelParams, Speculation, stage_output_tok_per_s, steps_per_request
 from llmload.sim.process import start_sim
 from llmload.sim.tokens import chat_prompt_tokens
+from tests.support.timing.judge import Judge
+from tests.support.timing.noise import Stat
 
 pytestmark = pytest.mark.integration
 
@@ -30,7 +31,7 @@ WARMUP_S, RUN_S = 0.6, 3.0
         ),
     ],
 )
-def test_closed_loop_throughput_matches_model(users: int, params: ModelParams) -> None:
+def test_closed_loop_throughput_matches_model(users: int, params: ModelParams, judge: Judge) -> None:
     args = [
         f"--step-base-ms={params.step_base_ns / MS}",
         f"--step-per-seq-ms={params.step_per_seq_ns / MS}",
@@ -51,7 +52,9 @@ def test_closed_loop_throughput_matches_model(users: int, params: ModelParams) -
     measured = (tokens_at(timeline, end_ns) - tokens_at(timeline, start_ns)) / ((end_ns - start_ns) / 1e9)
     prompt_tokens = chat_prompt_tokens(PROMPT_WORDS, 1)
     expected = stage_output_tok_per_s(params, users, prompt_tokens, OUTPUT_TOKENS)
-    assert measured == pytest.approx(expected, rel=0.05), (measured, expected)
+    # 5 %: the test's own threads answer a request's end a little late, every cycle
+    judge.during(start_ns, end_ns)
+    judge.rate(measured, expected, 0.05, "closed-loop tok/s against the model")
     assert all(e["prompt_tokens"] == prompt_tokens for e in entries)
     assert all(e["outcome"] == "ok" for e in entries)
     # each request takes the steps (one event each) the drafter's acceptance predicts
@@ -59,7 +62,7 @@ def test_closed_loop_throughput_matches_model(users: int, params: ModelParams) -
     assert steps == pytest.approx(steps_per_request(params, OUTPUT_TOKENS), rel=0.05)
 
 
-def test_single_stream_first_token_is_one_prefill_step() -> None:
+def test_single_stream_first_token_is_one_prefill_step(judge: Judge) -> None:
     params = ModelParams(5 * MS, MS, 0, 20_000)
     args = ["--step-base-ms=5", "--step-per-seq-ms=1", "--prefill-per-token-ms=0.02", "--realtime"]
     with start_sim(args) as sim:
@@ -71,8 +74,8 @@ def test_single_stream_first_token_is_one_prefill_step() -> None:
     ttfts = sorted(e["first_token_ns"] - e["arrival_ns"] for e in entries)
     median = ttfts[len(ttfts) // 2]
     assert stats["step_duration"]["p50_ns"] == params.step_ns(1, 0)
-    assert median >= expected_ns, "never early"
-    message = f"TTFT median {median / MS:.2f} ms, model {expected_ns / MS:.2f} ms"
-    # 1 ms of slack: the loop's timer wakes ~0.45 ms late on this 2-core machine even at
-    # SCHED_FIFO (measured, at the parent revision too), while a second step would add >= 5 ms.
-    tail_bound(median < expected_ns + MS, bool(stats["realtime"]), message)
+    assert median >= expected_ns, "never early"  # not timing: a floor, which noise only lengthens
+    # 1 ms: the simulator's own admission and its loop's timer (~0.45 ms late on this 2-core
+    # machine even at SCHED_FIFO, measured), while a second step would add >= 5 ms.
+    judge.realtime(bool(stats["realtime"]))
+    judge.at_most((median - expected_ns) / MS, 1, Stat.MEDIAN, "TTFT median over one prefill step")

@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sim_wire import exchange
 
 from llmload.sim.prefix_cache import BLOCK_TOKENS
 from llmload.sim.process import start_sim
+from tests.support.wire import exchange
 
 pytestmark = pytest.mark.integration
 

@@ -141,11 +141,12 @@ class Judge:
         if since > self._window[0]:
             self._window = (since, self._window[1])
 
-    def realtime(self) -> None:
-        """What is judged runs at SCHED_FIFO: the machine's noise is the canary's SCHED_FIFO
-        thread's where it has one (else, as the process under test, its plain thread's)."""
-        if self._canary.has_fifo:
-            self._canary_kind = "fifo"
+    def realtime(self, on: bool = True) -> None:
+        """What is judged next runs at SCHED_FIFO: the machine's noise is the canary's
+        SCHED_FIFO thread's where it has one (else, as the process under test, its plain
+        thread's); ``on=False`` goes back to the plain thread's, for a claim about a process at
+        normal priority."""
+        self._canary_kind = "fifo" if on and self._canary.has_fifo else "plain"
 
     def _wakes(self, kind: str) -> Wakes:
         t0, t1 = self._window

@@ -16,11 +16,8 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-import pytest
-from sim_wire import chat_body, request_bytes
-
 from llmload.sim.priority import request_realtime
-from tests.support.noise import UNJUDGED
+from tests.support.wire import chat_body, request_bytes
 
 _TOKEN = b'"content":" '  # a token-bearing chat event (output words start with a space)
 _SENT_NS = re.compile(rb'"sent_ns":(\d+)')
@@ -116,42 +113,3 @@ def realtime_thread() -> Iterator[bool]:
     finally:
         if got:
             os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
-
-
-def tail_bound(holds: bool, realtime: bool, message: str, machine_before_ms: float = 0.0) -> None:
-    """Assert a timing bound, or skip saying why it cannot be judged.
-
-    Tight timing belongs to the kernel's scheduler as much as to the simulator: on a busy machine
-    a process at normal priority waits milliseconds for a CPU. With SCHED_FIFO (``realtime``) a
-    missed bound is a failure; without it, a missed bound skips the rest of the test with the
-    numbers, visibly (``-ra``), and never passes.
-    """
-    if holds:
-        return
-    if not realtime:
-        pytest.skip(f"{UNJUDGED}no SCHED_FIFO (needs CAP_SYS_NICE) on a busy machine: {message}")
-    # SCHED_FIFO shields from this machine's other processes, not from a hypervisor that takes
-    # the CPU away (a CI run saw step lateness p99 4.1 ms while a bare SCHED_FIFO timer woke up
-    # to 5 ms late in the same hour): a bound finer than the machine's own wake-ups is not judged.
-    # Noise here comes in bursts of seconds to minutes (the same 2-second run measured step
-    # lateness p99 0.1 ms and 1.5 ms within a minute, on either revision of the simulator): a
-    # test that measured the machine just before it ran passes that in, and the worse counts.
-    machine = max(wake_lateness_p99_ms(), machine_before_ms)
-    if machine > 0.5:
-        pytest.skip(
-            f"{UNJUDGED}this machine's own SCHED_FIFO wake-ups are late by up to {machine:.2f} ms (p99): "
-            f"{message}"
-        )
-    raise AssertionError(f"{message} (this machine's own SCHED_FIFO wake-up lateness p99 {machine:.2f} ms)")
-
-
-def wake_lateness_p99_ms(wakes: int = 400, sleep_s: float = 0.002) -> float:
-    """How late a bare SCHED_FIFO sleep wakes up here, p99 in ms: the floor of any timing bound."""
-    with realtime_thread():
-        late = []
-        for _ in range(wakes):
-            t0 = time.perf_counter()
-            time.sleep(sleep_s)
-            late.append(time.perf_counter() - t0 - sleep_s)
-    late.sort()
-    return late[int(len(late) * 0.99)] * 1e3
