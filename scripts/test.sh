@@ -32,15 +32,21 @@ mkdir -p "$OUT"
 OUT="$(cd "$OUT" && pwd)"
 export LLMLOAD_TIMING_DIR="$OUT/timing" LLMLOAD_CANARY_DIR="$OUT/canary"
 
-# The installs, side by side: Debian's packages and then the llama-server build (which needs
-# their compiler and downloads with the system's pip) in the background, the venv meanwhile.
-# The build takes minutes of both cores; the tiers that need no server run while it goes on.
-(bash scripts/install-test-deps.sh && PIP="${PYTHON:-python3} -m pip" bash scripts/llama-server.sh) \
-    >"$OUT/installs.log" 2>&1 &
-build=$!
+# The installs: Debian's packages and the venv side by side, then the llama-server build in the
+# background at the lowest priority, while lint, types and the tiers that need no server run: it
+# takes about 5 minutes of both cores, and the waiting tier leaves most of them idle. A test that
+# needs the server waits for the build (tests/support/llama.py), and the alone tier starts after it.
+bash scripts/install-test-deps.sh >"$OUT/installs.log" 2>&1 &
+deps=$!
 start=$SECONDS
 make -s "$VENV/.test" PYTHON="${PYTHON:-python3}" VENV="$VENV" || exit 1
-echo "== make test: venv ready after $((SECONDS - start)) s"
+wait $deps || { echo "make test: Debian packages failed ($OUT/installs.log)"; tail -5 "$OUT/installs.log"; }
+echo "== make test: venv and Debian packages ready after $((SECONDS - start)) s"
+export LLMLOAD_LLAMA_BUILDING="$OUT/llama-building"
+touch "$LLMLOAD_LLAMA_BUILDING"
+(PIP="${PYTHON:-python3} -m pip" nice -n 19 bash scripts/llama-server.sh >>"$OUT/installs.log" 2>&1
+    rm -f "$LLMLOAD_LLAMA_BUILDING") &
+build=$!
 
 # One canary for the whole run: every judge reads the machine's noise from it.
 "$BIN/python" -m tests.support.timing.canary "$LLMLOAD_CANARY_DIR" &
@@ -66,7 +72,7 @@ judged() {
     mapfile -t again < <("$BIN/python" -m tests.support.timing.ledger unjudged "$LLMLOAD_TIMING_DIR" "$name")
     if [[ ${#again[@]} -gt 0 ]]; then
         echo "== make test: $name: ${#again[@]} unjudged, run once more"
-        LLMLOAD_TIMING_ATTEMPT=2 pytest -p no:xdist --junitxml="$OUT/$name-again.xml" "${again[@]}" || code=1
+        LLMLOAD_TIMING_ATTEMPT=2 pytest -n 0 --junitxml="$OUT/$name-again.xml" "${again[@]}" || code=1
     fi
     return "$code"
 }
@@ -77,14 +83,10 @@ lint() {
 tier lint lint
 tier types "$BIN/mypy" src
 tier unit judged unit -n 2 tests/unit
-start=$SECONDS
-if wait $build; then
-    echo "== make test: Debian packages and llama-server ready ($((SECONDS - start)) s waited); $(grep -h 'built llama-server' "$OUT/installs.log")"
-else
-    echo "make test: the installs or the llama-server build failed ($OUT/installs.log); its tests will skip"
-    tail -5 "$OUT/installs.log"
-fi
 tier waiting judged waiting -n "$WORKERS" --dist loadgroup -m "not timing and not alone" "${TIERS[@]/#/tests/}"
+start=$SECONDS
+wait $build
+echo "== make test: llama-server: $(grep -h 'built llama-server' "$OUT/installs.log" || echo 'cached'), waited $((SECONDS - start)) s more"
 tier alone judged alone -m "timing or alone" "${TIERS[@]/#/tests/}"
 tier proof judged proof tests/proof
 

@@ -38,7 +38,7 @@ def tokens_written_at(timeline: list[tuple[int, int]], t_ns: int) -> float:
 
 def test_fixed_timing_streams_match_ground_truth(run_locust: RunLocust, judge: Judge) -> None:
     with start_sim(["--ttft-ms", "50", "--step-ms", "20"]) as sim:
-        run = run_locust(sim.url, "--max-tokens", "128", "--ignore-eos", users=32, run_time="30s")
+        run = run_locust(sim.url, "--max-tokens", "128", "--ignore-eos", users=32, run_time="15s")
         served = {e["client_request_id"]: e for e in sim.requests()}
         counters = sim.counters()
         timeline = sim.timeline()

@@ -32,15 +32,22 @@ from llmload.run.llm_client import LLMClient
 from llmload.run.session import Session
 from llmload.workload.cancel import CancelSpec
 from tests.e2e.conftest import REPO, RunLocust
-from tests.support.llama import LlamaServer, llama_server
+from tests.support.llama import LlamaServer, built, llama_server
 from tests.support.schema import read_checked
 from tests.support.timing.judge import Judge
 from tests.support.timing.noise import Stat
 
 # The tests that judge timing are marked one by one: the others wait on the server side by side.
-pytestmark = [pytest.mark.e2e]
+# Their time limit is the test's own: the server's fixture may wait for make test's build first.
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300, func_only=True)]
 
 SHORT = ("--max-tokens", "16", "--ignore-eos", "--prompt-tokens", "24")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def binary() -> tuple[Path, Path]:
+    """make test's background build, waited for before any test's time limit starts."""
+    return built()
 
 
 @pytest.fixture(scope="module")

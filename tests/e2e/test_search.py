@@ -56,7 +56,7 @@ def test_search_finds_the_analytic_concurrency_within_one_step(tmp_path: Path, j
         "--max",
         "32",
         "--stage-s",
-        "5",
+        "3",
         "--max-tokens",
         str(tokens),
         "--output-jitter",

@@ -1,9 +1,10 @@
 """llama.cpp's ``llama-server`` with SmolLM2-135M, for the real-server tier.
 
 ``scripts/llama-server.sh`` builds it once into a cache outside the repository (``make test``
-runs it first); here it is only found, started on 127.0.0.1 with the model, waited for with
-``llmload wait`` as a user would, and stopped. Where it was not built the tests skip, and the
-line says why and what to run.
+builds it in the background, while the tiers that need no server run); here it is only found
+(once that build is over), started on 127.0.0.1 with the model, waited for with ``llmload wait``
+as a user would, and stopped. Where it was not built the tests skip, and the line says why and
+what to run.
 """
 
 from __future__ import annotations
@@ -23,6 +24,9 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "scripts" / "llama-server.sh"
+# A file that exists while make test builds llama-server in the background (scripts/test.sh).
+BUILDING_ENV = "LLMLOAD_LLAMA_BUILDING"
+BUILD_WAIT_S = 1200
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +41,12 @@ class LlamaServer:
 
 
 def built() -> tuple[Path, Path]:
-    """The binary and the model, or a skip that says how to get them."""
+    """The binary and the model, or a skip that says how to get them; a build still going on
+    is waited for."""
+    building = os.environ.get(BUILDING_ENV)
+    give_up = time.monotonic() + BUILD_WAIT_S
+    while building and Path(building).exists() and time.monotonic() < give_up:
+        time.sleep(2)
     env = {**os.environ, "LLMLOAD_LLAMA_NO_BUILD": "1", "PIP": f"{sys.executable} -m pip"}
     proc = subprocess.run(
         ["bash", str(SCRIPT)], capture_output=True, text=True, env=env, timeout=120, check=False

@@ -119,3 +119,13 @@ def test_the_ledger_keeps_the_last_attempt_and_fails_a_run_that_could_not_judge(
     assert result.line() == "timing: 3 tests, 3 judgements: 2 passed, 1 unjudged, 0 failed (1 run again)"
     assert result.over_limit  # one in three is over the limit
     assert ledger.main(["summary", str(tmp_path)]) == 1
+
+
+def test_a_stall_that_ends_after_the_window_still_counts_in_it(tmp_path: Path) -> None:
+    with (tmp_path / "plain.bin").open("ab") as f:
+        for i in range(10):
+            f.write(RECORD.pack((i + 1) * MS, 0))
+        f.write(RECORD.pack(50 * MS, 39 * MS))  # asleep from 10 ms, woken 39 ms late at 50 ms
+    log = CanaryLog(tmp_path)
+    assert log.wakes("plain", 0, 20 * MS).at(Stat.EVERY) == pytest.approx(39.0)
+    assert log.wakes("plain", 0, 5 * MS).at(Stat.EVERY) == 0.0  # it began after this window

@@ -29,7 +29,7 @@ pytestmark = pytest.mark.integration
 
 DELAY_S = 0.3
 UNWIND_MS = 2.0  # from the timer to the closed socket and the record's last stamp
-SEEN_MS = 1.0  # the simulator reads the close on its loop at once: its own work
+SEEN_MS = 2.0  # the simulator reads the close on its loop at once: its own work (0.7 ms here)
 STEP_MS = 13.0  # the simulator's default profile: one decode step of one sequence (12.1 ms)
 
 
@@ -83,14 +83,13 @@ def test_a_cancelled_request_is_closed_at_its_delay_and_its_slot_serves_the_next
     assert stats.outcomes == {"cancelled": 1} and stats.hist["ttft"].count == 0  # no latency from it
     held_ns = (cancelled.done_ns or 0) - (cancelled.began_ns or 0)
     assert held_ns >= DELAY_S * 1e9, held_ns  # not timing: a timer never fires early
-    judge.during(cancelled.began_ns or 0, cancelled.done_ns)
+    judge.during(cancelled.began_ns or 0)  # to now: the canary stamps a wake-up a stall delayed after it
     judge.at_most(held_ns / 1e6 - DELAY_S * 1e3, UNWIND_MS, Stat.EVERY, "closed after its delay")
     truth = _truth(sim, cancelled)
     # the server read the close at once and stopped generating (400 tokens would take five
     # seconds), having written no more than the client read and what was on the way
     assert truth["outcome"] == "cancelled" and truth["completion_tokens"] > 0
     assert 0 < cancelled.output_tokens <= truth["completion_tokens"]
-    judge.during(cancelled.began_ns or 0)
     judge.server(sim.stats(cancelled.began_ns or 0))
     stopped_ms = (truth["done_ns"] - (cancelled.done_ns or 0)) / 1e6
     judge.at_most(stopped_ms, SEEN_MS, Stat.EVERY, "the server stopped after the close")
@@ -114,7 +113,7 @@ def test_a_cancel_before_the_first_token_says_prefill_and_counts_no_token(
         record = client.send(session.prompts.get(0, 0), "chat")
     # closed at 1 ms, long before a prefill step (13 ms) could give a first token
     held_ms = ((record.done_ns or 0) - (record.began_ns or 0)) / 1e6
-    judge.during(record.began_ns or 0, record.done_ns)
+    judge.during(record.began_ns or 0)
     judge.at_most(held_ms - 1.0, UNWIND_MS, Stat.EVERY, "closed after its 1 ms delay")
     assert record.outcome == CANCELLED and "during prefill" in (record.error_detail or "")
     assert record.first_token_ns is None and record.output_tokens == 0

@@ -143,15 +143,19 @@ def test_the_reply_carries_the_requests_own_timings(
     run: tuple[Session, LLMClient, Events], sim: SimProcess, judge: Judge
 ) -> None:
     _, client, _ = run
+    t0 = time.perf_counter_ns()
     reply = client.chat([user_message("hi")], max_tokens=16, ignore_eos=True)
+    judge.during(t0)
+    judge.server(sim.stats(t0))  # a late simulator stamps the arrival late: the trip out grows
     truth = by_id(sim, reply)
     t = reply.timings
     assert reply.output_tokens == truth["completion_tokens"] == 16 and len(t.itl_ms) == 15
     assert t.ttft_ms is not None and t.e2e_ms is not None and t.tpot_ms is not None
     server_ttft_ms = (truth["first_token_ns"] - truth["arrival_ns"]) / 1e6
     # The client sees it later, never earlier: by the trip out and its read of the first token,
-    # its own work well under a millisecond (one request, so against the largest noise).
-    assert t.ttft_ms >= server_ttft_ms  # not timing: the client's clock starts first, one clock
+    # its own work well under a millisecond (one request, so against the largest noise). The old
+    # bound's 50 ms was room for a busy machine, which the judge now measures instead.
+    assert t.ttft_ms >= server_ttft_ms  # not timing: the client stamps its send first, one clock
     judge.at_most(t.ttft_ms - server_ttft_ms, 1.0, Stat.EVERY, "the reply's TTFT over the server's")
     # not timing: TPOT is the mean of the same request's ITLs, two ways
     assert t.tpot_ms == pytest.approx(sum(t.itl_ms) / len(t.itl_ms), rel=1e-6)

@@ -75,6 +75,7 @@ def _twice(args: list[str]) -> tuple[list[int], list[int], list[int], list[dict[
     with start_sim(["--realtime", *args]) as sim, Scraper(sim.url) as scraper:
         before = scraper.poll()
         cached, ttfts, steps = [], [], []
+        began = time.perf_counter_ns()
         for _ in range(2):
             since = time.perf_counter_ns()
             response, ttft = _send(sim, _prompt())
@@ -83,8 +84,9 @@ def _twice(args: list[str]) -> tuple[list[int], list[int], list[int], list[dict[
             steps.append(_admission_step_ns(sim, since))
         after = scraper.poll()
         entries = sim.requests()
-        metrics = {"queries": _metric(sim, "vllm:prefix_cache_queries_total"),
-                   "hits": _metric(sim, "vllm:prefix_cache_hits_total"), "stats": sim.stats()}  # fmt: skip
+        metrics: dict[str, Any] = {"queries": _metric(sim, "vllm:prefix_cache_queries_total"),
+                                   "hits": _metric(sim, "vllm:prefix_cache_hits_total")}  # fmt: skip
+        metrics["stats"] = sim.stats(began)
     assert before is not None and after is not None
     metrics["scraped"] = summarize(before, after, [before, after])
     return cached, ttfts, steps, entries, metrics
@@ -96,6 +98,7 @@ def _judge_two(
     """Two single requests' TTFTs compared: the simulator's own (at SCHED_FIFO where permitted)
     within 2 ms of ``expected_ms``; the client's, at normal priority and late by the
     simulator's lateness too, within 4 ms."""
+    judge.during(int(stats["since_ns"]))  # the two requests and the judging
     judge.realtime(bool(stats["realtime"]))
     judge.close(truth_ms, expected_ms, 2, Stat.EVERY, "the simulator's TTFT difference")
     judge.realtime(False)

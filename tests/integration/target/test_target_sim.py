@@ -56,6 +56,7 @@ def test_wait_reports_loading_then_ready_once_generation_works(tmp_path: Path, j
 def test_wait_exits_4_soon_after_the_log_of_a_hung_server_stops(tmp_path: Path, judge: Judge) -> None:
     log = tmp_path / "server.log"
     with start_sim(["--hang", "--log-file", str(log)]) as sim:
+        judge.during(time.perf_counter_ns())
         began = time.monotonic()
         done = subprocess.run(
             [
@@ -79,8 +80,11 @@ def test_wait_exits_4_soon_after_the_log_of_a_hung_server_stops(tmp_path: Path, 
         )
         took = time.monotonic() - began
     assert done.returncode == WaitCode.LOG_STALLED, done.stdout + done.stderr
-    # the stall, then the interpreter's start (up to 3 s under the suite's load) and a poll
-    judge.at_most((took - STALL_S) * 1e3, 4000, Stat.EVERY, "llmload wait's exit after the log stalled")
+    # The stall counts from the wait's first look at the log, after the interpreter's start and
+    # imports (0.15 s on a quiet machine, up to 3 s with the suite's other tiers beside it: a
+    # CPU-bound start, which the canary's wake-ups do not measure), and its probe of the hung
+    # server ends when the stall is reached.
+    judge.at_most((took - STALL_S) * 1e3, 3000, Stat.EVERY, "llmload wait's exit after the log stalled")
     assert "no_answer" in done.stdout and "likely hung" in done.stdout
     assert "loading weights ... 0%" in done.stdout
 
