@@ -22,7 +22,9 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 VENV="${VENV:-.venv}"
 BIN="${BIN:-$VENV/bin}"
-WORKERS="${LLMLOAD_TEST_WORKERS:-4}"
+# Six side by side: the tests that need llama-server (two workers' worth) wait for its build
+# while four others go on.
+WORKERS="${LLMLOAD_TEST_WORKERS:-6}"
 OUT="${LLMLOAD_TEST_OUT:-results/tests/$(date -u +%Y%m%dT%H%M%SZ)}"
 TIERS=(integration e2e k8s bench)
 # shellcheck disable=SC2206
@@ -32,21 +34,25 @@ mkdir -p "$OUT"
 OUT="$(cd "$OUT" && pwd)"
 export LLMLOAD_TIMING_DIR="$OUT/timing" LLMLOAD_CANARY_DIR="$OUT/canary"
 
-# The installs: Debian's packages and the venv side by side, then the llama-server build in the
-# background at the lowest priority, while lint, types and the tiers that need no server run: it
-# takes about 5 minutes of both cores, and the waiting tier leaves most of them idle. A test that
-# needs the server waits for the build (tests/support/llama.py), and the alone tier starts after it.
-bash scripts/install-test-deps.sh >"$OUT/installs.log" 2>&1 &
+# The installs: the llama-server build starts first, in the background at the lowest priority
+# (it takes about 5 minutes of both cores, and lint, types and the waiting tier leave much of
+# them idle), then Debian's packages and the venv side by side. A test that needs the server
+# waits for the build (tests/support/llama.py), and the alone tier starts after it. The build
+# needs a compiler: where Debian's cmake or g++ is missing, the packages are installed first.
+if ! command -v cmake >/dev/null || ! command -v g++ >/dev/null; then
+    bash scripts/install-test-deps.sh >"$OUT/installs.log" 2>&1
+fi
+export LLMLOAD_LLAMA_BUILDING="$OUT/llama-building"
+touch "$LLMLOAD_LLAMA_BUILDING"
+(PIP="${PYTHON:-python3} -m pip" nice -n 19 bash scripts/llama-server.sh
+    rm -f "$LLMLOAD_LLAMA_BUILDING") >"$OUT/llama-build.log" 2>&1 &
+build=$!
+bash scripts/install-test-deps.sh >>"$OUT/installs.log" 2>&1 &
 deps=$!
 start=$SECONDS
 make -s "$VENV/.test" PYTHON="${PYTHON:-python3}" VENV="$VENV" || exit 1
 wait $deps || { echo "make test: Debian packages failed ($OUT/installs.log)"; tail -5 "$OUT/installs.log"; }
 echo "== make test: venv and Debian packages ready after $((SECONDS - start)) s"
-export LLMLOAD_LLAMA_BUILDING="$OUT/llama-building"
-touch "$LLMLOAD_LLAMA_BUILDING"
-(PIP="${PYTHON:-python3} -m pip" nice -n 19 bash scripts/llama-server.sh >>"$OUT/installs.log" 2>&1
-    rm -f "$LLMLOAD_LLAMA_BUILDING") &
-build=$!
 
 # One canary for the whole run: every judge reads the machine's noise from it.
 "$BIN/python" -m tests.support.timing.canary "$LLMLOAD_CANARY_DIR" &
@@ -86,7 +92,7 @@ tier unit judged unit -n 2 tests/unit
 tier waiting judged waiting -n "$WORKERS" --dist loadgroup -m "not timing and not alone" "${TIERS[@]/#/tests/}"
 start=$SECONDS
 wait $build
-echo "== make test: llama-server: $(grep -h 'built llama-server' "$OUT/installs.log" || echo 'cached'), waited $((SECONDS - start)) s more"
+echo "== make test: llama-server: $(grep -h 'built llama-server' "$OUT/llama-build.log" || echo 'cached'), waited $((SECONDS - start)) s more"
 tier alone judged alone -m "timing or alone" "${TIERS[@]/#/tests/}"
 tier proof judged proof tests/proof
 

@@ -62,6 +62,7 @@ def test_fixed_timing_at_32_streams(judge: Judge) -> None:
     # so p95 there, judged against the noise's p99).
     judge.at_most(stats["lateness"]["p99_ns"] / MS, 1, Stat.P99, "step lateness p99")
     server_ttft = [abs(e["first_token_ns"] - e["arrival_ns"] - TTFT_MS * MS) for e in truth.values()]
-    judge.at_most(percentile(server_ttft, 0.99) / MS, 2, Stat.P99, "first-token error p99")
+    # (a p99 of 32 requests is their worst: judged against the largest noise)
+    judge.at_most(percentile(server_ttft, 0.99) / MS, 2, Stat.EVERY, "first-token error p99")
     sent = [abs(b - a - STEP_MS * MS) for t in timings for a, b in itertools.pairwise(t.server_sent_ns)]
     judge.at_most(percentile(sent, 0.95) / MS, 1, Stat.P99, "event spacing error p95")
