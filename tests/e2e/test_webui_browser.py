@@ -8,6 +8,8 @@ a screenshot of the tab kept (``$LLMLOAD_ARTIFACTS``, else the test's temporary 
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -69,27 +71,30 @@ def stage_tables(url: str) -> list[dict[str, str]]:
     return list(stages)
 
 
-def drive(page: Any, url: str, shot: Path, sim: SimProcess, judge: Judge) -> list[dict[str, str]]:
-    """Two swarms as a user runs them; the LLM stages tab's rows while stage 1 measures."""
+@dataclass(frozen=True)
+class Tab:
+    """What the LLM tab showed while stage 0 measured, and since when it ran."""
+
+    began_ns: int
+    ttft_p50: float
+    tpot_p50: float
+    e2e_p50: float
+
+
+def drive(page: Any, url: str, shot: Path) -> tuple[Tab, list[dict[str, str]]]:
+    """Two swarms as a user runs them; what the tab showed in stage 0, and its rows while
+    stage 1 measures."""
     # swarm 1: 4 users with --max-tokens 24 from the form
     began = time.perf_counter_ns()
     start(page, 4, 24)
     measuring(page, 0, 4)
     page.wait_for_timeout(5000)
-    # the simulator's timing: first token after TTFT_MS, then one token every STEP_MS; the
-    # machine's noise (Chromium draws on the same cores) and the simulator's own lateness over
-    # the stage so far are the judge's
-    ttft_p50 = number(cell(page, "TTFT ms", 2))
-    judge.during(began)
-    judge.server(sim.stats(since_ns=began))
-    # The simulator's first token comes TTFT_MS after the request at least (the tab reads it from
-    # a histogram within 1 %).
-    # not timing: a floor of a latency, which noise only lengthens
-    assert ttft_p50 >= TTFT_MS * 0.99, ttft_p50
-    judge.at_most(ttft_p50 - TTFT_MS, TTFT_BASE_MS, Stat.MEDIAN, "the tab's TTFT p50 over the simulator's")
-    judge.close(number(cell(page, "TPOT ms", 2)), STEP_MS, STEP_BASE_MS, Stat.MEDIAN, "the tab's TPOT p50")
-    e2e_p50 = number(cell(page, "E2E ms", 2))
-    judge.close(e2e_p50, TTFT_MS + 23 * STEP_MS, E2E_BASE_MS, Stat.MEDIAN, "the tab's E2E p50")
+    tab = Tab(
+        began,
+        number(cell(page, "TTFT ms", 2)),
+        number(cell(page, "TPOT ms", 2)),
+        number(cell(page, "E2E ms", 2)),
+    )
     assert cell(page, "tokens per event", 1) == "1.00"
     # Chromium draws the page on the same two cores, so the client may be flagged here; that
     # the flag follows the client's timing error is tests/e2e/test_distributed_health.py's
@@ -122,7 +127,26 @@ def drive(page: Any, url: str, shot: Path, sim: SimProcess, judge: Judge) -> lis
     measuring(page, 0, 3)
     page.wait_for_timeout(3000)
     stop(page, url)
-    return live
+    return tab, live
+
+
+def judge_tab(tab: Tab, summary: Mapping[str, Any], sim: SimProcess, judge: Judge) -> None:
+    """The tab's stage-0 figures against the simulator's timing (first token after TTFT_MS,
+    then one every STEP_MS). The noise is the canary's and the simulator's over the stage so
+    far, and the client processes' own loop lag from the run's summary (up to the client-bound
+    limit): Chromium, the master and the workers share two cores."""
+    judge.during(tab.began_ns)
+    judge.server(sim.stats(since_ns=tab.began_ns))
+    judge.client(summary, window=False)
+    # The simulator's first token comes TTFT_MS after the request at least (the tab reads it from
+    # a histogram within 1 %).
+    # not timing: a floor of a latency, which noise only lengthens
+    assert tab.ttft_p50 >= TTFT_MS * 0.99, tab.ttft_p50
+    judge.at_most(
+        tab.ttft_p50 - TTFT_MS, TTFT_BASE_MS, Stat.MEDIAN, "the tab's TTFT p50 over the simulator's"
+    )
+    judge.close(tab.tpot_p50, STEP_MS, STEP_BASE_MS, Stat.MEDIAN, "the tab's TPOT p50")
+    judge.close(tab.e2e_p50, TTFT_MS + 23 * STEP_MS, E2E_BASE_MS, Stat.MEDIAN, "the tab's E2E p50")
 
 
 def stop(page: Any, url: str) -> None:
@@ -130,7 +154,8 @@ def stop(page: Any, url: str) -> None:
     until(lambda: httpx.get(f"{url}/stats/requests").json()["state"] == "stopped", 60, "the stop")
 
 
-def check_runs(results: Path, workers: int, live: list[dict[str, str]]) -> None:
+def check_runs(results: Path, workers: int, live: list[dict[str, str]]) -> Mapping[str, Any]:
+    """The two runs' summaries against what the user did; the first run's summary."""
     first, second = (read_checked(d / "summary.json") for d in sorted(results.iterdir()))
     assert [s["concurrency"] for s in first["stages"]] == [4, 2]
     assert [s["concurrency"] for s in second["stages"]] == [3]
@@ -149,8 +174,11 @@ def check_runs(results: Path, workers: int, live: list[dict[str, str]]) -> None:
     assert number(row["ttft_p50_ms"]) == pytest.approx(stage["ttft_ms"]["p50"], rel=0.02)
     # not timing: the same stage's tokens over the same window, read two ways
     assert number(row["output_tok_per_s"]) == pytest.approx(stage["output_tok_per_s"], rel=0.02)
+    return first
 
 
+# a sub-millisecond claim beside Chromium: alone (make test)
+@pytest.mark.timing
 @pytest.mark.parametrize("workers", [0, 2])
 def test_a_user_drives_two_swarms_from_the_browser(tmp_path: Path, workers: int, judge: Judge) -> None:
     errors: list[str] = []
@@ -173,11 +201,13 @@ def test_a_user_drives_two_swarms_from_the_browser(tmp_path: Path, workers: int,
             page.on("pageerror", lambda e: errors.append(str(e)))
             page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
             page.goto(url)
-            live = drive(page, url, shot, sim, judge)
+            tab, live = drive(page, url, shot)
             overlay = [text for text in ERROR_OVERLAY if page.get_by_text(text).count()]
             browser.close()
         output = "".join(log.read_text(errors="replace") for log in logs)
-    assert "Traceback" not in output, output[-4000:]
-    assert not errors and not overlay, (errors, overlay)
-    keep(shot)
-    check_runs(tmp_path / "results", workers, live)
+        assert "Traceback" not in output, output[-4000:]
+        assert not errors and not overlay, (errors, overlay)
+        keep(shot)
+        first = check_runs(tmp_path / "results", workers, live)
+        # the simulator still up: its lateness over the stage is read from it
+        judge_tab(tab, first, sim, judge)
