@@ -34,6 +34,14 @@ IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 os.environ.setdefault("LLMLOAD_CAPACITY", "40000")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _history_store(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Every run records itself in the results store (docs/history.md): the suite's runs, and
+    the processes they start, into a store of this session's own, never the user's."""
+    os.environ["LLMLOAD_HISTORY"] = str(tmp_path_factory.mktemp("history") / "history.sqlite")
+    os.environ.pop("LLMLOAD_NO_HISTORY", None)
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None]:
     outcome = yield

@@ -4,7 +4,8 @@
 LlmloadError                 a problem the user can fix; printed as one line, non-zero exit
  ├── ConfigError             a bad option or input file: names the option and its value
  ├── TargetError             the target cannot be used (unreachable, no models, not ready)
- └── ResultsError            a results directory cannot be read or written
+ ├── ResultsError            a results directory cannot be read or written
+ └── HistoryError            the results store (docs/history.md) cannot be opened, read or written
 ```
 
 A request's failure is never raised past the user: it is data, an ``ErrorKind`` on the
@@ -38,6 +39,11 @@ class TargetError(LlmloadError):
 
 class ResultsError(LlmloadError):
     """A results directory is missing, unreadable or not llmload's."""
+
+
+class HistoryError(LlmloadError):
+    """The results store cannot be opened, read or written: a run says so in one line and
+    loses nothing else; ``llmload history`` exits with it."""
 
 
 class ErrorKind(StrEnum):

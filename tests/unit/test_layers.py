@@ -3,7 +3,7 @@
 Each folder of ``src/llmload`` is a layer, and a layer imports only the layers below it:
 
     errors < protocol, workload, sim < core < metrics < config < results
-           < transport, target < export < run < locust < scenarios < cli
+           < transport, target, history < export < run < locust < scenarios < cli
 
 - Exactly one package imports locust: ``llmload.locust``, and the locustfiles that ship in
   ``llmload.scenarios`` (entry points Locust runs, which nothing imports). The run engine
@@ -29,7 +29,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("metrics",),
     ("config",),
     ("results",),
-    ("transport", "target"),
+    ("transport", "target", "history"),
     ("export",),
     ("run",),
     ("locust",),

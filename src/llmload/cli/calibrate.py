@@ -143,6 +143,7 @@ def _measure(streams: int, seconds: int) -> tuple[float, float, float]:
             "-u", str(streams), "-r", str(streams), "-t", f"{seconds}s", "--host", sim.url,
             "--max-tokens", "128", "--ignore-eos", "--prompt-tokens", "32", "--tokenize", "off",
             "--warmup-s", "3", "--results-dir", tmp, "--run-id", "calibrate",
+            "--no-history",  # it measures this client, not a server: no run of any history
             "--only-summary", "--loglevel", "WARNING",
         ]  # fmt: skip
         proc = run_child(command, quiet=True)

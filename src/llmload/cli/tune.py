@@ -32,6 +32,7 @@ from llmload.cli.child import run_child
 from llmload.cli.sweep import echo
 from llmload.cli.tune_probes import Guard, drifts, read_object
 from llmload.config.experiment import (
+    ClientValue,
     Configuration,
     Experiment,
     client_argv,
@@ -39,6 +40,7 @@ from llmload.config.experiment import (
     parse_overrides,
     render,
 )
+from llmload.config.options import OPTIONS, add_arguments
 from llmload.config.quality import Quality, drift_limit
 from llmload.errors import ResultsError
 from llmload.export import compare_render, tune_render
@@ -73,7 +75,29 @@ def _parser() -> argparse.ArgumentParser:
         "turns the quality guard on when the experiment has no [quality] table",
     )
     p.add_argument("--dry-run", action="store_true", help="print each configuration's commands and stop")
+    add_arguments(
+        p.add_argument_group("each configuration's runs (docs/history.md)"), _HISTORY, env=False, sweep=True
+    )
     return p
+
+
+_HISTORY = tuple(o for o in OPTIONS if o.group == "history")
+
+
+def _with_history(experiment: Experiment, args: argparse.Namespace) -> Experiment:
+    """The store options of the command line, given to every configuration's runs; its labels
+    join those the experiment file gives."""
+    given: dict[str, ClientValue] = {"history": args.history} if args.history else {}
+    given |= {"no_history": True} if args.no_history else {}
+    if not given and not args.label:
+        return experiment
+    configurations = []
+    for c in experiment.configurations:
+        own = c.client.get("label", ())
+        labels = (*(own if isinstance(own, tuple) else (own,)), *(args.label or ()))
+        client = {**c.client, **given, **({"label": labels} if labels else {})}
+        configurations.append(replace(c, client=client))
+    return replace(experiment, configurations=tuple(configurations))
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,7 +303,7 @@ def _terminated(signum: int, frame: FrameType | None) -> None:
 def main(argv: Sequence[str]) -> int:
     signal.signal(signal.SIGTERM, _terminated)  # the servers live in sessions of their own
     args = _parser().parse_args(list(argv))
-    experiment = load_experiment(args.experiment, parse_overrides(args.set))
+    experiment = _with_history(load_experiment(args.experiment, parse_overrides(args.set)), args)
     if args.max_answer_drift is not None:
         limit = drift_limit(args.max_answer_drift, "--max-answer-drift")
         quality = replace(experiment.quality or Quality(), max_answer_drift=limit)

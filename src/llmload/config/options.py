@@ -57,6 +57,8 @@ class Option:
     to: str | tuple[str, ...] = ""
     # How its value becomes the field's, when a type alone does not say (config/values.py).
     parse: Parse | None = None
+    # Given once per value (--label a=1 --label b=2): the parsed value is a list, or None
+    repeated: bool = False
 
     @property
     def fields(self) -> tuple[str, ...]:
@@ -663,6 +665,36 @@ OPTIONS: tuple[Option, ...] = (
         group="results",
         to="exporter.pushgateway_delete",
     ),
+    # the results store every run is recorded in (docs/history.md)
+    Option(
+        "--history",
+        "the results store this run is recorded in (default: history.sqlite in "
+        "$XDG_DATA_HOME/llmload, else ~/.local/share/llmload)",
+        group="history",
+        sweep_default=None,
+        to="history.path",
+        parse=values.text_or_none,
+    ),
+    Option(
+        "--no-history",
+        "do not record this run in the results store",
+        bool,
+        group="history",
+        sweep_default=False,
+        to="history.enabled",
+        parse=values.negate,
+    ),
+    Option(
+        "--label",
+        "KEY=VALUE recorded with the run in the results store, e.g. image=vllm:0.9.2 or "
+        "hardware=h100 (repeat it, or separate several by commas; hardware is part of the "
+        "comparability key)",
+        group="history",
+        sweep_default=None,
+        to="history.labels",
+        parse=values.labels,
+        repeated=True,
+    ),
     # distributed runs
     Option(
         "--report-interval-s",
@@ -760,7 +792,9 @@ def add_arguments(
         text = option.help.replace("%", "%%")  # argparse formats help with %
         if sweep and option.shown_default(default) not in ("", "off"):
             text += f" (default {option.shown_default(default)})"
-        if option.kind is bool:
+        if option.repeated:
+            added = group.add_argument(option.flag, action="append", default=default, help=text, **extra)
+        elif option.kind is bool:
             action: Any = "store_true"
             if sweep and default:
                 import argparse
@@ -784,6 +818,8 @@ def to_argv(values: Any, options: tuple[Option, ...]) -> list[str]:
         value = getattr(values, option.dest)
         if option.kind is bool:
             argv += [option.flag] if value else []
+        elif option.repeated:
+            argv += [part for item in value or () for part in (option.flag, str(item))]
         elif value is not None:
             argv += [option.flag, str(value)]
     return argv

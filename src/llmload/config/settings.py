@@ -265,6 +265,16 @@ class FleetConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class HistoryConfig:
+    """Where the run records itself when it ends (docs/history.md): the results store and the
+    labels it is recorded with."""
+
+    enabled: bool = True  # --no-history wins over a path, which may come from LLMLOAD_HISTORY
+    path: str | None = None  # None: history.sqlite under the user's data directory
+    labels: tuple[tuple[str, str], ...] = ()  # --label KEY=VALUE, in the order given
+
+
+@dataclass(frozen=True, slots=True)
 class ChecksConfig:
     """What makes a finished run fail (exit codes in llmload.results.exitcodes)."""
 
@@ -366,6 +376,7 @@ class RunConfig:
     checks: ChecksConfig = field(default_factory=ChecksConfig)
     cost: CostConfig = field(default_factory=CostConfig)
     server_control: ServerControlConfig = field(default_factory=ServerControlConfig)
+    history: HistoryConfig = field(default_factory=HistoryConfig)
     gpu_metrics: str | None = None  # a DCGM exporter's /metrics URL, scraped per stage
     results_dir: str = "results"
     run_id: str | None = None
@@ -416,6 +427,11 @@ class RunConfig:
             },
             "cost": {**asdict(self.cost), "per_hour_usd": self.cost.per_hour_usd},
             "gpu_metrics": None if self.gpu_metrics is None else redact_url(self.gpu_metrics),
+            "history": {
+                "enabled": self.history.enabled,
+                "path": None if self.history.path is None else redact_url(self.history.path),
+                "labels": dict(self.history.labels),
+            },
             "timeouts": asdict(self.timeouts),
             "transport": transport,
         }

@@ -184,3 +184,26 @@ def slo(value: object, _given: argparse.Namespace) -> tuple[SloRule, ...]:
 
 def max_error_rate(value: object, _given: argparse.Namespace) -> float | None:
     return parse_max_error_rate(value if value is None or isinstance(value, float) else str(value))
+
+
+_LABEL_KEY = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+
+
+def labels(value: object, _given: argparse.Namespace) -> tuple[tuple[str, str], ...]:
+    """``--label KEY=VALUE``, repeated, or several comma-separated in one (how the environment
+    variable gives more than one): the pairs in the order given, each key once."""
+    items = value if isinstance(value, list | tuple) else [] if value is None else [value]
+    pairs: dict[str, str] = {}
+    for item in items:
+        for part in str(item).split(","):
+            if not part.strip():
+                continue
+            key, sep, text = (s.strip() for s in part.partition("="))
+            if not sep or not key or not text or not set(key) <= _LABEL_KEY:
+                raise ConfigError(
+                    "--label", part, "give KEY=VALUE, e.g. image=vllm:0.9.2 (a key of letters, digits, _ . -)"
+                )
+            if pairs.get(key, text) != text:
+                raise ConfigError("--label", part, f"{key} is already labelled {pairs[key]!r}")
+            pairs[key] = text
+    return tuple(pairs.items())

@@ -305,21 +305,23 @@ def reproducibility(seed: int, workers: int) -> dict[str, JSON]:
             return None
 
     try:
-        rev: str | None = (
-            subprocess.run(
-                ["git", "rev-parse", "--short", "HEAD"],
-                capture_output=True,
-                text=True,
-                timeout=5,
-                check=False,
-            ).stdout.strip()
-            or None
+        # the working directory's commit: the revision of whatever repository the run was
+        # started from (a deployment's, a CI checkout), which the history keeps beside the run
+        git = subprocess.run(
+            ["git", "rev-parse", "--verify", "--quiet", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=2,
+            check=False,
         )
-    except OSError:
-        rev = None
+        commit = git.stdout.strip() if git.returncode == 0 and git.stdout.strip() else None
+    except (OSError, subprocess.TimeoutExpired):
+        commit = None
     return {
         "llmload": _version("llmload"),
-        "git_revision": rev,
+        "git_revision": commit and commit[:7],
+        "git_commit": commit,
+        "host": platform.node() or None,
         "python": platform.python_version(),
         "locust": _version("locust"),
         "gevent": _version("gevent"),

@@ -39,6 +39,8 @@ def test_every_option_has_help_a_unique_flag_and_an_env_var() -> None:
 def test_the_locust_parser_takes_every_option_from_the_command_line_and_the_environment(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    for name in ENV_NAMES:  # the suite's own (LLMLOAD_HISTORY), or the shell's
+        monkeypatch.delenv(name, raising=False)
     parser = locust_like_parser()
     add_options(parser)
     assert vars(parser.parse_args([])) == defaults()

@@ -1,0 +1,165 @@
+"""`llmload history`: the runs recorded in the results store (docs/history.md).
+
+  llmload history                                  every run, grouped by comparability key
+  llmload history KEY [--metric NAME] [--level N]  one key's trend: a row per run
+  llmload history reindex DIR... [--label K=V]     record results directories (again)
+
+KEY is the start of a key's hash, as the table shows it. Every run records itself when it ends
+(unless --no-history); reindex rebuilds the store from what the runs wrote, and recording a run
+again replaces it. --history PATH (or LLMLOAD_HISTORY) names the store, for these commands as
+for a run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from llmload.config import values
+from llmload.config.options import BY_FLAG
+from llmload.errors import ConfigError, HistoryError, ResultsError
+from llmload.export.history_render import levels_of, runs_table, trend_table
+from llmload.export.rundata import SUMMARY, read_summary
+from llmload.history.location import store_path
+from llmload.history.store import Store
+from llmload.results.runrecord import METRICS, RUN_METRICS, RunRecord, record_of
+
+_HISTORY = BY_FLAG["--history"]
+
+
+def _store_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--history",
+        metavar="PATH",
+        default=os.environ.get(_HISTORY.env),
+        help=f"the results store (default: ${_HISTORY.env}, else $XDG_DATA_HOME/llmload/history.sqlite)",
+    )
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="llmload history", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument("key", nargs="?", metavar="KEY", help="a key's hash, or its start: that key's trend")
+    p.add_argument(
+        "--metric",
+        choices=(*METRICS, *RUN_METRICS),
+        metavar="NAME",
+        help=f"the trend's metric: {', '.join((*METRICS, *RUN_METRICS))} (default: output_tok_per_s)",
+    )
+    p.add_argument("--level", help="the trend at one level: users (32) or requests per second (2.5/s)")
+    _store_option(p)
+    return p
+
+
+def _reindex_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="llmload history reindex",
+        description="Record results directories in the store: each DIR a run's, or a folder of them "
+        "(searched at any depth). A run recorded before is replaced, so it can be run again.",
+    )
+    p.add_argument(
+        "dirs", nargs="+", type=Path, metavar="DIR", help="a results directory, or a folder of them"
+    )
+    p.add_argument(
+        "--label", action="append", metavar="KEY=VALUE", help="a label to add to every run (repeatable)"
+    )
+    _store_option(p)
+    return p
+
+
+def main(argv: Sequence[str]) -> int:
+    if list(argv[:1]) == ["reindex"]:
+        return reindex(argv[1:])
+    args = _parser().parse_args(list(argv))
+    path = store_path(args.history, os.environ)
+    records = _read(path, args.key or "")
+    if args.key is None and args.metric is None and args.level is None:
+        print(runs_table(records, str(path)))
+        return 0
+    print(
+        trend_table(
+            _one_key(records, args.key, path), args.metric or "output_tok_per_s", _level(args, records)
+        )
+    )
+    return 0
+
+
+def _read(path: Path, key_prefix: str) -> list[RunRecord]:
+    if not path.is_file():  # reading never creates a store
+        if path.exists():
+            raise HistoryError(f"{path} is not a file: give --history the store's path")
+        return []
+    with Store.open(path) as store:
+        return store.runs(key_prefix)
+
+
+def _one_key(records: Sequence[RunRecord], key: str | None, path: Path) -> list[RunRecord]:
+    keys = sorted({r.key.hash for r in records})
+    if len(keys) == 1:
+        return list(records)
+    if not keys:
+        said = f"no key starts with {key!r}" if key else "no runs"
+        raise ConfigError("KEY", key, f"{said} in {path}: `llmload history` lists the keys")
+    raise ConfigError(
+        "KEY",
+        key,
+        f"{len(keys)} keys match ({', '.join(keys[:5])}{', ...' if len(keys) > 5 else ''}): name one",
+    )
+
+
+def _level(args: argparse.Namespace, records: Sequence[RunRecord]) -> str | None:
+    if args.level is None:
+        return None
+    if args.metric in RUN_METRICS:
+        raise ConfigError(
+            "--level", args.level, f"{args.metric} is the run's, at no level: leave --level out"
+        )
+    level: str = args.level.strip()
+    if level.endswith("/s"):
+        with contextlib.suppress(ValueError):  # 2.50/s is the 2.5/s recorded
+            level = f"{float(level.removesuffix('/s')):g}/s"
+    measured = levels_of(records)
+    if level not in measured:
+        raise ConfigError(
+            "--level", args.level, f"the key's runs measured levels {', '.join(measured) or 'none'}"
+        )
+    return level
+
+
+def _run_dirs(given: Path) -> list[Path]:
+    if not given.is_dir():
+        raise ResultsError(f"{given} is not a directory: give results directories, or folders of them")
+    if (given / SUMMARY).is_file():
+        return [given]
+    found = sorted(p.parent for p in given.rglob(SUMMARY))
+    if not found:
+        raise ResultsError(f"{given} holds no {SUMMARY}: give results directories, or folders of them")
+    return found
+
+
+def reindex(argv: Sequence[str]) -> int:
+    args = _reindex_parser().parse_args(list(argv))
+    labels = dict(values.labels(args.label, args))
+    runs = [run for given in args.dirs for run in _run_dirs(given)]
+    path = store_path(args.history, os.environ)
+    recorded, skipped = 0, 0
+    with Store.open(path) as store:
+        for run_dir in runs:
+            try:
+                summary = read_summary(run_dir)
+            except ResultsError as exc:
+                print(f"llmload history: skipped: {exc}", file=sys.stderr)
+                skipped += 1
+                continue
+            store.put(record_of(summary, str(run_dir.resolve()), labels), time.time())
+            recorded += 1
+    print(
+        f"llmload history: {recorded} run(s) recorded in {path}" + (f", {skipped} skipped" if skipped else "")
+    )
+    return 0 if not skipped else ResultsError.exit_code
