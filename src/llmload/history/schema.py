@@ -6,6 +6,9 @@ one write transaction that checks the version again, so two processes opening a 
 once create it once. A store of a newer version than this llmload knows is refused rather than
 written in a shape it does not understand.
 
+``pins`` names a baseline run (``llmload history pin RUN --as main``) and ``waivers`` keeps the
+regressions a person accepted (``llmload gate accept``), each by the run's id and start.
+
 One row of ``runs`` per run (a run id at one start time: recording the same run again replaces
 it, a later run under the same ``--run-id`` is a run of its own), its labels in ``labels``, and
 one row of ``stages`` per stage, repeats apart. Metric columns carry their stages.csv names.
@@ -73,5 +76,25 @@ _V1: tuple[str, ...] = (
 )""",
 )
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1,)
+# Version 2: a named baseline pinned to a run, and a regression accepted by a waiver. Both name
+# their run by its natural key (run id and start), not by its row: reindexing a run replaces its
+# row, and must keep the pins and waivers that point at it.
+_V2: tuple[str, ...] = (
+    """CREATE TABLE IF NOT EXISTS pins (
+    name TEXT PRIMARY KEY,
+    run_id TEXT NOT NULL,
+    started_at TEXT NOT NULL,
+    pinned_s REAL NOT NULL
+)""",
+    """CREATE TABLE IF NOT EXISTS waivers (
+    run_id TEXT NOT NULL,
+    started_at TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    accepted_by TEXT,
+    accepted_s REAL NOT NULL,
+    PRIMARY KEY (run_id, started_at)
+)""",
+)
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2)
 VERSION = len(MIGRATIONS)

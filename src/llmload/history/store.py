@@ -13,7 +13,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, fields
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from types import TracebackType
 
@@ -124,6 +124,68 @@ class Store:
             for row in self._db.execute("SELECT * FROM stages ORDER BY run, stage"):
                 stages.setdefault(row["run"], []).append(_stage_of(row))
         return [_record_of(row, labels.get(row["id"], []), stages.get(row["id"], [])) for row in found]
+
+    def pin(self, name: str, record: RunRecord, pinned_s: float) -> None:
+        """Name ``record`` as the baseline ``name``; a pin of that name before is moved."""
+        with self._writing():
+            self._db.execute(
+                "INSERT INTO pins (name, run_id, started_at, pinned_s) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (name) DO UPDATE SET run_id = excluded.run_id, "
+                "started_at = excluded.started_at, pinned_s = excluded.pinned_s",
+                (name, record.run_id, record.started_at or "", pinned_s),
+            )
+
+    def pins(self) -> list[Pin]:
+        """Every named baseline, by name."""
+        with _failures(self.path):
+            rows = self._db.execute("SELECT * FROM pins ORDER BY name").fetchall()
+        return [Pin(r["name"], r["run_id"], r["started_at"] or None, r["pinned_s"]) for r in rows]
+
+    def waive(self, waiver: Waiver) -> None:
+        """Record that a person accepted a run's regression; a waiver of that run before is
+        replaced."""
+        with self._writing():
+            self._db.execute(
+                "INSERT OR REPLACE INTO waivers (run_id, started_at, reason, accepted_by, accepted_s) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (
+                    waiver.run_id,
+                    waiver.started_at or "",
+                    waiver.reason,
+                    waiver.accepted_by,
+                    waiver.accepted_s,
+                ),
+            )
+
+    def waivers(self) -> list[Waiver]:
+        """Every accepted regression, oldest first."""
+        with _failures(self.path):
+            rows = self._db.execute("SELECT * FROM waivers ORDER BY accepted_s").fetchall()
+        return [
+            Waiver(r["run_id"], r["started_at"] or None, r["reason"], r["accepted_by"], r["accepted_s"])
+            for r in rows
+        ]
+
+
+@dataclass(frozen=True, slots=True)
+class Pin:
+    """A named baseline: the run it names, by its id and start."""
+
+    name: str
+    run_id: str
+    started_at: str | None
+    pinned_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class Waiver:
+    """A regression a person accepted: the run, why, who and when."""
+
+    run_id: str
+    started_at: str | None
+    reason: str
+    accepted_by: str | None
+    accepted_s: float
 
 
 @contextmanager

@@ -214,3 +214,24 @@ def test_a_run_that_cannot_be_recorded_says_so_in_one_line_and_keeps_everything_
     with Store.open(tmp_path / "h.sqlite") as store:
         assert [r.results_dir for r in store.runs()] == [str(results.path.resolve())]
     assert orjson.loads(before)["run"]["id"] == "20250601-100000-aaaa"
+
+
+def test_pins_and_waivers_name_their_run_and_outlive_its_reindex(tmp_path: Path) -> None:
+    path = tmp_path / "history.sqlite"
+    one = record_of(read_summary(FIXTURES / "engine-a"), "/results/engine-a")
+    two = replace(one, run_id="two")
+    with Store.open(path) as store:
+        store.put(one, 1.0)
+        store.put(two, 1.0)
+        store.pin("main", one, 5.0)
+        store.put(replace(one, results_dir="/moved"), 6.0)  # reindexed: a new row, the same run
+        assert store.pins() == [store_module.Pin("main", one.run_id, one.started_at, 5.0)]
+        store.pin("main", two, 7.0)  # a pin of that name moves
+        store.pin("release", one, 8.0)
+        assert [(p.name, p.run_id) for p in store.pins()] == [("main", "two"), ("release", one.run_id)]
+        waiver = store_module.Waiver(
+            "two", two.started_at, "the new scheduler trades tok/s for TTFT", "ci", 9.0
+        )
+        store.waive(waiver)
+        store.waive(replace(waiver, reason="accepted again", accepted_s=10.0))  # replaces it
+        assert store.waivers() == [replace(waiver, reason="accepted again", accepted_s=10.0)]
