@@ -4,10 +4,11 @@ trend of one metric, a row per run (docs/history.md). Pure: records in, text out
 from __future__ import annotations
 
 from collections.abc import Sequence
-from statistics import fmean
 
 from llmload.export.compare_render import text_table
-from llmload.results.runrecord import RUN_METRICS, RunRecord, StageRecord
+from llmload.results.changepoints import ChangePoint
+from llmload.results.runrecord import RUN_METRICS, RunRecord
+from llmload.results.trend import oldest_first, trend
 
 
 def _number(value: float | None, digits: int = 1) -> str:
@@ -61,16 +62,6 @@ def runs_table(records: Sequence[RunRecord], where: str) -> str:
     return "\n".join(lines)
 
 
-def _at_level(record: RunRecord, level: str) -> list[StageRecord]:
-    """The run's measured stages at ``level``, every repeat; a stage the run's end cut is left out."""
-    return [s for s in record.stages if s.level == level and not s.partial]
-
-
-def _mean(stages: Sequence[StageRecord], metric: str) -> float | None:
-    values = [v for s in stages if (v := s.metric(metric)) is not None]
-    return fmean(values) if values else None
-
-
 def _change(value: float | None, before: float | None) -> str:
     if value is None or before is None or before == 0:
         return ""
@@ -87,37 +78,52 @@ def levels_of(records: Sequence[RunRecord]) -> list[str]:
     return sorted(found, key=lambda level: found[level])
 
 
+def _marks(changes: Sequence[ChangePoint], run: RunRecord, level: str | None = None) -> str:
+    """The change points at ``run``, for its row's note."""
+    at = f" at {level}" if level is not None else ""
+    return " | ".join(f"change point{at} {c.describe()}" for c in changes if c.run_id == run.run_id)
+
+
 def trend_table(records: Sequence[RunRecord], metric: str, level: str | None) -> str:
     """One key's runs, oldest first: ``metric`` at ``level`` with its repeats and the change
-    from the run before; without a level, the metric at every level, a column each."""
-    # the store gives newest first: reversed, runs that started in the same second stay in order
-    runs = sorted(reversed(records), key=lambda r: r.started_s or 0.0)
+    from the run before; without a level, the metric at every level, a column each. The note
+    marks the change points (``results/changepoints.py``) at the run after each change."""
+    runs = oldest_first(records)
     head = f"key {runs[0].key.hash}: {runs[0].key.describe()}"
     ident = [[r.run_id, _when(r), r.server.name, _labels(r)] for r in runs]
     base = ["run", "started", "engine", "labels"]
     if metric in RUN_METRICS:
-        values = [r.run_metric(metric) for r in runs]
+        one = trend(runs, metric, None)
+        values = [p.value for p in one.points]
         rows = [
-            [*i, _number(v), _change(v, p)] for i, v, p in zip(ident, values, [None, *values], strict=False)
+            [*i, _number(v), _change(v, p), _marks(one.changes, r)]
+            for i, v, p, r in zip(ident, values, [None, *values], runs, strict=False)
         ]
         title = f"{metric}, oldest first"
-        return "\n".join([head, title, "", *text_table([*base, metric, "change"], rows, left=(0, 1, 2, 3))])
+        headers = [*base, metric, "change", "note"]
+        return "\n".join([head, title, "", *text_table(headers, rows, left=(0, 1, 2, 3, 6))])
     if level is None:
         levels = levels_of(runs)
+        trends = [trend(runs, metric, lv) for lv in levels]
         rows = [
-            [*i, *(_number(_mean(_at_level(r, lv), metric), 2) for lv in levels)]
-            for i, r in zip(ident, runs, strict=True)
+            [
+                *i,
+                *(_number(t.points[n].value, 2) for t in trends),
+                " | ".join(m for t in trends if (m := _marks(t.changes, r, t.level))),
+            ]
+            for n, (i, r) in enumerate(zip(ident, runs, strict=True))
         ]
         title = f"{metric} by level (users, or requests per second), repeats averaged, oldest first"
-        return "\n".join([head, title, "", *text_table([*base, *levels], rows, left=(0, 1, 2, 3))])
-    rows, before = [], None
-    for i, r in zip(ident, runs, strict=True):
-        stages = _at_level(r, level)
-        value = _mean(stages, metric)
-        spread = [v for s in stages if (v := s.metric(metric)) is not None]
-        span = f"{min(spread):,.2f}-{max(spread):,.2f}" if len(spread) > 1 else ""
-        bound = "client-bound" if any(s.client_bound for s in stages) else ""
-        rows.append([*i, _number(value, 2), span, str(len(stages)), _change(value, before), bound])
+        headers = [*base, *levels, "note"]
+        return "\n".join([head, title, "", *text_table(headers, rows, left=(0, 1, 2, 3, len(headers) - 1))])
+    one, rows, before = trend(runs, metric, level), [], None
+    for i, point in zip(ident, one.points, strict=True):
+        value = point.value
+        low, high = point.low, point.high
+        span = f"{low:,.2f}-{high:,.2f}" if point.repeats > 1 and low is not None and high is not None else ""
+        notes = ["client-bound" if point.client_bound else "", _marks(one.changes, point.run)]
+        note = "; ".join(n for n in notes if n)
+        rows.append([*i, _number(value, 2), span, str(point.repeats), _change(value, before), note])
         before = value if value is not None else before
     title = f"{metric} at level {level}, oldest first"
     headers = [*base, metric, "repeats min-max", "n", "change", "note"]

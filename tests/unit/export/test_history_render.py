@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from dataclasses import replace
 from pathlib import Path
 
@@ -60,6 +61,33 @@ def test_a_trend_over_every_level_and_of_the_runs_own_figures() -> None:
     runs = records()
     assert levels_of(runs) == ["1", "8", "32", "128"]
     by_level = trend_table(runs, "ttft_p99_ms", None).splitlines()
-    assert by_level[3].split()[-4:] == ["1", "8", "32", "128"]
+    assert by_level[3].split()[-5:] == ["1", "8", "32", "128", "note"]
     headline = trend_table(runs, "peak_tok_per_s", None)
     assert "1,536.0" in headline and "+44.3%" in headline  # 1536 -> 2216
+
+
+def stepped(count: int, step_at: int) -> list[RunRecord]:
+    """``count`` runs of engine-a a minute apart, newest first; from run ``step_at`` on, C=1 is
+    5% faster and the engine a version newer (1% noise, seeded)."""
+    rng = random.Random(39)
+    base = records()[-1]
+    out = []
+    for n in range(count):
+        after = n >= step_at
+        tok_s = 80.0 * (1.05 if after else 1.0) * (1 + rng.gauss(0, 0.01))
+        stages = tuple(replace(s, output_tok_per_s=tok_s) if s.level == "1" else s for s in base.stages)
+        server = replace(base.server, version="0.11.1" if after else "0.11.0")
+        out.append(replace(base, run_id=f"run-{n:02d}", started_s=1e9 + 60 * n, stages=stages, server=server))
+    return out[::-1]
+
+
+def test_the_change_point_is_noted_at_the_run_after_the_change() -> None:
+    runs = stepped(12, 6)
+    lines = trend_table(runs, "output_tok_per_s", "1").splitlines()
+    rows = {line.split()[0]: line for line in lines if line.startswith("run-")}
+    marked = [run for run, line in rows.items() if "change point" in line]
+    assert marked == ["run-06"]
+    assert "(p=0.005): vllm 0.11.0 → 0.11.1" in rows["run-06"]
+    by_level = trend_table(runs, "output_tok_per_s", None)
+    assert [line.split()[0] for line in by_level.splitlines() if "change point at 1 +" in line] == ["run-06"]
+    assert "change point" not in trend_table(runs, "peak_tok_per_s", None)  # the same every run
