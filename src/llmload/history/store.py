@@ -11,22 +11,20 @@ failure of the file or of SQLite is a ``HistoryError`` naming the store's path.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from types import TracebackType
 
-import orjson
-
 from llmload.errors import HistoryError
+from llmload.history import rows
+from llmload.history.rows import Pin, Waiver
 from llmload.history.schema import MIGRATIONS, VERSION
-from llmload.results.comparable import ComparabilityKey
-from llmload.results.runrecord import ClientInfo, RunRecord, ServerPrint, StageRecord
+from llmload.results.runrecord import RunRecord
+
+__all__ = ["BUSY_S", "Pin", "Store", "Waiver"]
 
 BUSY_S = 5.0  # how long a writer waits for another: a run's record is one short transaction
-_KEY_FIELDS = tuple(f.name for f in fields(ComparabilityKey))
-_STAGE_FIELDS = tuple(f.name for f in fields(StageRecord) if f.name != "index")
 
 
 class Store:
@@ -45,7 +43,6 @@ class Store:
         store = cls(path, db)
         try:
             with _failures(path):
-                db.row_factory = sqlite3.Row
                 db.execute("PRAGMA foreign_keys = ON")
                 if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
                     db.execute("PRAGMA journal_mode = WAL")  # persistent: once per file
@@ -95,35 +92,37 @@ class Store:
 
     def put(self, record: RunRecord, recorded_s: float) -> None:
         """Record a run; one recorded before (the same run id and start) is replaced."""
-        run = _run_row(record, recorded_s)
+        run = rows.run_row(record, recorded_s)
         with self._writing():
             self._db.execute(
                 "DELETE FROM runs WHERE run_id = ? AND started_at = ?", (run["run_id"], run["started_at"])
             )
-            rowid = self._db.execute(_insert("runs", run), run).lastrowid
+            rowid = self._db.execute(rows.insert("runs", run, ":{}"), run).lastrowid
+            assert rowid is not None  # an INSERT's
             self._db.executemany(
-                "INSERT INTO labels (run, name, value) VALUES (?, ?, ?)",
-                [(rowid, name, value) for name, value in record.labels],
+                "INSERT INTO labels (run, name, value) VALUES (?, ?, ?)", rows.label_rows(record, rowid)
             )
-            rows = [{"run": rowid, **_stage_row(stage)} for stage in record.stages]
-            if rows:
-                self._db.executemany(_insert("stages", rows[0]), rows)
+            stages = rows.stage_rows(record, rowid)
+            if stages:
+                self._db.executemany(rows.insert("stages", stages[0], ":{}"), stages)
 
     def runs(self, key_prefix: str = "") -> list[RunRecord]:
         """The recorded runs whose key starts with ``key_prefix``, newest first."""
         with _failures(self.path):
-            found = self._db.execute(
+            found = self._select(
                 "SELECT * FROM runs WHERE substr(key, 1, length(:prefix)) = :prefix "
                 "ORDER BY coalesce(started_s, recorded_s) DESC, id DESC",
                 {"prefix": key_prefix},
-            ).fetchall()
-            labels: dict[int, list[tuple[str, str]]] = {}
-            for row in self._db.execute("SELECT run, name, value FROM labels ORDER BY rowid"):
-                labels.setdefault(row["run"], []).append((row["name"], row["value"]))
-            stages: dict[int, list[StageRecord]] = {}
-            for row in self._db.execute("SELECT * FROM stages ORDER BY run, stage"):
-                stages.setdefault(row["run"], []).append(_stage_of(row))
-        return [_record_of(row, labels.get(row["id"], []), stages.get(row["id"], [])) for row in found]
+            )
+            labels = self._select("SELECT run, name, value FROM labels ORDER BY rowid")
+            stages = self._select("SELECT * FROM stages ORDER BY run, stage")
+        return rows.records(found, labels, stages)
+
+    def _select(self, sql: str, params: Mapping[str, object] | None = None) -> list[rows.Row]:
+        cursor = self._db.cursor()
+        cursor.row_factory = _dict_row  # rows by column name, as rows.records reads them
+        found: list[rows.Row] = cursor.execute(sql, params or {}).fetchall()
+        return found
 
     def pin(self, name: str, record: RunRecord, pinned_s: float) -> None:
         """Name ``record`` as the baseline ``name``; a pin of that name before is moved."""
@@ -138,8 +137,8 @@ class Store:
     def pins(self) -> list[Pin]:
         """Every named baseline, by name."""
         with _failures(self.path):
-            rows = self._db.execute("SELECT * FROM pins ORDER BY name").fetchall()
-        return [Pin(r["name"], r["run_id"], r["started_at"] or None, r["pinned_s"]) for r in rows]
+            found = self._select("SELECT * FROM pins ORDER BY name")
+        return [rows.pin_of(row) for row in found]
 
     def waive(self, waiver: Waiver) -> None:
         """Record that a person accepted a run's regression; a waiver of that run before is
@@ -160,32 +159,8 @@ class Store:
     def waivers(self) -> list[Waiver]:
         """Every accepted regression, oldest first."""
         with _failures(self.path):
-            rows = self._db.execute("SELECT * FROM waivers ORDER BY accepted_s").fetchall()
-        return [
-            Waiver(r["run_id"], r["started_at"] or None, r["reason"], r["accepted_by"], r["accepted_s"])
-            for r in rows
-        ]
-
-
-@dataclass(frozen=True, slots=True)
-class Pin:
-    """A named baseline: the run it names, by its id and start."""
-
-    name: str
-    run_id: str
-    started_at: str | None
-    pinned_s: float
-
-
-@dataclass(frozen=True, slots=True)
-class Waiver:
-    """A regression a person accepted: the run, why, who and when."""
-
-    run_id: str
-    started_at: str | None
-    reason: str
-    accepted_by: str | None
-    accepted_s: float
+            found = self._select("SELECT * FROM waivers ORDER BY accepted_s")
+        return [rows.waiver_of(row) for row in found]
 
 
 @contextmanager
@@ -202,84 +177,5 @@ def _failures(path: Path) -> Iterator[None]:
         raise HistoryError(f"{path}: {exc}") from None
 
 
-def _insert(table: str, row: Mapping[str, object]) -> str:
-    return f"INSERT INTO {table} ({', '.join(row)}) VALUES ({', '.join(':' + c for c in row)})"
-
-
-def _run_row(record: RunRecord, recorded_s: float) -> dict[str, object]:
-    return {
-        "run_id": record.run_id,
-        "started_at": record.started_at or "",
-        "started_s": record.started_s,
-        "recorded_s": recorded_s,
-        "results_dir": record.results_dir,
-        "key": record.key.hash,
-        **asdict(record.key),
-        "engine": record.server.engine,
-        "engine_version": record.server.version,
-        "server_models": orjson.dumps(record.server.models).decode(),
-        "launch_args": orjson.dumps(record.server.launch_args).decode(),
-        "client_version": record.client.version,
-        "client_host": record.client.host,
-        "git_commit": record.client.git_commit,
-        "exit_code": record.exit_code,
-        "verdict": record.verdict,
-        "verdict_line": record.verdict_line,
-        "complete": record.complete,
-        "single_stream_tok_per_s": record.single_stream_tok_per_s,
-        "peak_tok_per_s": record.peak_tok_per_s,
-        "peak_concurrency": record.peak_concurrency,
-    }
-
-
-def _stage_row(stage: StageRecord) -> dict[str, object]:
-    return {
-        "stage": stage.index,
-        "level": stage.level,
-        **{name: getattr(stage, name) for name in _STAGE_FIELDS},
-    }
-
-
-def _stage_of(row: sqlite3.Row) -> StageRecord:
-    values = {name: row[name] for name in _STAGE_FIELDS}
-    return StageRecord(
-        index=row["stage"],
-        **{**values, "client_bound": bool(row["client_bound"]), "partial": bool(row["partial"])},
-    )
-
-
-def _flag(value: object) -> bool | None:
-    return None if value is None else bool(value)
-
-
-def _record_of(
-    row: sqlite3.Row, labels: Sequence[tuple[str, str]], stages: Sequence[StageRecord]
-) -> RunRecord:
-    key = {name: row[name] for name in _KEY_FIELDS}
-    return RunRecord(
-        run_id=row["run_id"],
-        started_at=row["started_at"] or None,
-        started_s=row["started_s"],
-        results_dir=row["results_dir"],
-        key=ComparabilityKey(
-            **{**key, "ignore_eos": _flag(key["ignore_eos"]), "stream": _flag(key["stream"])}
-        ),
-        server=ServerPrint(
-            engine=row["engine"],
-            version=row["engine_version"],
-            models=tuple(orjson.loads(row["server_models"])),
-            launch_args=orjson.loads(row["launch_args"]),
-        ),
-        client=ClientInfo(
-            version=row["client_version"], host=row["client_host"], git_commit=row["git_commit"]
-        ),
-        labels=tuple(labels),
-        exit_code=row["exit_code"],
-        verdict=row["verdict"],
-        verdict_line=row["verdict_line"],
-        complete=bool(row["complete"]),
-        single_stream_tok_per_s=row["single_stream_tok_per_s"],
-        peak_tok_per_s=row["peak_tok_per_s"],
-        peak_concurrency=row["peak_concurrency"],
-        stages=tuple(stages),
-    )
+def _dict_row(cursor: sqlite3.Cursor, row: tuple[object, ...]) -> dict[str, object]:
+    return dict(zip((column[0] for column in cursor.description), row, strict=True))
