@@ -17,7 +17,7 @@ $(VENV)/.runtime: pyproject.toml | $(BIN)/python
 
 # What developers add: every extra, and the test and lint dependency groups.
 $(VENV)/.test: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e '.[report,tokenize,otlp]' --group test --group lint
+	$(BIN)/pip install -q -e '.[report,tokenize,otlp,postgres]' --group test --group lint
 	touch $@ $(VENV)/.runtime
 
 test-venv: $(VENV)/.test
@@ -25,9 +25,9 @@ test-venv: $(VENV)/.test
 demo: $(VENV)/.runtime
 	$(BIN)/llmload demo
 
-# Debian's prometheus, chromium, cmake and g++ (as root), llama.cpp's llama-server built once
-# (about 5 minutes on 2 cores) into ~/.cache/llmload while the venv installs and the first
-# tiers run; then lint, types and the tiers (scripts/test.sh prints each tier's time). Where
+# Debian's prometheus, chromium, postgresql, cmake and g++ (as root), llama.cpp's llama-server
+# built once (about 5 minutes on 2 cores) into ~/.cache/llmload while the venv installs and the
+# first tiers run; then lint, types and the tiers (scripts/test.sh prints each tier's time). Where
 # llama-server cannot be built its tests skip, except under CI=true, where a skip fails the run.
 test:
 	PYTHON=$(PYTHON) VENV=$(VENV) bash scripts/test.sh

@@ -2,16 +2,19 @@
 # System packages the tests use beyond the Python venv, installed only when missing:
 #   prometheus  a real Prometheus server and promtool (tests/e2e/test_prometheus*.py, promtool checks)
 #   chromium    headless browser for the HTML report test
+#   postgresql  a real PostgreSQL server for the results store's tests (tests/support/postgres.py)
 #   cmake, g++  to build llama.cpp's llama-server once (scripts/llama-server.sh, tests/real_server)
 # Idempotent. As root it installs with apt-get; otherwise it prints what is missing and exits 0
 # (the tests that need a missing tool skip, saying why).
 set -euo pipefail
 
-declare -A COMMAND_OF=([prometheus]=promtool [chromium]=chromium [cmake]=cmake [g++]=g++)
+declare -A COMMAND_OF=([prometheus]=promtool [chromium]=chromium [postgresql]=initdb [cmake]=cmake [g++]=g++)
+# Where a package's program is: on PATH, or where Debian keeps PostgreSQL's server programs.
+found() { command -v "$1" 2>/dev/null || compgen -G "/usr/lib/postgresql/*/bin/$1" | tail -1; }
 missing=()
-for package in prometheus chromium cmake g++; do
-    if command -v "${COMMAND_OF[$package]}" >/dev/null 2>&1; then
-        echo "install-test-deps: $package already installed ($(command -v "${COMMAND_OF[$package]}"))"
+for package in prometheus chromium postgresql cmake g++; do
+    if [ -n "$(found "${COMMAND_OF[$package]}")" ]; then
+        echo "install-test-deps: $package already installed ($(found "${COMMAND_OF[$package]}"))"
     else
         missing+=("$package")
     fi
@@ -34,6 +37,6 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 for package in "${missing[@]}"; do
-    command -v "${COMMAND_OF[$package]}" >/dev/null || { echo "install-test-deps: $package failed"; exit 1; }
+    [ -n "$(found "${COMMAND_OF[$package]}")" ] || { echo "install-test-deps: $package failed"; exit 1; }
     echo "install-test-deps: installed $package"
 done

@@ -25,8 +25,8 @@ from llmload.config.options import BY_FLAG
 from llmload.errors import ConfigError, HistoryError, ResultsError
 from llmload.export.history_render import levels_of, runs_table, trend_table
 from llmload.export.rundata import SUMMARY, read_summary
-from llmload.history.location import store_path
-from llmload.history.store import Store
+from llmload.history.location import Location, store_location
+from llmload.history.open import open_store
 from llmload.results.runrecord import METRICS, RUN_METRICS, RunRecord, record_of
 
 _HISTORY = BY_FLAG["--history"]
@@ -35,9 +35,10 @@ _HISTORY = BY_FLAG["--history"]
 def _store_option(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--history",
-        metavar="PATH",
+        metavar="STORE",
         default=os.environ.get(_HISTORY.env),
-        help=f"the results store (default: ${_HISTORY.env}, else $XDG_DATA_HOME/llmload/history.sqlite)",
+        help="the results store: a SQLite file's path, or a postgresql:// URL "
+        f"(default: ${_HISTORY.env}, else $XDG_DATA_HOME/llmload/history.sqlite)",
     )
 
 
@@ -77,7 +78,7 @@ def main(argv: Sequence[str]) -> int:
     if list(argv[:1]) == ["reindex"]:
         return reindex(argv[1:])
     args = _parser().parse_args(list(argv))
-    path = store_path(args.history, os.environ)
+    path = store_location(args.history, os.environ)
     records = _read(path, args.key or "")
     if args.key is None and args.metric is None and args.level is None:
         print(runs_table(records, str(path)))
@@ -90,16 +91,16 @@ def main(argv: Sequence[str]) -> int:
     return 0
 
 
-def _read(path: Path, key_prefix: str) -> list[RunRecord]:
-    if not path.is_file():  # reading never creates a store
+def _read(path: Location, key_prefix: str) -> list[RunRecord]:
+    if isinstance(path, Path) and not path.is_file():  # reading never creates a SQLite store
         if path.exists():
             raise HistoryError(f"{path} is not a file: give --history the store's path")
         return []
-    with Store.open(path) as store:
+    with open_store(path) as store:
         return store.runs(key_prefix)
 
 
-def _one_key(records: Sequence[RunRecord], key: str | None, path: Path) -> list[RunRecord]:
+def _one_key(records: Sequence[RunRecord], key: str | None, path: Location) -> list[RunRecord]:
     keys = sorted({r.key.hash for r in records})
     if len(keys) == 1:
         return list(records)
@@ -147,9 +148,9 @@ def reindex(argv: Sequence[str]) -> int:
     args = _reindex_parser().parse_args(list(argv))
     labels = dict(values.labels(args.label, args))
     runs = [run for given in args.dirs for run in _run_dirs(given)]
-    path = store_path(args.history, os.environ)
+    path = store_location(args.history, os.environ)
     recorded, skipped = 0, 0
-    with Store.open(path) as store:
+    with open_store(path) as store:
         for run_dir in runs:
             try:
                 summary = read_summary(run_dir)

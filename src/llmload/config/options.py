@@ -668,7 +668,8 @@ OPTIONS: tuple[Option, ...] = (
     # the results store every run is recorded in (docs/history.md)
     Option(
         "--history",
-        "the results store this run is recorded in (default: history.sqlite in "
+        "the results store this run is recorded in: a SQLite file's path, or a team's "
+        "postgresql://USER@HOST/DB URL (the postgres extra; default: history.sqlite in "
         "$XDG_DATA_HOME/llmload, else ~/.local/share/llmload)",
         group="history",
         sweep_default=None,

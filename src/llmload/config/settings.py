@@ -17,7 +17,7 @@ from typing import Literal
 
 from llmload.config.tenants import Tenant
 from llmload.core.recorder import Timeouts
-from llmload.core.redact import redact_url
+from llmload.core.redact import redact_text, redact_url
 from llmload.errors import ConfigError
 from llmload.metrics.slo import SloRule
 from llmload.protocol.jsonvalue import JSON
@@ -429,7 +429,8 @@ class RunConfig:
             "gpu_metrics": None if self.gpu_metrics is None else redact_url(self.gpu_metrics),
             "history": {
                 "enabled": self.history.enabled,
-                "path": None if self.history.path is None else redact_url(self.history.path),
+                # a postgresql:// URL's password, in its user part or its query (?password=)
+                "path": None if self.history.path is None else redact_text(redact_url(self.history.path)),
                 "labels": dict(self.history.labels),
             },
             "timeouts": asdict(self.timeouts),

@@ -11,21 +11,21 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from llmload.config.settings import HistoryConfig
-from llmload.history.location import store_path
-from llmload.history.store import Store
+from llmload.history.location import Location, store_location
+from llmload.history.open import open_store
 from llmload.results.runrecord import record_of
 from llmload.results.summary import Summary
 
 
 def record_run(
     config: HistoryConfig, summary: Summary, results_dir: Path, *, environ: Mapping[str, str], now_s: float
-) -> Path | None:
+) -> Location | None:
     """Record the run unless ``--no-history``; the store it went to. A store that cannot be
     opened or written raises ``HistoryError``, naming it."""
     if not config.enabled:
         return None
-    path = store_path(config.path, environ)
+    location = store_location(config.path, environ)
     record = record_of(summary, str(results_dir.resolve()))
-    with Store.open(path) as store:
+    with open_store(location) as store:
         store.put(record, now_s)
-    return path
+    return location

@@ -1,15 +1,19 @@
-"""The results store on a real SQLite file (docs/history.md): records come back as they went in,
-two processes writing at once lose nothing, reindex can run again, and a store that cannot be
-written costs a run one line and nothing else."""
+"""The results store on a real SQLite file and on a real PostgreSQL server (docs/history.md), the
+same tests for both (the ``where`` fixture): records come back as they went in, two processes
+writing at once (new runs and the same runs) lose nothing and duplicate nothing, reindex can run
+again, a URL's password is never shown, and a store that cannot be written costs a run one line
+and nothing else."""
 
 from __future__ import annotations
 
 import shutil
+import socket
 import sqlite3
 import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import configargparse  # type: ignore[import-untyped]
 import orjson
@@ -21,43 +25,84 @@ from llmload.errors import HistoryError
 from llmload.export.results import ResultsDir
 from llmload.export.rundata import read_summary
 from llmload.history import store as store_module
+from llmload.history.location import store_location
+from llmload.history.open import open_store
 from llmload.history.schema import VERSION
 from llmload.history.store import Store
 from llmload.results.runrecord import record_of
 from llmload.results.summary import to_json
 from llmload.run.finish import record
+from tests.support.postgres import PASSWORD
 
 pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[3]
 FIXTURES = REPO / "tests" / "fixtures" / "results"
 
-# One writer: builds records from a fixture, says it is ready, waits for the word, then writes
-# each in a transaction of its own, as that many runs ending would.
+# One writer: builds records from a fixture, then at each word of the test (a file appearing):
+# opens the store (both writers at once: a new store is created once); writes runs every writer
+# writes, in that one store, as a reindex of the same results on two machines at once would (the
+# two replace the same run at the same moment); then writes runs of its own, each in a store
+# opened for it, as that many runs ending would. Every run is a transaction of its own.
 WRITER = """
 import sys, time
 from dataclasses import replace
 from pathlib import Path
 from llmload.export.rundata import read_summary
-from llmload.history.store import Store
+from llmload.history.location import store_location
+from llmload.history.open import open_store
 from llmload.results.runrecord import record_of
-path, tag, count, go = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), Path(sys.argv[4])
+where, tag, count, words = store_location(sys.argv[1], {}), sys.argv[2], int(sys.argv[3]), Path(sys.argv[4])
 base = record_of(read_summary(Path(sys.argv[5])), "/results")
-records = [replace(base, run_id=f"{tag}-{i}") for i in range(count)]
-print("ready", flush=True)
-while not go.exists():
-    time.sleep(0.005)
-for r in records:
-    with Store.open(path) as store:
+mine = [replace(base, run_id=f"{tag}-{i}") for i in range(count)]
+shared = [replace(base, run_id=f"shared-{i}", results_dir=f"/results/{tag}") for i in range(count)]
+
+def wait(said, word):
+    print(said, flush=True)
+    while not (words / word).exists():
+        time.sleep(0.002)
+
+wait("ready", "open")
+with open_store(where) as store:
+    wait("opened", "write")
+    for r in shared:
+        store.put(r, 0.0)
+for r in mine:
+    with open_store(where) as store:
         store.put(r, 0.0)
 print("done", flush=True)
 """
 
 
-def test_a_record_comes_back_as_it_went_in_and_a_second_put_replaces_it(tmp_path: Path) -> None:
-    path = tmp_path / "deep" / "er" / "history.sqlite"  # its folders are made
-    one = record_of(read_summary(FIXTURES / "engine-a"), "/results/engine-a", {"image": "x"})
-    with Store.open(path) as store:
+def sql(where: str, query: str) -> list[tuple[Any, ...]]:
+    """A statement on the store behind the store's back."""
+    if where.startswith("postgresql://"):
+        import psycopg
+
+        with psycopg.connect(where, autocommit=True) as pg:
+            cursor = pg.execute(query)
+            return cursor.fetchall() if cursor.description else []
+    db = sqlite3.connect(where, isolation_level=None)
+    try:
+        return db.execute(query).fetchall()
+    finally:
+        db.close()
+
+
+def version_of(where: str) -> int:
+    if where.startswith("postgresql://"):
+        return int(sql(where, "SELECT version FROM llmload_version")[0][0])
+    return int(sql(where, "PRAGMA user_version")[0][0])
+
+
+def shown(where: str) -> str:
+    """The store as every message names it: a URL's password masked."""
+    return str(store_location(where, {}))
+
+
+def test_a_record_comes_back_as_it_went_in_and_a_second_put_replaces_it(where: str) -> None:
+    one = record_of(read_summary(FIXTURES / "engine-a"), "/results/engine-a", {"image": "x", "ci": "1"})
+    with open_store(store_location(where, {})) as store:  # a SQLite file's folders are made
         store.put(one, 1.0)
         store.put(replace(one, results_dir="/moved"), 2.0)
         assert store.runs() == [replace(one, results_dir="/moved")]
@@ -65,17 +110,18 @@ def test_a_record_comes_back_as_it_went_in_and_a_second_put_replaces_it(tmp_path
         store.put(later, 3.0)  # the same --run-id another day: a run of its own
         assert store.runs() == [later, replace(one, results_dir="/moved")]
         assert store.runs(one.key.hash[:4]) == store.runs() and store.runs("zzz") == []
-    db = sqlite3.connect(path)
-    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert db.execute("PRAGMA user_version").fetchone()[0] == VERSION
-    assert db.execute("SELECT count(*) FROM stages").fetchone()[0] == 2 * len(one.stages)  # none left over
+    assert version_of(where) == VERSION
+    assert sql(where, "SELECT count(*) FROM stages") == [(2 * len(one.stages),)]  # none left over
+    assert sql(where, "SELECT count(*) FROM labels") == [(4,)]
+    if not where.startswith("postgresql://"):
+        assert sql(where, "PRAGMA journal_mode") == [("wal",)]
 
 
-def test_two_processes_writing_at_once_lose_nothing(tmp_path: Path) -> None:
-    path, go, count = tmp_path / "history.sqlite", tmp_path / "go", 40
+def test_two_processes_writing_at_once_lose_nothing(where: str, tmp_path: Path) -> None:
+    count = 40
     writers = [
         subprocess.Popen(
-            [sys.executable, "-c", WRITER, str(path), tag, str(count), str(go), str(FIXTURES / "engine-b")],
+            [sys.executable, "-c", WRITER, where, tag, str(count), str(tmp_path), str(FIXTURES / "engine-b")],
             cwd=REPO,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -83,32 +129,38 @@ def test_two_processes_writing_at_once_lose_nothing(tmp_path: Path) -> None:
         )
         for tag in ("a", "b")
     ]
-    for w in writers:  # both imported and ready: they create the store and write together
-        assert w.stdout is not None and w.stdout.readline() == "ready\n"
-    go.touch()
+    for said, word in (("ready", "open"), ("opened", "write")):
+        for w in writers:  # both at the same step: they go on together
+            assert w.stdout is not None
+            assert w.stdout.readline() == f"{said}\n", w.communicate(timeout=60)[1]
+        (tmp_path / word).touch()
     for w in writers:
         out, err = w.communicate(timeout=120)
         assert (w.returncode, out) == (0, "done\n"), err
-    with Store.open(path) as store:
-        ids = sorted(r.run_id for r in store.runs())
-    assert ids == sorted(f"{tag}-{i}" for tag in ("a", "b") for i in range(count))
+    with open_store(store_location(where, {})) as store:
+        runs = store.runs()
+    ids = sorted(r.run_id for r in runs)  # each run once: the shared ones neither lost nor doubled
+    assert ids == sorted(f"{tag}-{i}" for tag in ("a", "b", "shared") for i in range(count))
+    assert all(len(r.stages) == len(runs[0].stages) > 0 for r in runs)
+    assert sql(where, "SELECT count(*) FROM stages") == [(3 * count * len(runs[0].stages),)]
+    assert {r.results_dir for r in runs if r.run_id.startswith("shared")} <= {"/results/a", "/results/b"}
 
 
 def test_reindex_records_results_directories_and_can_run_again(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    where: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     results = Path(shutil.copytree(FIXTURES, tmp_path / "results"))
     (results / "not-a-run").mkdir()
     (results / "broken").mkdir()
     (results / "broken" / "summary.json").write_text("{")
-    path = tmp_path / "history.sqlite"
-    argv = ["history", "reindex", str(results), "--history", str(path), "--label", "hardware=h100"]
+    argv = ["history", "reindex", str(results), "--history", where, "--label", "hardware=h100"]
     for _ in range(2):
         assert llmload(argv) == 2  # the broken one is skipped, and said
         out, err = capsys.readouterr()
-        assert out.strip() == f"llmload history: 3 run(s) recorded in {path}, 1 skipped"
+        assert out.strip() == f"llmload history: 3 run(s) recorded in {shown(where)}, 1 skipped"
         assert err.count("\n") == 1 and "skipped" in err and "broken" in err
-    with Store.open(path) as store:
+        assert PASSWORD not in out + err
+    with open_store(store_location(where, {})) as store:
         runs = store.runs()
     assert sorted(r.run_id for r in runs) == [
         "20250601-100000-aaaa",
@@ -120,18 +172,15 @@ def test_reindex_records_results_directories_and_can_run_again(
     }
 
 
-def test_the_table_and_a_trend_from_the_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = tmp_path / "history.sqlite"
-    assert llmload(["history", "reindex", str(FIXTURES), "--history", str(path)]) == 0
+def test_the_table_and_a_trend_from_the_command(where: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert llmload(["history", "reindex", str(FIXTURES), "--history", where]) == 0
     capsys.readouterr()
-    assert llmload(["history", "--history", str(path)]) == 0
+    assert llmload(["history", "--history", where]) == 0
     table = capsys.readouterr().out
+    assert shown(where) in table and PASSWORD not in table
     key = next(line.split()[1].rstrip(":") for line in table.splitlines() if line.startswith("key "))
     assert "3 run(s) of 1 key(s)" in table and "20250601-100000-aaaa" in table
-    assert (
-        llmload(["history", key[:6], "--metric", "ttft_p99_ms", "--level", "128", "--history", str(path)])
-        == 0
-    )
+    assert llmload(["history", key[:6], "--metric", "ttft_p99_ms", "--level", "128", "--history", where]) == 0
     trend = capsys.readouterr().out
     assert "ttft_p99_ms at level 128, oldest first" in trend and trend.count("2025-06-01") == 3
 
@@ -145,14 +194,14 @@ def test_the_table_and_a_trend_from_the_command(tmp_path: Path, capsys: pytest.C
     ],
 )
 def test_a_wrong_key_or_level_is_one_line(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], said: str
+    where: str, capsys: pytest.CaptureFixture[str], argv: list[str], said: str
 ) -> None:
-    path = tmp_path / "history.sqlite"
-    llmload(["history", "reindex", str(FIXTURES / "engine-a"), "--history", str(path)])
+    llmload(["history", "reindex", str(FIXTURES / "engine-a"), "--history", where])
     capsys.readouterr()
-    assert llmload(["history", *argv, "--history", str(path)]) == 2
+    assert llmload(["history", *argv, "--history", where]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and said in err and err.startswith("llmload history: ")
+    assert PASSWORD not in err
 
 
 def test_reading_creates_no_store_and_a_folder_is_no_store(
@@ -167,26 +216,45 @@ def test_reading_creates_no_store_and_a_folder_is_no_store(
     )
 
 
-def test_a_store_of_a_newer_llmload_is_refused(tmp_path: Path) -> None:
-    path = tmp_path / "history.sqlite"
-    sqlite3.connect(path).execute(f"PRAGMA user_version = {VERSION + 1}")
-    with pytest.raises(HistoryError, match=r"written by a newer llmload .* upgrade llmload"):
-        Store.open(path)
+def test_a_store_of_a_newer_llmload_is_refused(where: str) -> None:
+    open_store(store_location(where, {})).__exit__(None, None, None)
+    if where.startswith("postgresql://"):
+        sql(where, f"UPDATE llmload_version SET version = {VERSION + 1}")
+    else:
+        sql(where, f"PRAGMA user_version = {VERSION + 1}")
+    with pytest.raises(
+        HistoryError, match=rf"version {VERSION + 1} results store, written by a newer llmload .* upgrade"
+    ) as e:
+        open_store(store_location(where, {}))
+    assert PASSWORD not in str(e.value)
 
 
-def test_a_locked_store_waits_then_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    path = tmp_path / "history.sqlite"
-    Store.open(path).__exit__(None, None, None)
-    holder = sqlite3.connect(path, isolation_level=None)
-    holder.execute("BEGIN IMMEDIATE")  # another writer that never finishes
-    monkeypatch.setattr(store_module, "BUSY_S", 0.2)
+def test_a_locked_store_waits_then_says_so(where: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    open_store(store_location(where, {})).__exit__(None, None, None)
+    holder: Any  # another writer that never finishes
+    if where.startswith("postgresql://"):
+        import psycopg
+
+        from llmload.history import postgres as postgres_module
+
+        holder = psycopg.connect(where)  # not in autocommit: the lock is held until it closes
+        holder.execute("LOCK TABLE runs IN EXCLUSIVE MODE")
+        monkeypatch.setattr(postgres_module, "BUSY_S", 0.2)
+    else:
+        holder = sqlite3.connect(where, isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")
+        monkeypatch.setattr(store_module, "BUSY_S", 0.2)
     one = record_of(read_summary(FIXTURES / "engine-a"), "/r")
-    with (
-        pytest.raises(HistoryError, match=r"still locked by another writer after 0\.2 s"),
-        Store.open(path) as store,
-    ):
-        store.put(one, 0.0)
-    holder.execute("ROLLBACK")
+    try:
+        with (
+            pytest.raises(HistoryError, match=r"still locked by another writer after 0\.2 s"),
+            open_store(store_location(where, {})) as store,
+        ):
+            store.put(one, 0.0)
+    finally:
+        holder.close()
+    with open_store(store_location(where, {})) as store:
+        assert store.runs() == []  # the transaction that timed out left nothing
 
 
 def run_config(*argv: str) -> object:
@@ -216,11 +284,33 @@ def test_a_run_that_cannot_be_recorded_says_so_in_one_line_and_keeps_everything_
     assert orjson.loads(before)["run"]["id"] == "20250601-100000-aaaa"
 
 
-def test_pins_and_waivers_name_their_run_and_outlive_its_reindex(tmp_path: Path) -> None:
-    path = tmp_path / "history.sqlite"
+def test_a_team_store_that_cannot_be_reached_is_one_line_without_its_password(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    summary = read_summary(FIXTURES / "engine-a")
+    results = ResultsDir(str(tmp_path / "results"), "run")
+    results.write_json("summary.json", to_json(summary))
+    for url in (
+        f"postgresql://team:{PASSWORD}@127.0.0.1:{port}/history",
+        f"postgres://team@127.0.0.1:{port}/history?password={PASSWORD}",
+    ):
+        record(run_config("--history", url), results, summary)  # type: ignore[arg-type]
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and err.startswith(f"llmload: history: not recorded ({shown(url)}: ")
+        assert "Connection refused" in err and "***" in err and PASSWORD not in err
+        for argv in (["history"], ["history", "reindex", str(FIXTURES)]):
+            assert llmload([*argv, "--history", url]) == 2
+            out, err = capsys.readouterr()
+            assert err.count("\n") == 1 and shown(url) in err and PASSWORD not in out + err
+
+
+def test_pins_and_waivers_name_their_run_and_outlive_its_reindex(where: str) -> None:
     one = record_of(read_summary(FIXTURES / "engine-a"), "/results/engine-a")
     two = replace(one, run_id="two")
-    with Store.open(path) as store:
+    with open_store(store_location(where, {})) as store:
         store.put(one, 1.0)
         store.put(two, 1.0)
         store.pin("main", one, 5.0)

@@ -93,3 +93,11 @@ def test_tune_gives_them_to_every_configuration_beside_the_files_own(tmp_path: P
     loaded = tune._with_history(load_experiment(experiment, {}), args)
     for c in loaded.configurations:
         assert c.client["history"] == "/tmp/t.sqlite" and c.client["label"] == ("team=x", "image=y")
+
+
+@pytest.mark.parametrize(
+    "url", ["postgresql://team:s3cret@db/llmload", "postgres://team@db/llmload?password=s3cret"]
+)
+def test_a_team_stores_password_is_not_recorded_with_the_run(url: str) -> None:
+    recorded = config("--history", url).public_dict()["history"]
+    assert isinstance(recorded, dict) and "s3cret" not in recorded["path"] and "***" in recorded["path"]
