@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 from llmload.metrics.catalog import CONSOLE_LATENCIES, by_key, stat_header
 from llmload.results.saturation import saturation_text
-from llmload.results.summary import Latency, MeanMax, Stage, Summary
+from llmload.results.summary import Latency, MeanMax, ReplaySummary, Stage, Summary
 
 _COLUMNS = ("p50", "p90", "p99", "max")
 
@@ -215,10 +215,25 @@ def _sessions(stage: Stage) -> list[str]:
             + (f" · {_num(s.turns_per_session.mean, 1)} turns" if s.turns_per_session else "")
             + (f", {_num(s.requests_per_session.mean, 1)} requests each" if s.requests_per_session else "")
         )
+    if s.replay is not None:
+        lines.append(_replay(s.replay))
     if s.cache_hit_rate_by_turn:
         shares = " ".join(f"{turn}:{rate:.0%}" for turn, rate in list(s.cache_hit_rate_by_turn.items())[:12])
         lines.append(f"  prefix cache hit rate by turn (server's usage): {shares}")
     return lines
+
+
+def _replay(r: ReplaySummary) -> str:
+    """How far the completed recorded sessions strayed from the recording, in one line."""
+    turns = r.turns_live + r.turns_spliced + r.turns_recorded
+    share = f" ({r.turns_spliced / turns:.0%})" if turns and r.turns_spliced else ""
+    parts = [f"{r.turns_live} live", f"{r.turns_spliced} spliced{share}"]
+    if r.turns_recorded:
+        parts.append(f"{r.turns_recorded} sent as recorded")
+    return (
+        f"  replay of {r.sessions} recorded sessions: {turns} turns, {', '.join(parts)}"
+        f" · {r.turns_cut} cut at max_tokens · {r.sessions_spliced} sessions spliced at least once"
+    )
 
 
 def _tenants(stage: Stage) -> list[str]:

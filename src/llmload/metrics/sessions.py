@@ -5,6 +5,8 @@ Two views, both mergeable like the rest of a stage's state:
 - per session (the agent scenario's ``SessionAccount``): sessions that *started* inside the
   measured window, by how they ended, and for completed ones their duration, turns, requests,
   tokens, worst turn TTFT and cache hit rate as log-bucket histograms;
+- per replayed session (``--agent-trace``), summed over the completed ones: turns replayed
+  live, spliced to fit the recording, sent as recorded, and cut at ``max_tokens``;
 - per turn index (every request labelled ``turn=N``, the conversation scenario's too): the
   prompt tokens the server counted and the part it said came from its cache, so the summary
   can show reuse growing with the history.
@@ -22,6 +24,7 @@ from llmload.metrics.histogram import LogHistogram
 from llmload.protocol.jsonvalue import JSON, JSONObject, integer, obj
 from llmload.workload.agents import SessionAccount
 
+REPLAY = ("sessions", "live", "spliced", "recorded", "cut", "sessions_spliced")
 HISTOGRAMS = ("duration", "turns", "requests", "output_tokens", "worst_ttft", "cache_hit_permille")
 _MAX_TURN_KEYS = 256  # labels are bounded upstream (MAX_TURNS); this guards the wire too
 
@@ -36,6 +39,7 @@ class SessionSide:
     hist: dict[str, LogHistogram] = field(default_factory=_histograms)  # of completed sessions
     # turn index -> [prompt tokens, cached tokens] of the window's requests that reported both
     by_turn: dict[str, list[int]] = field(default_factory=dict)
+    replay: Counter[str] = field(default_factory=Counter)  # REPLAY's counts over completed sessions
 
     def add_session(self, s: SessionAccount) -> None:
         """A session that started inside the window has ended."""
@@ -55,6 +59,12 @@ class SessionSide:
         rate = s.cache_hit_rate
         if rate is not None:
             h["cache_hit_permille"].add(round(rate * 1000))
+        r = s.replay
+        if r is not None:
+            self.replay.update(
+                sessions=1, live=r.live, spliced=r.spliced, recorded=r.recorded, cut=r.cut,
+                sessions_spliced=int(r.spliced > 0),
+            )  # fmt: skip
 
     def add_turn(self, r: RequestRecord) -> None:
         """A request of the window: its turn's prompt and cached tokens, where it has both."""
@@ -73,6 +83,7 @@ class SessionSide:
 
     def merge(self, other: SessionSide) -> None:
         self.ended.update(other.ended)
+        self.replay.update(other.replay)
         for name in HISTOGRAMS:
             self.hist[name].merge(other.hist[name])
         for turn, (prompt, cached) in other.by_turn.items():
@@ -88,7 +99,10 @@ class SessionSide:
             return {}
         hist: dict[str, JSON] = {name: self.hist[name].to_dict() for name in HISTOGRAMS}
         by_turn: dict[str, JSON] = {turn: [prompt, cached] for turn, (prompt, cached) in self.by_turn.items()}
-        return {"ended": dict(self.ended), "hist": hist, "by_turn": by_turn}
+        out: dict[str, JSON] = {"ended": dict(self.ended), "hist": hist, "by_turn": by_turn}
+        if self.replay:
+            out["replay"] = {name: self.replay[name] for name in REPLAY}
+        return out
 
     @classmethod
     def from_dict(cls, d: JSONObject) -> SessionSide:
@@ -97,6 +111,8 @@ class SessionSide:
             side.ended[outcome] = integer(n, outcome)
         for name, h in obj(d.get("hist") or {}, "hist").items():
             side.hist[name] = LogHistogram.from_dict(obj(h, name))
+        for name, n in obj(d.get("replay") or {}, "replay").items():
+            side.replay[name] = integer(n, name)
         for turn, pair in obj(d.get("by_turn") or {}, "by_turn").items():
             if not isinstance(pair, list) or len(pair) != 2:
                 raise ValueError(f"by_turn[{turn}]: expected [prompt, cached]")

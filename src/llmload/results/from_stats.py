@@ -30,6 +30,7 @@ from llmload.results.summary import (
     MeanMax,
     NamedStage,
     ReasoningSummary,
+    ReplaySummary,
     Requests,
     RunInfo,
     Saturation,
@@ -197,6 +198,21 @@ def _sessions(side: SessionSide, window_s: float) -> SessionsSummary | None:
             for turn, (prompt, cached) in sorted(side.by_turn.items(), key=lambda kv: _turn_order(kv[0]))
             if prompt
         },
+        replay=_replay(side),
+    )
+
+
+def _replay(side: SessionSide) -> ReplaySummary | None:
+    r = side.replay
+    if not r["sessions"]:
+        return None
+    return ReplaySummary(
+        sessions=r["sessions"],
+        turns_live=r["live"],
+        turns_spliced=r["spliced"],
+        turns_recorded=r["recorded"],
+        turns_cut=r["cut"],
+        sessions_spliced=r["sessions_spliced"],
     )
 
 

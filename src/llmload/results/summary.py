@@ -181,6 +181,19 @@ class ReasoningSummary:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ReplaySummary:
+    """How far the completed sessions of an --agent-trace replay strayed from the recording:
+    their turns, summed (workload/agent_replay.py says the rule)."""
+
+    sessions: int  # completed recorded sessions counted here
+    turns_live: int  # a live session's reply joined the history as the server wrote it
+    turns_spliced: int  # it was replaced by the assistant turn the recording answers
+    turns_recorded: int  # a recorded-history session's turn, sent as recorded
+    turns_cut: int  # the reply stopped at max_tokens (finish_reason "length")
+    sessions_spliced: int  # sessions with at least one spliced turn
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SessionsSummary:
     """Agentic sessions that started inside the stage's window, by how they ended, and the
     prefix cache's share of the prompt per turn index (conversations' turns too)."""
@@ -196,6 +209,7 @@ class SessionsSummary:
     output_tokens_per_session: MeanMax | None
     cache_hit_rate: MeanMax | None  # per completed session: cached / prompt tokens, as reported
     cache_hit_rate_by_turn: Mapping[str, float]  # turn index -> cached / prompt tokens, as reported
+    replay: ReplaySummary | None = None  # None: no recorded session completed (--agent-trace)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -25,8 +25,9 @@ from llmload.core.phases import Phase
 from llmload.run.llm_client import LLMClient, Reply
 from llmload.run.request import RequestEvent
 from llmload.run.session import Session
+from llmload.workload.agent_replay import fit
 from llmload.workload.agent_trace import TraceSession, session_for
-from llmload.workload.agents import AgentSpec, SessionAccount, joined_results, next_history
+from llmload.workload.agents import AgentSpec, ReplayAccount, SessionAccount, joined_results, next_history
 from llmload.workload.conversations import MAX_TURNS
 from llmload.workload.prompts import Prompt, text_of
 
@@ -120,10 +121,11 @@ class Agent:
         return None  # turns < 1 is refused by ConversationSpec
 
     def _replay(self, seat: Seat, recorded: TraceSession, account: SessionAccount) -> str | None:
-        """A recorded session's turns, each after its recorded delay. In a delta session the
-        history carries the server's live replies (tool calls included); in a history session
-        each turn is sent as recorded."""
+        """A recorded session's turns, each after its recorded delay. In a live (delta) session
+        the history carries the server's replies, each fitted to the recorded turn after it
+        (``workload/agent_replay.py``); in a history session each turn is sent as recorded."""
         headers = self.headers(seat.key)
+        replay = account.replay = ReplayAccount()
         history: tuple[Mapping[str, object], ...] = ()
         tools: tuple[Mapping[str, object], ...] | None = None
         reply: Reply | None = None
@@ -131,7 +133,12 @@ class Agent:
             if turn.delay_s:
                 gevent.sleep(turn.delay_s)
             tools = turn.tools if turn.tools is not None else tools
-            messages = (*history, *turn.messages) if recorded.delta else turn.messages
+            messages = turn.messages
+            if recorded.delta and reply is not None:
+                fitted = fit(reply.message, messages, tools)
+                replay.spliced += fitted.spliced
+                replay.live += not fitted.spliced
+                messages = (*history, fitted.reply, *fitted.messages)
             prompt = Prompt(
                 messages=messages,
                 text="\n\n".join(text_of(m) for m in messages),
@@ -140,16 +147,18 @@ class Agent:
                 source="agent-trace",
                 labels=(("turn", str(number) if number <= MAX_TURNS else f">{MAX_TURNS}"),),
             )
-            fields = None if tools is None else {"tools": list(tools)}
-            reply = seat.client.ask(prompt, self.endpoint, headers=headers, fields=fields)
+            fields = {**(turn.extra or {}), **({} if tools is None else {"tools": list(tools)})}
+            reply = seat.client.ask(prompt, self.endpoint, headers=headers, fields=fields or None)
             _count(account, reply, own=True)
+            replay.cut += reply.finish_reason == "length"
             if not reply.ok:
                 return None
-            answer = reply.message
-            if answer.get("content") is None and "tool_calls" not in answer:
-                answer = {**answer, "content": ""}  # an empty reply is still the assistant's turn
-            history = (*messages, answer)
-        return None if reply is None else reply.text
+            replay.recorded += not recorded.delta
+            history = messages
+        if reply is None:
+            return None
+        replay.live += recorded.delta  # the last reply stands as the server wrote it
+        return reply.text
 
     def _fan_out(self, key: str, account: SessionAccount) -> list[str] | None:
         """Run the sub-agents in parallel and wait for all; their final replies, or None when

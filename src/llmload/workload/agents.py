@@ -87,6 +87,19 @@ def joined_results(replies: Sequence[str]) -> str:
 
 
 @dataclass(slots=True)
+class ReplayAccount:
+    """How a recorded session's replay went, turn by turn (``agent_replay.py``): a live
+    session's turns whose reply joined the history as the server wrote it (the last turn's
+    too) or was spliced; a recorded-history session's turns, sent as recorded; and replies of
+    either that stopped at ``max_tokens``."""
+
+    live: int = 0
+    spliced: int = 0
+    recorded: int = 0
+    cut: int = 0
+
+
+@dataclass(slots=True)
 class SessionAccount:
     """What one session did, filled turn by turn (sub-agents' requests included); ``done``
     when it ended: ``completed``, ``failed`` (a turn failed, so the rest never went out) or
@@ -104,6 +117,7 @@ class SessionAccount:
     cached_tokens: int = 0
     cache_reported_prompt_tokens: int = 0  # prompt tokens of requests whose usage had a cache count
     worst_ttft_ns: int | None = None  # of the session's own turns
+    replay: ReplayAccount | None = None  # a recorded session's (--agent-trace); None: synthetic
 
     def add(self, *, own_turn: bool, ttft_ns: int | None, output_tokens: int, prompt_tokens: int | None,
             cached_tokens: int | None) -> None:  # fmt: skip

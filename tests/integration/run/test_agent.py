@@ -241,15 +241,19 @@ def test_a_recorded_agent_trace_replays_with_the_servers_live_replies(
     history = [i for i in range(len(records)) if i not in delta]
     assert len(delta) == 3 and len(history) == 2
     first, second, third = delta
-    # turn 2 = turn 1's messages, the reply as the server streamed it (offered a tool, the model
-    # called it: the call's arguments as the simulator logged writing them), the recorded delta
+    # turn 2 = turn 1's messages, the reply as the server streamed it, the recorded delta. Offered
+    # a tool, the model called it (the call the simulator logged writing); the recording answered
+    # with a user message, not the call's result, so the call is left out of the history (OpenAI
+    # refuses a call without its result): the turn is spliced.
     truth = {e["client_request_id"]: e for e in sim.requests()}
+    assert truth[records[first]["id"]]["tool_arguments"] is not None
     answer = sent[second][len(sent[first])]
     assert sent[second][: len(sent[first])] == sent[first]
-    assert answer["role"] == "assistant" and (answer["content"] or "") == replies[first]
-    (call,) = answer["tool_calls"]
-    assert call["function"] == {"name": "lookup", "arguments": truth[records[first]["id"]]["tool_arguments"]}
+    assert answer == {"role": "assistant", "content": replies[first]}
     assert sent[second][len(sent[first]) + 1 :] == [{"role": "user", "content": "it is late"}]
+    assert by_session[3].replay is not None and by_session[2].replay is not None
+    assert (by_session[3].replay.live, by_session[3].replay.spliced) == (1, 2)  # the last reply stands
+    assert (by_session[2].replay.recorded, by_session[2].replay.spliced) == (2, 0)
     assert sent[third][: len(sent[second])] == sent[second] and sent[third][-1]["content"] == "thanks"
     assert all(bodies[i]["tools"] == TOOLS for i in delta)  # kept for the later turns
     assert [bodies[i]["max_tokens"] for i in delta] == [6, 5, 4]

@@ -28,6 +28,7 @@ from llmload.results.summary import (
     MeanMax,
     NamedStage,
     ReasoningSummary,
+    ReplaySummary,
     RunInfo,
     Saturation,
     ServerMetricsSummary,
@@ -93,6 +94,7 @@ PARTS = {
     "saturation": Saturation,
     "run": RunInfo,
     "sessions": SessionsSummary,
+    "session_replay": ReplaySummary,
     "tenants": TenantsSummary,
     "tenant_share": TenantShare,
 }

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import orjson
+
 from llmload.core.phases import Phase
 from llmload.core.record import RequestRecord
+from llmload.export.console import render_stage
+from llmload.metrics.aggregate import StageStats
 from llmload.metrics.sessions import SessionSide
-from llmload.workload.agents import SessionAccount
+from llmload.results.from_stats import stage_summary
+from llmload.results.summary import ReplaySummary
+from llmload.workload.agents import ReplayAccount, SessionAccount
 
 
 def _session(outcome: str, turns: int = 3) -> SessionAccount:
@@ -51,3 +59,37 @@ def test_two_workers_merge_into_what_one_process_would_count() -> None:
     shipped.merge(SessionSide.from_dict(b.to_dict()))
     assert shipped.to_dict() == whole.to_dict()
     assert not SessionSide() and SessionSide().to_dict() == {}
+
+
+def _replayed(outcome: str, live: int, spliced: int, cut: int, *, recorded: int = 0) -> SessionAccount:
+    s = _session(outcome, turns=live + spliced + recorded)
+    s.replay = ReplayAccount(live=live, spliced=spliced, recorded=recorded, cut=cut)
+    return s
+
+
+def test_a_replays_account_sums_the_completed_sessions_turns_into_the_stage() -> None:
+    a, b = SessionSide(), SessionSide()
+    a.add_session(_replayed("completed", live=4, spliced=2, cut=1))
+    a.add_session(_replayed("failed", live=1, spliced=1, cut=1))  # its turns never all went out
+    b.add_session(_replayed("completed", live=5, spliced=0, cut=3))
+    b.add_session(_replayed("completed", live=0, spliced=0, cut=0, recorded=3))
+    b.add_session(_session("completed"))  # a synthetic session has no replay
+    side = SessionSide.from_dict(orjson.loads(orjson.dumps(a.to_dict())))
+    side.merge(SessionSide.from_dict(orjson.loads(orjson.dumps(b.to_dict()))))
+    stats = StageStats()
+    stats.sessions = side
+    args: dict[str, Any] = {"client_health": {}, "client_bound_by": (), "warnings": ()}
+    stage = stage_summary(stats, index=0, concurrency=3, duration_s=10.0, **args)
+    sessions = stage.sessions
+    assert sessions is not None
+    assert sessions.replay == ReplaySummary(
+        sessions=3, turns_live=9, turns_spliced=2, turns_recorded=3, turns_cut=4, sessions_spliced=1
+    )
+    line = render_stage(stage)
+    assert (
+        "replay of 3 recorded sessions: 14 turns, 9 live, 2 spliced (14%), 3 sent as recorded"
+        " · 4 cut at max_tokens · 1 sessions spliced at least once"
+    ) in line, line
+    plain = SessionSide()
+    plain.add_session(_session("completed"))
+    assert "replay" not in plain.to_dict()
