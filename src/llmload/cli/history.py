@@ -2,6 +2,7 @@
 
   llmload history                                  every run, grouped by comparability key
   llmload history KEY [--metric NAME] [--level N]  one key's trend: a row per run
+  llmload history KEY --html PATH                  the trend as a page, a chart per level
   llmload history reindex DIR... [--label K=V]     record results directories (again)
 
 KEY is the start of a key's hash, as the table shows it. Every run records itself when it ends
@@ -23,6 +24,7 @@ from pathlib import Path
 from llmload.config import values
 from llmload.config.options import BY_FLAG
 from llmload.errors import ConfigError, HistoryError, ResultsError
+from llmload.export.history_page import history_page, page_metrics
 from llmload.export.history_render import levels_of, runs_table, trend_table
 from llmload.export.rundata import SUMMARY, read_summary
 from llmload.history.location import Location, store_location
@@ -54,6 +56,13 @@ def _parser() -> argparse.ArgumentParser:
         help=f"the trend's metric: {', '.join((*METRICS, *RUN_METRICS))} (default: output_tok_per_s)",
     )
     p.add_argument("--level", help="the trend at one level: users (32) or requests per second (2.5/s)")
+    p.add_argument(
+        "--html",
+        type=Path,
+        metavar="PATH",
+        help="also write the trend as a self-contained page: the metric (and output tok/s, "
+        "TTFT p99, TPOT p50) at each level, change points marked",
+    )
     _store_option(p)
     return p
 
@@ -80,15 +89,23 @@ def main(argv: Sequence[str]) -> int:
     args = _parser().parse_args(list(argv))
     path = store_location(args.history, os.environ)
     records = _read(path, args.key or "")
-    if args.key is None and args.metric is None and args.level is None:
+    if args.key is None and args.metric is None and args.level is None and args.html is None:
         print(runs_table(records, str(path)))
         return 0
-    print(
-        trend_table(
-            _one_key(records, args.key, path), args.metric or "output_tok_per_s", _level(args, records)
-        )
-    )
+    records = _one_key(records, args.key, path)
+    level = _level(args, records)
+    print(trend_table(records, args.metric or "output_tok_per_s", level))
+    if args.html is not None:
+        _write(args.html, history_page(records, page_metrics(args.metric), level))
+        print(f"llmload history: the trend page is {args.html}")
     return 0
+
+
+def _write(path: Path, page: str) -> None:
+    try:
+        path.write_text(page, encoding="utf-8")
+    except OSError as exc:
+        raise ResultsError(f"cannot write {path}: {exc}") from None
 
 
 def _read(path: Location, key_prefix: str) -> list[RunRecord]:
