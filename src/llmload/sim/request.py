@@ -18,6 +18,7 @@ from llmload.sim.images import ImageError, tokens_of
 from llmload.sim.jsonvalue import JSON, JSONObject
 from llmload.sim.shapes import Shape, answer_shape
 from llmload.sim.tokens import GENERATION_PROMPT, Token, message_open, split_words
+from llmload.sim.tool_results import check_tool_results
 
 ONE = Fraction(1)
 
@@ -160,6 +161,8 @@ def parse_body(
         raise BadRequest("body must be a JSON object")
     if api is not None:
         body = as_chat(body, api)
+    elif chat:  # the other APIs' conversations carry their calls in their own forms
+        check_tool_results(_list(body.get("messages")))
     prompt, images = _chat_prompt(body, per_word) if chat else (_completion_prompt(body, per_word), 0)
     n = _int_field(body, "n", 1, 1)
     if n != 1:
@@ -194,6 +197,10 @@ def parse_body(
         images=images,
         previous_response_id=_text_field(body, "previous_response_id"),
     )
+
+
+def _list(value: JSON) -> list[JSON]:
+    return value if isinstance(value, list) else []
 
 
 def _text_field(body: JSONObject, name: str) -> str | None:

@@ -5,6 +5,8 @@ the session's account in the stage's stats. Joined to the simulator's own log by
 from __future__ import annotations
 
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from itertools import pairwise
 from pathlib import Path
@@ -264,4 +266,82 @@ def test_a_recorded_agent_trace_replays_with_the_servers_live_replies(
     hi, hello, bye = ({"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"},
                       {"role": "user", "content": "bye"})  # fmt: skip
     assert sent[history[1]] == [hi, hello, bye]
+    session.close()
+
+
+NONE = "{}"  # a spliced call's arguments: the recording holds none
+
+
+def _no_call_trace(tmp_path: Path) -> Path:
+    live = {"session_id": "c", "assistant_responses": "live"}
+    system = {"role": "system", "content": "You are a support agent."}
+    lines = [
+        # the live model is told not to call a tool (the turn's own sampling fields): where the
+        # recorded one called lookup, it answers in text
+        {**live, "messages": [system, {"role": "user", "content": "my order"}], "output_length": 6,
+         "tools": TOOLS, "extra": {"tool_choice": "none"}},
+        {**live, "messages": [{"role": "tool", "tool_call_id": "rec-1", "content": "order 7: late"}],
+         "output_length": 5},
+        {**live, "messages": [{"role": "user", "content": "and now?"}], "output_length": 5},
+        {**live, "messages": [{"role": "tool", "tool_call_id": "rec-3", "content": "order 7: shipped"}],
+         "output_length": 4, "extra": {"temperature": 0}},
+    ]  # fmt: skip
+    path = tmp_path / "no-call.jsonl"
+    path.write_bytes(b"\n".join(orjson.dumps(line) for line in lines))
+    return path
+
+
+def test_a_recorded_result_after_a_live_reply_without_its_call_is_still_a_valid_conversation(
+    sim: SimProcess, tmp_path: Path
+) -> None:
+    wire = Wire()
+    session = _session(sim, tmp_path, AgentSpec(trace=str(_no_call_trace(tmp_path))), wire)
+    transport = session.transports.new()
+    client = LLMClient(lambda **_: None, session, 0, lambda: transport)
+    account = Agent(session, lambda **_: None, "chat").run(Seat(client, 0, "k", lambda n: ""))
+    transport.close()
+    session.fold_pending()
+    records = sorted(
+        (
+            orjson.loads(line)
+            for line in (Path(session.results.path) / "requests.jsonl").read_bytes().splitlines()
+        ),
+        key=lambda r: r["sent_ns"],
+    )
+    truth = {e["client_request_id"]: e for e in sim.requests()}
+    assert account.outcome == "completed" and [truth[r["id"]]["outcome"] for r in records] == ["ok"] * 4
+    sent = [_messages(wire.sent[r["id"]]) for r in records]
+    bodies = [orjson.loads(wire.sent[r["id"]].body) for r in records]
+    calls = [truth[r["id"]]["tool_arguments"] for r in records]
+    # turn 1 called no tool (tool_choice none, its own field); turn 2's result stands after the
+    # assistant turn the recording answers: the live text with the recording's call (its id, the
+    # one tool offered, no arguments recorded), so the simulator served it
+    assert calls[0] is None and bodies[0]["tool_choice"] == "none" and "tool_choice" not in bodies[1]
+    spliced = sent[1][-2]
+    assert spliced == {
+        "role": "assistant",
+        "content": wire.reply(records[0]["id"]) or None,
+        "tool_calls": [
+            {"id": "rec-1", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}
+        ],
+    }
+    assert sent[1][-1] == {"role": "tool", "tool_call_id": "rec-1", "content": "order 7: late"}
+    # turn 3 asked after a user message, and the model called lookup: turn 4's recorded result
+    # answers that call, under the call's own id, and the reply stays as the server wrote it
+    assert calls[1] is None and calls[2] is not None
+    (call,) = sent[3][-2]["tool_calls"]
+    assert call["id"] == f"call_{truth[records[2]['id']]['id']}" and call["function"]["arguments"] == calls[2]
+    assert sent[3][-1] == {"role": "tool", "tool_call_id": call["id"], "content": "order 7: shipped"}
+    assert bodies[3]["temperature"] == 0 and "temperature" not in bodies[2]
+    assert account.replay is not None and (account.replay.live, account.replay.spliced) == (3, 1)
+    # As recorded, without the splice, turn 2 is what OpenAI refuses, and so does the simulator.
+    unfitted = [*sent[0], {"role": "assistant", "content": wire.reply(records[0]["id"])}, sent[1][-1]]
+    request = urllib.request.Request(
+        f"{sim.url}/v1/chat/completions",
+        data=orjson.dumps({"model": "m", "messages": unfitted, "max_tokens": 2}),
+        headers={"Content-Type": "application/json"},
+    )
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=10)
+    assert refused.value.code == 400 and b"role 'tool' must answer" in refused.value.read()
     session.close()

@@ -121,3 +121,54 @@ def test_tokenize_answers_vllms_and_llama_cpps_shapes() -> None:
     assert parse_body(body, True, per_word=Fraction(13, 10)).prompt_tokens == 13 + 6
     with pytest.raises(BadRequest):
         tokenize_answer(b'{"text": "a"}')
+
+
+def _call(call_id: str) -> dict[str, object]:
+    return {"id": call_id, "type": "function", "function": {"name": "f", "arguments": "{}"}}
+
+
+def _calling(*ids: str) -> dict[str, object]:
+    return {"role": "assistant", "content": None, "tool_calls": [_call(i) for i in ids]}
+
+
+def _result(call_id: str) -> dict[str, object]:
+    return {"role": "tool", "tool_call_id": call_id, "content": "done"}
+
+
+ASK = {"role": "user", "content": "book it"}
+MORE = {"role": "user", "content": "and?"}
+
+
+@pytest.mark.parametrize(
+    "messages",
+    [
+        [ASK, _calling("a"), _result("a")],
+        [ASK, _calling("a", "b"), _result("b"), _result("a"), MORE],
+        [ASK, {"role": "assistant", "content": "plain"}, MORE],
+    ],
+)
+def test_tool_results_that_answer_their_calls_are_served(messages: list[object]) -> None:
+    assert parse_body(_chat(messages=messages), chat=True).prompt_tokens > 0
+
+
+@pytest.mark.parametrize(
+    ("messages", "problem"),
+    [
+        # a result after a reply that called no tool: what a replay of live replies must not send
+        (
+            [ASK, {"role": "assistant", "content": "sure"}, _result("a")],
+            r"messages\[2\]: a message with role 'tool'",
+        ),
+        ([ASK, _result("a")], r"messages\[1\]"),
+        ([ASK, _calling("live"), _result("recorded")], "'recorded' answers none"),
+        (
+            [ASK, _calling("a"), MORE],
+            "followed by tool messages answering each 'tool_call_id'; these have none: a",
+        ),
+        ([ASK, _calling("a")], "no tool messages for: a"),
+    ],
+)
+def test_a_tool_result_out_of_order_is_a_400_as_openai_answers(messages: list[object], problem: str) -> None:
+    with pytest.raises(BadRequest, match=problem) as raised:
+        parse_body(_chat(messages=messages), chat=True)
+    assert raised.value.param == "messages"
