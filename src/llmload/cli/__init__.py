@@ -25,6 +25,10 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "report": ("llmload.export.report", "rebuild a run's stages.csv, plots and report.html from its results"),
     "compare": ("llmload.cli.compare", "compare runs side by side, with ratios to the first"),
     "history": ("llmload.cli.history", "the runs recorded in the results store, and a key's trend"),
+    "gate": (
+        "llmload.cli.gate",
+        "judge a run against its baseline in the results store: pass, regression, or too little data",
+    ),
     "tune": ("llmload.cli.tune", "start, sweep and compare each server configuration of an experiment"),
     "calibrate": ("llmload.cli.calibrate", "measure a worker process's capacity, for --processes auto"),
 }

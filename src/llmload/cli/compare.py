@@ -1,5 +1,6 @@
 """``llmload compare RUN_A RUN_B [RUN_C ...]``: the command over ``compare`` (the model) and
-``compare_render`` (console, Markdown, HTML), which it alone imports both of."""
+``compare_render`` (console, Markdown, HTML), which it alone imports both of. ``--baseline
+NAME`` puts a pinned baseline of the results store first (docs/history.md)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from llmload.cli.store import open_existing, store_option
 from llmload.errors import ConfigError, ResultsError
 from llmload.export import compare_render
 from llmload.export.compare import compare
@@ -31,6 +33,12 @@ def _parser() -> argparse.ArgumentParser:
         prog="llmload compare", description="Compare runs side by side, with ratios to the first."
     )
     p.add_argument("runs", nargs="+", type=Path, metavar="RUN_DIR", help="two or more results directories")
+    p.add_argument(
+        "--baseline",
+        metavar="NAME",
+        help="a pinned baseline of the results store (llmload history pin RUN --as NAME), compared first",
+    )
+    store_option(p)
     p.add_argument("--format", choices=("console", "markdown", "html"), default="console")
     p.add_argument("--out", type=Path, help="write to this file instead of stdout")
     p.add_argument(
@@ -43,6 +51,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str]) -> int:
     args = _parser().parse_args(list(argv))
+    if args.baseline is not None:
+        args.runs = [_pinned(args.baseline, args.history), *args.runs]
     if len(args.runs) < 2:
         raise ConfigError("RUN_DIR", " ".join(map(str, args.runs)), "give at least two runs to compare")
     comparison = compare([load_run(path) for path in args.runs], _parse_levels(args.stages))
@@ -60,3 +70,21 @@ def main(argv: Sequence[str]) -> int:
         raise ResultsError(f"cannot write {args.out}: {exc}") from None
     print(f"comparison: {args.out}")
     return 0
+
+
+def _pinned(name: str, given: str | None) -> Path:
+    """The results directory of the run the store pins as ``name``."""
+    with open_existing(given) as store:
+        pins, runs = store.pins(), store.runs()
+    pin = next((p for p in pins if p.name == name), None)
+    if pin is None:
+        names = ", ".join(p.name for p in pins) or "none yet"
+        raise ConfigError(
+            "--baseline", name, f"is no pinned baseline ({names}): llmload history pin RUN --as NAME"
+        )
+    run = next((r for r in runs if r.run_id == pin.run_id and r.started_at == pin.started_at), None)
+    if run is None:
+        raise ResultsError(
+            f"the pinned baseline {name!r} names run {pin.run_id}, which the store no longer holds"
+        )
+    return Path(run.results_dir)

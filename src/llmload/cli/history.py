@@ -4,6 +4,7 @@
   llmload history KEY [--metric NAME] [--level N]  one key's trend: a row per run
   llmload history KEY --html PATH                  the trend as a page, a chart per level
   llmload history reindex DIR... [--label K=V]     record results directories (again)
+  llmload history pin RUN --as NAME                name RUN as a baseline for llmload gate
 
 KEY is the start of a key's hash, as the table shows it. Every run records itself when it ends
 (unless --no-history); reindex rebuilds the store from what the runs wrote, and recording a run
@@ -86,6 +87,10 @@ def _reindex_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str]) -> int:
     if list(argv[:1]) == ["reindex"]:
         return reindex(argv[1:])
+    if list(argv[:1]) == ["pin"]:
+        from llmload.cli.gate import pin  # the gate's baselines: named where they are used
+
+        return pin(argv[1:])
     args = _parser().parse_args(list(argv))
     path = store_location(args.history, os.environ)
     records = _read(path, args.key or "")

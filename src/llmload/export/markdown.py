@@ -25,7 +25,8 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    """A GitHub-flavoured Markdown table, its cells escaped."""
     out = ["| " + " | ".join(map(_cell, headers)) + " |", "|" + "---|" * len(headers)]
     out += ["| " + " | ".join(map(_cell, row)) + " |" for row in rows]
     return out
@@ -49,7 +50,7 @@ def report_markdown(run: RunData) -> str:
         peak = fmt(head.peak_tok_per_s) + (
             "" if head.peak_concurrency is None else f" at C={head.peak_concurrency}"
         )
-        lines += _table(
+        lines += table(
             ("", "value"),
             [
                 ("single-stream output tok/s (C=1)", fmt(head.single_stream_tok_per_s)),
@@ -61,7 +62,7 @@ def report_markdown(run: RunData) -> str:
     rows: list[Row] = stage_rows(summary)
     if rows:
         shown = [c for c in _COLUMNS if any(r.get(c.key) is not None for r in rows)]
-        lines += _table(
+        lines += table(
             [c.header for c in shown], [[fmt(r.get(c.key), c.digits) for c in shown] for r in rows]
         )
         lines += ["", "Latencies in ms, over the requests sent in each stage's measured window.", ""]

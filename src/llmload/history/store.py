@@ -109,13 +109,19 @@ class Store:
     def runs(self, key_prefix: str = "") -> list[RunRecord]:
         """The recorded runs whose key starts with ``key_prefix``, newest first."""
         with _failures(self.path):
-            found = self._select(
-                "SELECT * FROM runs WHERE substr(key, 1, length(:prefix)) = :prefix "
-                "ORDER BY coalesce(started_s, recorded_s) DESC, id DESC",
-                {"prefix": key_prefix},
-            )
-            labels = self._select("SELECT run, name, value FROM labels ORDER BY rowid")
-            stages = self._select("SELECT * FROM stages ORDER BY run, stage")
+            # one read transaction: the three reads see one snapshot (write-ahead logging keeps
+            # it for a reader), never a run a writer is replacing without its stages
+            self._db.execute("BEGIN")
+            try:
+                found = self._select(
+                    "SELECT * FROM runs WHERE substr(key, 1, length(:prefix)) = :prefix "
+                    "ORDER BY coalesce(started_s, recorded_s) DESC, id DESC",
+                    {"prefix": key_prefix},
+                )
+                labels = self._select("SELECT run, name, value FROM labels ORDER BY rowid")
+                stages = self._select("SELECT * FROM stages ORDER BY run, stage")
+            finally:
+                self._db.execute("COMMIT")
         return rows.records(found, labels, stages)
 
     def _select(self, sql: str, params: Mapping[str, object] | None = None) -> list[rows.Row]:

@@ -91,3 +91,74 @@ def differ(a: Interval | None, b: Interval | None) -> bool | None:
     # Welch-Satterthwaite degrees of freedom (a side without spread contributes none)
     df = (va + vb) ** 2 / sum(v * v / (x.n - 1) for v, x in ((va, a), (vb, b)) if v > 0)
     return t > t975(max(df, 1.0))
+
+
+def student_sf(t: float, df: float) -> float:
+    """P(T > t) for Student's t with ``df`` degrees of freedom (fractional, as Welch's are):
+    the tail is half the regularized incomplete beta function I_x(df/2, 1/2) at
+    x = df / (df + t^2), mirrored for a negative t."""
+    if df <= 0:
+        raise ValueError(f"degrees of freedom must be > 0, not {df}")
+    tail = 0.5 * _incomplete_beta(df / 2, 0.5, df / (df + t * t))
+    return tail if t >= 0 else 1.0 - tail
+
+
+def welch_worse(candidate: Sequence[float], baseline: Sequence[float], *, higher_is_better: bool) -> float:
+    """Welch's one-sided test that the candidate's mean is worse than the baseline's: the
+    p-value (small: a real regression). Needs two values a side; with no spread on either side
+    any difference in the worse direction is certain (0.0) and any other none (1.0)."""
+    a, b = interval(candidate), interval(baseline)
+    if a is None or b is None:
+        raise ValueError("the test needs two values or more on each side")
+    worse_by = (b.mean - a.mean) if higher_is_better else (a.mean - b.mean)
+    va, vb = a.stdev**2 / a.n, b.stdev**2 / b.n
+    if va + vb == 0:
+        return 0.0 if worse_by > 0 else 1.0
+    df = (va + vb) ** 2 / sum(v * v / (x.n - 1) for v, x in ((va, a), (vb, b)) if v > 0)
+    return student_sf(worse_by / math.sqrt(va + vb), df)
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjustment of p-values for the number of tests judged together: each
+    stays comparable with the one significance level, and the chance of any false alarm among
+    them stays under it (Holm 1979)."""
+    order = sorted(range(len(p_values)), key=lambda i: p_values[i])
+    adjusted = [1.0] * len(p_values)
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (len(p_values) - rank) * p_values[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+def _incomplete_beta(a: float, b: float, x: float) -> float:
+    """The regularized incomplete beta function I_x(a, b), by its continued fraction (evaluated
+    with the modified Lentz method), on the side of x where the fraction converges fast."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    log_front = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
+    if x < (a + 1) / (a + b + 2):
+        return math.exp(log_front) * _beta_fraction(a, b, x) / a
+    return 1.0 - math.exp(log_front) * _beta_fraction(b, a, 1.0 - x) / b
+
+
+def _beta_fraction(a: float, b: float, x: float) -> float:
+    tiny, eps = 1e-300, 1e-15
+    c, d = 1.0, 1.0 - (a + b) * x / (a + 1)
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    result = d
+    for m in range(1, 300):
+        for numerator in (
+            m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+            -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1)),
+        ):
+            d = 1.0 + numerator * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + numerator / c
+            c = c if abs(c) > tiny else tiny
+            result *= c * d
+        if abs(c * d - 1.0) < eps:
+            break
+    return result

@@ -15,6 +15,7 @@ from llmload.sim.faults import FaultPolicy, modes_text, parse_modes
 from llmload.sim.model import NS_PER_MS, FixedTiming, ModelParams, Speculation
 from llmload.sim.profiles import Profile, get_profile, profile_names
 from llmload.sim.router import ROUTER_POLICIES, SESSION_HEADER, RouterPolicy
+from llmload.sim.slowdown import add_slowdown, slower
 
 # Flags of the batching model: (flag, ModelParams field, scale from the flag's unit to the field's).
 _STEP_FLAGS = (
@@ -56,6 +57,7 @@ def _parser() -> argparse.ArgumentParser:
     model.add_argument(
         "--prefix-cache-tokens", type=int, help="prefix cache capacity in tokens (default: the KV budget)"
     )
+    add_slowdown(p)
     _model_output(p)
     _speculation(p)
     _replicas(p)
@@ -329,7 +331,7 @@ def config_from_args(argv: Sequence[str]) -> SimConfig:
     profile = get_profile(args.profile)
     params = _params(args, profile.params())
     _check_serving(args, profile)
-    timing = _timing(args, params.tokens_per_chunk)
+    params, timing = slower(args, params, _timing(args, params.tokens_per_chunk))
     if timing is not None and args.adapter_switch_ms:
         raise ConfigError("--adapter-switch-ms", args.adapter_switch_ms,
                           "cannot be combined with --ttft-ms/--step-ms (no batch steps)")  # fmt: skip

@@ -7,6 +7,7 @@ import random
 
 import pytest
 
+from llmload.metrics import confidence
 from llmload.metrics.confidence import differ, interval, t975
 
 
@@ -55,3 +56,24 @@ def test_welch_tells_a_difference_from_noise() -> None:
         for _ in range(2000)
     )
     assert alarms / 2000 < 0.08
+
+
+@pytest.mark.parametrize("df", [1, 2.5, 4, 9.3, 30, 250])
+def test_student_tail_is_scipys(df: float) -> None:
+    stats = pytest.importorskip("scipy.stats")
+    for t in (-4.0, -1.0, 0.0, 0.3, 1.0, 2.0, 6.0, 40.0):
+        assert confidence.student_sf(t, df) == pytest.approx(stats.t.sf(t, df), rel=1e-9, abs=1e-15)
+
+
+def test_welchs_one_sided_test_is_scipys_and_holm_steps_down() -> None:
+    stats = pytest.importorskip("scipy.stats")
+    rng = random.Random(5)
+    for _ in range(100):
+        a = [rng.gauss(100, 3) for _ in range(rng.randint(2, 6))]
+        b = [rng.gauss(102, 6) for _ in range(rng.randint(2, 6))]
+        want = stats.ttest_ind(a, b, equal_var=False, alternative="less").pvalue
+        assert confidence.welch_worse(a, b, higher_is_better=True) == pytest.approx(want, rel=1e-9)
+        want = stats.ttest_ind(a, b, equal_var=False, alternative="greater").pvalue
+        assert confidence.welch_worse(a, b, higher_is_better=False) == pytest.approx(want, rel=1e-9)
+    assert confidence.welch_worse([1.0, 1.0], [2.0, 2.0], higher_is_better=True) == 0.0  # no spread
+    assert confidence.holm([0.01, 0.04, 0.03, 0.5]) == pytest.approx([0.04, 0.09, 0.09, 0.5])
