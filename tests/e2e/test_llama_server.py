@@ -471,8 +471,11 @@ def test_a_cancelled_request_frees_its_llama_server_slot(
     per_token_ms = (
         ((record.last_token_ns or 0) - (record.first_token_ns or 0)) / 1e6 / max(record.token_events - 1, 1)
     )
-    # Freed as soon as the server next looks at the socket: within the time a token takes at the
-    # pace the client saw (polled for at most a hundred, a quarter of the 400 asked for).
+    # Freed when the server's loop next looks at the socket: the token being decoded when the
+    # client closed ends first, the server learns of the close on the next one's write, and
+    # /slots is itself a task of that loop, answered between tokens. So within three tokens at
+    # the pace the client saw, and one poll (a quarter token); polled for at most a hundred
+    # tokens, a quarter of the 400 asked for.
     deadline = time.monotonic() + 100 * per_token_ms / 1e3
     busy = True
     while busy and time.monotonic() < deadline:
@@ -484,4 +487,4 @@ def test_a_cancelled_request_frees_its_llama_server_slot(
             freed = time.perf_counter_ns()
     assert not busy, slots
     freed_ms = (freed - (record.done_ns or freed)) / 1e6
-    judge.at_most(freed_ms, 2 * per_token_ms, Stat.EVERY, "the cancelled request's slot freed")
+    judge.at_most(freed_ms, 3.25 * per_token_ms, Stat.EVERY, "the cancelled request's slot freed")
