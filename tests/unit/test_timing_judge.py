@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.timing import ledger
-from tests.support.timing.canary import RECORD
+from tests.support.timing.canary import RECORD, waited_us
 from tests.support.timing.judge import Judge, Judgement, Outcome
 from tests.support.timing.noise import CanaryLog, Stat
 
@@ -129,3 +129,38 @@ def test_a_stall_that_ends_after_the_window_still_counts_in_it(tmp_path: Path) -
     log = CanaryLog(tmp_path)
     assert log.wakes("plain", 0, 20 * MS).at(Stat.EVERY) == pytest.approx(39.0)
     assert log.wakes("plain", 0, 5 * MS).at(Stat.EVERY) == 0.0  # it began after this window
+
+
+def _pressure(tmp_path: Path, share: float) -> None:
+    """Pressure samples every 100 ms over 10 s, some task waiting ``share`` of the time."""
+    with (tmp_path / "pressure.bin").open("ab") as f:
+        for i in range(101):
+            f.write(RECORD.pack(i * 100 * MS, int(i * 100_000 * share)))
+
+
+@pytest.mark.parametrize(("share", "beside_others", "outcome"), [
+    (0.35, True, Outcome.UNJUDGED),  # beside other tests, the CPUs oversubscribed: not the client's
+    (0.02, True, Outcome.FAIL),  # beside others on idle cores: the client's
+    (0.35, False, Outcome.FAIL),  # alone, the test's own load is no excuse
+])  # fmt: skip
+def test_a_failure_beside_other_tests_under_cpu_pressure_is_unjudged(
+    tmp_path: Path, share: float, beside_others: bool, outcome: Outcome
+) -> None:
+    log = _canary(tmp_path, [0.1] * 100)
+    _pressure(tmp_path, share)
+    assert log.cpu_pressure(0, 10_000 * MS) == pytest.approx(share, rel=0.01)
+    seen: list[Judgement] = []
+    judge = Judge("t", log, 0, seen.append, beside_others=beside_others)
+    judge.during(0, 10_000 * MS)
+    if outcome is Outcome.FAIL:
+        with pytest.raises(AssertionError):
+            judge.at_most(3.0, 1.0, Stat.MEDIAN, "median")
+    else:
+        assert judge.at_most(3.0, 1.0, Stat.MEDIAN, "median").outcome is outcome
+        assert "oversubscribed 35% of the window" in seen[0].explain()
+    assert seen[0].outcome is outcome
+
+
+def test_the_kernels_pressure_line_is_read() -> None:
+    text = "some avg10=14.69 avg60=10.98 avg300=26.16 total=2397247946\nfull avg10=0.00 total=0\n"
+    assert waited_us(text) == 2397247946 and waited_us("") is None

@@ -9,7 +9,12 @@ how late each wake-up was, for as long as the tests run, in two threads:
 - ``fifo``, at SCHED_FIFO where allowed (root, or CAP_SYS_NICE): the machine's floor, what even
   a process that claims the CPU first cannot avoid (a hypervisor taking the core away).
 
-Each thread appends ``(wake_ns, late_ns)`` records (two little-endian int64s, on the same
+A third thread copies the kernel's CPU pressure (``/proc/pressure/cpu``: the microseconds in
+which some runnable task waited for a CPU) every 100 ms, as ``(t_ns, waited_us)`` records in
+``pressure.bin``. A sleeper such as the canary is woken ahead of busy processes, so its
+lateness stays small while busy ones queue for a core; the pressure sees that queue.
+
+Each wake-up thread appends ``(wake_ns, late_ns)`` records (two little-endian int64s, on the same
 CLOCK_MONOTONIC as every ``perf_counter_ns`` stamp on this machine) to its own file, flushed
 every few milliseconds, so a judge in another process can read the noise of any window.
 
@@ -30,6 +35,8 @@ PERIOD_NS = 1_000_000
 FLUSH_NS = 10_000_000
 RECORD = struct.Struct("<qq")
 KINDS = ("plain", "fifo")
+PRESSURE = Path("/proc/pressure/cpu")
+PRESSURE_PERIOD_S = 0.1
 
 
 def _sample(path: Path, stop: threading.Event, fifo: bool) -> None:
@@ -54,6 +61,30 @@ def _sample(path: Path, stop: threading.Event, fifo: bool) -> None:
         out.write(pending)
 
 
+def waited_us(text: str) -> int | None:
+    """The ``some`` line's ``total``: microseconds in which some task waited for a CPU."""
+    for line in text.splitlines():
+        if line.startswith("some "):
+            fields = dict(part.split("=", 1) for part in line.split()[1:] if "=" in part)
+            return int(fields["total"]) if fields.get("total", "").isdigit() else None
+    return None
+
+
+def _pressure(path: Path, stop: threading.Event) -> None:
+    try:
+        PRESSURE.read_text()
+    except OSError:
+        return  # no pressure stall information here (an older kernel, or PSI off): no file
+    with path.open("ab", buffering=0) as out:
+        while not stop.wait(PRESSURE_PERIOD_S):
+            try:
+                waited = waited_us(PRESSURE.read_text())
+            except OSError:
+                return
+            if waited is not None:
+                out.write(RECORD.pack(time.perf_counter_ns(), waited))
+
+
 def main(directory: Path) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     stop = threading.Event()
@@ -63,6 +94,7 @@ def main(directory: Path) -> None:
         threading.Thread(target=_sample, args=(directory / f"{kind}.bin", stop, kind == "fifo"), daemon=True)
         for kind in KINDS
     ]
+    threads.append(threading.Thread(target=_pressure, args=(directory / "pressure.bin", stop), daemon=True))
     for thread in threads:
         thread.start()
     (directory / "ready").touch()

@@ -84,6 +84,22 @@ class CanaryLog:
             late = sorted(RECORD.unpack_from(data, i * RECORD.size)[1] / 1e6 for i in range(lo, hi))
         return Wakes(tuple(late))
 
+    def cpu_pressure(self, t0_ns: int, t1_ns: int) -> float | None:
+        """The share of the window in which some task waited for a CPU (the kernel's pressure
+        stall information, from the samples just around the window); None where there is none."""
+        path = self.directory / "pressure.bin"
+        self._wait_past(path, t1_ns, timeout_s=0.3)
+        if not path.exists() or path.stat().st_size < 2 * RECORD.size:
+            return None
+        with path.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            n = len(data) // RECORD.size
+            lo = max(0, _first_at(data, n, t0_ns) - 1)
+            hi = min(n - 1, _first_at(data, n, t1_ns))
+            if hi <= lo:
+                return None
+            (a_ns, a_us), (b_ns, b_us) = (RECORD.unpack_from(data, i * RECORD.size) for i in (lo, hi))
+        return (b_us - a_us) * 1000 / (b_ns - a_ns) if b_ns > a_ns else None
+
     @staticmethod
     def _wait_past(path: Path, t_ns: int, timeout_s: float = 0.5) -> None:
         """The canary flushes every few ms: wait until its file reaches ``t_ns``, or stops

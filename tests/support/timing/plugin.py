@@ -98,7 +98,9 @@ def judge(request: pytest.FixtureRequest, canary_log: CanaryLog) -> Iterator[Jud
 
     since = request.config.stash.get(_module_start, {}).get(_module_name(node), time.perf_counter_ns())
     # xdist adds "@group" to the ids of grouped tests: the ledger names the test as pytest takes it
-    the_judge = Judge(node.nodeid.split("@")[0], canary_log, since, record)
+    # pytest-xdist's workers run side by side: a failure under CPU pressure is judged again alone
+    beside_others = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1
+    the_judge = Judge(node.nodeid.split("@")[0], canary_log, since, record, beside_others=beside_others)
     node.stash[_judge_of] = the_judge
     yield the_judge
     if not the_judge.judgements and node.stash.get(CALL_PASSED, False):
