@@ -6,7 +6,7 @@ OpenAI: ``POST /v1/chat/completions``, ``POST /v1/completions`` (``completions.p
 ``GET /health``, ``/version``, ``/get_server_info``, ``/metrics``. Ground truth:
 ``GET /sim/requests``, ``/sim/counters``, ``/sim/timeline``, ``/sim/stats``, ``/sim/config``.
 Everything but ground truth and metrics waits out the startup delay; in hang mode nothing is
-ever answered.
+ever answered. With ``--api-key``, as vLLM's, the ``/v1`` routes answer 401 without the key.
 """
 
 from __future__ import annotations
@@ -84,6 +84,9 @@ class App:
         if self._config.hang:
             return  # accept, read, never answer
         path = request.path
+        if not self._authorized(request):
+            self._json(conn, 401, error_body("Invalid API key", "AuthenticationError", 401))
+            return
         if path in _GENERATION_PATHS:
             if request.method != "POST":
                 self._json(conn, 405, _error("use POST", 405))
@@ -119,6 +122,14 @@ class App:
         else:
             status, body = route(request)
             self._json(conn, status, body)
+
+    def _authorized(self, request: HttpRequest) -> bool:
+        """vLLM guards only the /v1 routes: health, metrics and the engine's own stay open."""
+        key = self._config.api_key
+        if key is None or not request.path.startswith("/v1"):
+            return True
+        headers = request.headers
+        return headers.get("authorization") == f"Bearer {key}" or headers.get("x-api-key") == key
 
     def _tokenize(self, request: HttpRequest, conn: HttpConnection) -> None:
         """vLLM's, SGLang's and llama.cpp's ``POST /tokenize``, by the simulator's tokenizer."""

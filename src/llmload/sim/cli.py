@@ -138,6 +138,11 @@ def _serving(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--certfile", type=Path, help="TLS certificate (PEM): serve https")
     p.add_argument("--keyfile", type=Path, help="TLS private key (PEM)")
+    p.add_argument(
+        "--api-key",
+        help="vLLM's --api-key: the /v1 routes answer 401 without 'Authorization: Bearer KEY' "
+        "(or Anthropic's x-api-key: KEY)",
+    )
 
 
 def _speculation(p: argparse.ArgumentParser) -> None:
@@ -366,6 +371,7 @@ def config_from_args(argv: Sequence[str]) -> SimConfig:
         replicas=replicas,
         router=router,
         session_header=session_header,
+        api_key=args.api_key or None,
     )
 
 

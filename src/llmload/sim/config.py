@@ -41,6 +41,8 @@ class SimConfig:
     replicas: int = 1  # independent engines behind the router (``replicas.py``)
     router: RouterPolicy = "round-robin"
     session_header: str = SESSION_HEADER  # lower case, as ``http.py`` keys request headers
+    # vLLM's --api-key: the /v1 routes want it as a bearer token (api.py); never shown
+    api_key: str | None = field(default=None, repr=False)
 
     @property
     def served_models(self) -> tuple[str, ...]:

@@ -26,6 +26,7 @@ REASONS: Mapping[int, str] = MappingProxyType(
         100: "Continue",
         200: "OK",
         400: "Bad Request",
+        401: "Unauthorized",
         404: "Not Found",
         405: "Method Not Allowed",
         413: "Content Too Large",

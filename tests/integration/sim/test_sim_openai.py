@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import httpx
 import openai
 import pytest
 
@@ -124,3 +125,20 @@ def test_errors_reach_the_sdk_as_its_exceptions(client: tuple[openai.OpenAI, Sim
         api.chat.completions.create(
             model="sim-test", messages=[{"role": "user", "content": PROMPT}], max_tokens=0
         )
+
+
+def test_an_api_key_guards_the_v1_routes_only() -> None:
+    """As vLLM's --api-key: the SDK without the key is refused, with it served; /health stays open."""
+    sim = start_sim(["--ttft-ms", "2", "--step-ms", "1", "--model", "sim-test", "--api-key", "sk-sim"])
+    try:
+        with (
+            openai.OpenAI(base_url=sim.url + "/v1", api_key="wrong", max_retries=0) as api,
+            pytest.raises(openai.AuthenticationError),
+        ):
+            api.models.list()
+        with openai.OpenAI(base_url=sim.url + "/v1", api_key="sk-sim", max_retries=0) as api:
+            assert [m.id for m in api.models.list()] == ["sim-test"]
+        with httpx.Client() as http:
+            assert http.get(sim.url + "/health").status_code == 200
+    finally:
+        sim.stop()
