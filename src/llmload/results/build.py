@@ -44,8 +44,15 @@ CACHE_HIT_LIMIT = 0.5
 
 
 def cache_warning(hit_rate: float | None, workload: WorkloadConfig, source: str) -> str | None:
-    """Prompts meant to be unique that a prefix cache answers: TTFT measures cache hits."""
-    intends_unique = not workload.prefix_cache and not workload.prefix.groups and workload.dataset is None
+    """Prompts meant to be unique that a prefix cache answers: TTFT measures cache hits. Recorded
+    agent sessions (--agent-trace) are not: they share their instructions and tools, and a
+    session is replayed again by the next user to reach it."""
+    intends_unique = (
+        not workload.prefix_cache
+        and not workload.prefix.groups
+        and workload.dataset is None
+        and workload.agent.trace is None
+    )
     if hit_rate is None or hit_rate <= CACHE_HIT_LIMIT or not intends_unique:
         return None
     return (
