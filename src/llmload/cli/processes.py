@@ -18,6 +18,7 @@ import os
 from dataclasses import dataclass
 
 from llmload.config import values
+from llmload.config.apikey import read_api_key
 from llmload.config.options import defaults
 from llmload.errors import ConfigError, LlmloadError
 
@@ -64,7 +65,7 @@ def load_of(args: argparse.Namespace) -> Load:
     """The peak of a sweep's (or a probe's) stages, from its options as parsed."""
     tokens = tokens_per_request(args)
     ramp = values.ramp(args.ramp, args)
-    rates = values.rates(_given(args, "--rates"), args)
+    rates = values.rates(given(args, "--rates"), args)
     if ramp is not None and ramp.kind == "rate":
         return Load(None, max(ramp.levels()), tokens)
     if rates:
@@ -80,7 +81,7 @@ def tokens_per_request(args: argparse.Namespace) -> int:
     return values.output_lengths(full.max_tokens, full).upper
 
 
-def _given(args: argparse.Namespace, flag: str) -> str | None:
+def given(args: argparse.Namespace, flag: str) -> str | None:
     """An option as the command parsed it, or as given after ``--`` for Locust (``llmload
     search --by rate`` passes ``--rates`` there; a sweep's ``--model`` goes there)."""
     rest: list[str] = [str(word) for word in getattr(args, "locust_args", None) or ()]
@@ -182,15 +183,16 @@ def server_is_here(host: str, embedded: bool) -> bool:
 def resolve(args: argparse.Namespace, host: str, load: Load, *, server_here: bool, prog: str) -> int:
     """The worker processes to start (0: one process, no ``--processes``): the count given, or
     what ``auto`` plans, said in one line. Raises ``PlanError`` when the machine cannot carry it."""
-    given: int | None = args.processes
-    if given is not None:
-        return given
+    count: int | None = args.processes
+    if count is not None:
+        return count
     where = cores(server_here)
     pace = None
     if needs_pace(load):
         from llmload.target.pace import stream_rate
 
-        pace = stream_rate(host, _given(args, "--model"), os.environ.get("OPENAI_API_KEY"))
+        key = read_api_key(given(args, "--api-key-env"), os.environ)
+        pace = stream_rate(host, given(args, "--model"), key)
         if pace is None:  # the run itself will say what the server answers
             print(
                 f"{prog}: --processes auto: the server streamed no pace to plan by: one process", flush=True

@@ -16,8 +16,9 @@ import sys
 from collections.abc import Iterator, Sequence
 
 from llmload.cli.child import run_child
-from llmload.cli.processes import cores, load_of, processes_option, resolve, server_is_here
+from llmload.cli.processes import cores, given, load_of, processes_option, resolve, server_is_here
 from llmload.cli.rerun import rerun_client_bound
+from llmload.config.apikey import read_api_key
 from llmload.config.options import add_arguments, sweep_options, to_argv
 from llmload.core.redact import redact_argv, redact_url
 from llmload.export.results import new_run_id
@@ -110,7 +111,7 @@ def wait_for(args: argparse.Namespace, host: str) -> ExitCode:
         timeout_s=args.wait_timeout,
         log_file=args.log,
         log_stall_s=args.log_stall,
-        api_key=os.environ.get("OPENAI_API_KEY"),
+        api_key=read_api_key(given(args, "--api-key-env"), os.environ),
     )
     if waited.code is not WaitCode.READY:
         print(f"llmload: the server at {redact_url(host)} is not ready: {waited.message}", file=sys.stderr)

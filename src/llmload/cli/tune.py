@@ -31,6 +31,7 @@ from llmload.cli import tune_client
 from llmload.cli.child import run_child
 from llmload.cli.sweep import echo
 from llmload.cli.tune_probes import Guard, drifts, read_object
+from llmload.config.apikey import read_api_key
 from llmload.config.experiment import (
     ClientValue,
     Configuration,
@@ -164,7 +165,8 @@ def run_one(experiment: Experiment, c: Configuration, cdir: Path) -> Ended:
 
 def _measure(experiment: Experiment, c: Configuration, cdir: Path, server: launch.Server) -> Ended:
     spec = experiment.server
-    api_key = os.environ.get("OPENAI_API_KEY") or None
+    named = c.client.get("api_key_env")  # the configuration's sweep reads the same variable
+    api_key = read_api_key(str(named) if named else None, os.environ)
     waited = wait_ready(
         server.url,
         timeout_s=spec.ready_timeout_s,

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import is_dataclass
 from typing import Any, TypeVar, get_type_hints
 
+from llmload.config.apikey import read_api_key
 from llmload.config.options import OPTIONS, add_arguments, from_form
 from llmload.config.settings import RunConfig
 from llmload.errors import ConfigError
@@ -132,7 +133,7 @@ def to_config(opts: argparse.Namespace, scenario: str = "chat", host: str | None
         for path, part in zip(option.fields, value if len(option.fields) > 1 else (value,), strict=True):
             _put(tree, path, part)
     _lengths(tree["workload"])
-    tree["request"]["api_key"] = os.environ.get(opts.api_key_env) or None
+    tree["request"]["api_key"] = read_api_key(opts.api_key_env, os.environ)
     tree["transport"]["base_url"] = host.rstrip("/")
     tree["transport"]["pool_size"] = max(getattr(opts, "num_users", None) or 1024, 1)
     config = build(RunConfig, tree)

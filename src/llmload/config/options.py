@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, get_args, get_origin, get_type_hints
 
 from llmload.config import values
+from llmload.config.apikey import DEFAULT_ENV
 from llmload.config.settings import RunConfig
 from llmload.config.values import Parse
 
@@ -156,9 +157,12 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "--api-key-env",
-        "environment variable holding the API key",
-        default="OPENAI_API_KEY",
+        "environment variable holding the API key (the key itself is never a flag)",
+        default=DEFAULT_ENV,
         group="request",
+        # llmload sweep|search|tune|wait read the key themselves to wait for the server and ask
+        # its pace; None there: not passed on, so Locust reads LLMLOAD_API_KEY_ENV as they did
+        sweep_default=None,
         to="request.api_key_env",
     ),
     # the prompts and lengths

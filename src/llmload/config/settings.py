@@ -15,6 +15,7 @@ from importlib.util import find_spec
 from types import MappingProxyType
 from typing import Literal
 
+from llmload.config.apikey import DEFAULT_ENV
 from llmload.config.tenants import Tenant
 from llmload.core.recorder import Timeouts
 from llmload.core.redact import redact_text, redact_url
@@ -65,7 +66,7 @@ class RequestConfig:
     extra_body: Mapping[str, JSON] = field(default_factory=lambda: MappingProxyType({}))
     extra_headers: tuple[tuple[str, str], ...] = ()
     api_key: str | None = field(default=None, repr=False)
-    api_key_env: str = "OPENAI_API_KEY"  # where the key came from: named in hints, never its value
+    api_key_env: str = DEFAULT_ENV  # where the key came from: named in hints, never its value
     server_timings: ServerTimingsChoice = "auto"
     api: ApiChoice = "auto"
     # The headers that carry a session's key (agent and conversation scenarios), for a router

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import orjson
 
+from llmload.config.apikey import DEFAULT_ENV
 from llmload.config.settings import ChecksConfig
 from llmload.core.stop import FailedFast, Interrupted
 from llmload.protocol.jsonvalue import JSON, obj
@@ -77,7 +78,7 @@ def server_message(detail: str | None) -> str:
 def hint(kind: str, status: int | None, run: RunInfo) -> str:
     """What the user can do about a failure of this kind."""
     request = obj(run.options.get("request") or {}, "options.request")
-    key_env = request.get("api_key_env") or "OPENAI_API_KEY"
+    key_env = request.get("api_key_env") or DEFAULT_ENV
     if status in (401, 403):
         if request.get("api_key_set"):
             return f"the server rejected the API key in ${key_env}: check it"

@@ -6,11 +6,12 @@ from typing import NamedTuple
 
 import httpx
 
+from llmload.config.apikey import DEFAULT_ENV, ENV_OF_ENV
 from llmload.core.redact import redact_url
 from llmload.errors import TargetError
 
 KEY_HINT = (
-    "export OPENAI_API_KEY=... (or name another variable with --api-key-env); "
+    f"export it in {DEFAULT_ENV}, or in the variable --api-key-env (or {ENV_OF_ENV}) names; "
     "it is never a flag, so it never lands in shell history"
 )
 

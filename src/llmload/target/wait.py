@@ -20,6 +20,8 @@ from typing import TextIO
 
 import httpx
 
+from llmload.config.apikey import read_api_key
+from llmload.config.options import BY_FLAG, add_arguments
 from llmload.core.redact import redact_text
 from llmload.errors import ConfigError
 from llmload.results.exitcodes import ExitCode
@@ -278,13 +280,14 @@ def _parser() -> argparse.ArgumentParser:
         "generate (exit 0), for at most --timeout (then exit 6), or until "
         "--log stops changing for --log-stall seconds (exit 7). Usage "
         "errors, and a server that refuses the key (HTTP 401/403), exit 2 "
-        "at once. The API key comes from OPENAI_API_KEY.",
+        "at once. The API key comes from the variable --api-key-env names.",
     )
     p.add_argument("--host", required=True, help="server URL, e.g. http://gpu-box:8000")
     p.add_argument("--timeout", type=float, default=900.0, help="seconds (default 900)")
     p.add_argument("--log", help="the server's log file: show its newest line and its age")
     p.add_argument("--log-stall", type=float, help="exit 7 once --log is unchanged this long")
     p.add_argument("--model", help="model to generate with (default: the first listed)")
+    add_arguments(p, (BY_FLAG["--api-key-env"],), env=False, sweep=True)  # the key: never a flag
     return p
 
 
@@ -296,7 +299,7 @@ def main(argv: Sequence[str]) -> int:
     for flag, value in (("--timeout", args.timeout), ("--log-stall", args.log_stall)):
         if value is not None and not value > 0:
             raise ConfigError(flag, value, "must be > 0")
-    api_key = os.environ.get("OPENAI_API_KEY") or None  # never a flag: flags land in shell history
+    api_key = read_api_key(args.api_key_env, os.environ)
     return int(
         wait_ready(
             args.host,

@@ -161,7 +161,7 @@ def test_cli_usage_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[s
 @pytest.mark.parametrize(
     ("status", "key", "said"),
     [
-        (401, None, "the server wants an API key: export OPENAI_API_KEY="),
+        (401, None, "the server wants an API key: export it in OPENAI_API_KEY, or in the variable"),
         (403, "sk-wrong-key-123456", "the server rejected the API key"),
     ],
 )
