@@ -280,7 +280,8 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "--agent-trace",
         "agent scenario: replay the recorded sessions of this JSONL file (AIPerf's session "
-        "trace: session_id, messages, message_mode delta or history, output_length, delay)",
+        "trace: session_id, messages, assistant_responses live or recorded, output_length, "
+        "delay, tools, extra)",
         str,
         "",
         to="workload.agent.trace",
