@@ -12,25 +12,19 @@ import sys
 from collections.abc import Sequence
 
 from llmload.cli.child import run_child
-from llmload.cli.processes import Load, processes_option, resolve
+from llmload.cli.processes import Load, resolve, tokens_per_request
 from llmload.cli.sweep import echo
+from llmload.config.commands import declare
 from llmload.scenarios import locate
+
+# The demo's own: a short chat run, not a sweep's 256-token answers over its own scenario
+_DEFAULTS = {"--max-tokens": "128", "--locustfile": "chat"}
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="llmload demo", description=__doc__)
-    p.add_argument("--profile", default="vllm", help="simulator profile (default: vllm)")
-    p.add_argument("--users", type=int, default=32, help="concurrent streams (default: 32)")
-    p.add_argument("--run-time", default="30s", help="measured run time (default: 30s)")
-    p.add_argument("--max-tokens", type=int, default=128)
-    p.add_argument("--locustfile", default="chat", help="a scenario's name or a locustfile (default: chat)")
-    p.add_argument("--results-dir", default="results")
-    p.add_argument(
-        "--processes",
-        type=processes_option,
-        default="auto",
-        help="worker processes (0: one), or auto: as many as the streams need here (llmload calibrate)",
-    )
+    declare(p, "--profile", "--users", "--run-time", "--max-tokens", "--locustfile", defaults=_DEFAULTS)
+    declare(p, "--results-dir", "--processes")
     return p
 
 
@@ -41,7 +35,7 @@ def main(argv: Sequence[str]) -> int:
 
     with start_sim(["--profile", args.profile]) as sim:
         print(f"llmload demo: simulator ({args.profile} profile) at {sim.url}", flush=True)
-        load = Load(args.users, None, args.max_tokens)
+        load = Load(args.users, None, tokens_per_request(args))
         processes = resolve(args, sim.url, load, server_here=True, prog="llmload demo")
         command = [
             sys.executable,
@@ -59,7 +53,7 @@ def main(argv: Sequence[str]) -> int:
             "--host",
             sim.url,
             "--max-tokens",
-            str(args.max_tokens),
+            args.max_tokens,
             "--ignore-eos",
             "--results-dir",
             args.results_dir,

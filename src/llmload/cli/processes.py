@@ -20,25 +20,12 @@ from dataclasses import dataclass
 from llmload.config import values
 from llmload.config.apikey import read_api_key
 from llmload.config.options import defaults
-from llmload.errors import ConfigError, LlmloadError
+from llmload.errors import LlmloadError
 
 HEADROOM = 0.6
 # What any process carries, however slow the machine (a quarter of what `llmload calibrate` measures
 # one-per-read on a 2-core VM): a plan under it needs neither the server's pace nor a calibration.
 SURE_EVENTS_PER_S = 10_000.0
-
-
-def processes_option(text: str) -> int | None:
-    """``--processes``: ``auto`` (None) or a count (0: one process, as Locust's default)."""
-    if text == "auto":
-        return None
-    try:
-        count = int(text)
-    except ValueError:
-        raise ConfigError("--processes", text, "give auto or a number of processes (0: one)") from None
-    if count < 0:
-        raise ConfigError("--processes", text, "give auto or a number >= 0")
-    return count
 
 
 @dataclass(frozen=True, slots=True)

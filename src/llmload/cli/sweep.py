@@ -16,9 +16,10 @@ import sys
 from collections.abc import Iterator, Sequence
 
 from llmload.cli.child import run_child
-from llmload.cli.processes import cores, given, load_of, processes_option, resolve, server_is_here
+from llmload.cli.processes import cores, given, load_of, resolve, server_is_here
 from llmload.cli.rerun import rerun_client_bound
 from llmload.config.apikey import read_api_key
+from llmload.config.commands import declare
 from llmload.config.options import add_arguments, sweep_options, to_argv
 from llmload.core.redact import redact_argv, redact_url
 from llmload.export.results import new_run_id
@@ -32,38 +33,15 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="llmload sweep", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    target = p.add_mutually_exclusive_group(required=True)
-    target.add_argument("--host", help="the server's base URL, e.g. http://gpu-box:8000")
-    target.add_argument("--sim", metavar="PROFILE", help="start `llmload sim --profile PROFILE`")
-    p.add_argument("--sim-arg", action="append", default=[], help="extra simulator argument")
-    p.add_argument(
-        "--processes",
-        type=processes_option,
-        default="auto",
-        help="worker processes on this machine (Locust --processes; 0: one), or auto: as many as "
-        "the planned load needs by this machine's measured capacity (llmload calibrate), refused "
-        "before the run when its free cores cannot carry it",
-    )
-    p.add_argument("--no-wait", action="store_true", help="do not wait for the server first")
-    p.add_argument(
-        "--wait-timeout",
-        type=float,
-        default=900.0,
-        help="seconds to wait for the server to generate before giving up",
-    )
-    p.add_argument("--log", help="the server's log file, watched while waiting")
-    p.add_argument("--log-stall", type=float, help="give up when --log stops moving this long")
+    declare(p.add_mutually_exclusive_group(required=True), "--host", "--sim")
+    declare(p, "--sim-arg", "--processes", "--no-wait", "--wait-timeout", "--log", "--log-stall")
     add_arguments(
         p.add_argument_group("passed on to Locust (see `llmload options`)"),
         sweep_options(),
         env=False,
         sweep=True,
     )
-    p.add_argument(
-        "--locustfile",
-        default=_DEFAULT_LOCUSTFILE,
-        help="a scenario's name or a locustfile (default: llmload's sweep scenario)",
-    )
+    declare(p, "--locustfile", defaults={"--locustfile": _DEFAULT_LOCUSTFILE})
     p.add_argument("locust_args", nargs="*", help="after --: passed to Locust as they are")
     return p
 
@@ -75,7 +53,7 @@ def _target(args: argparse.Namespace) -> Iterator[str]:
         return
     from llmload.sim.process import start_sim
 
-    with start_sim(["--profile", args.sim, *args.sim_arg]) as sim:
+    with start_sim(["--profile", args.sim, *(args.sim_arg or ())]) as sim:
         print(f"llmload sweep: simulator ({args.sim}) at {sim.url}", flush=True)
         yield sim.url
 

@@ -15,7 +15,8 @@ report: it is read from the environment variable named by ``--api-key-env``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from argparse import BooleanOptionalAction as _BooleanOptional
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, get_args, get_origin, get_type_hints
 
@@ -48,7 +49,9 @@ def choices_of(path: str) -> tuple[str, ...] | None:
 class Option:
     flag: str
     help: str
-    kind: type = str  # bool: a switch, off unless given
+    # What argparse turns the text into: a type, or a parser that raises ConfigError naming the
+    # flag (config/values.py); bool: a switch, off unless given
+    kind: Callable[[str], Any] = str
     default: Any = None
     group: str = "workload"
     # llmload sweep|search take the option too, with this default, and pass it on to Locust
@@ -60,6 +63,11 @@ class Option:
     parse: Parse | None = None
     # Given once per value (--label a=1 --label b=2): the parsed value is a list, or None
     repeated: bool = False
+    # Other spellings it answers to, kept so that command lines written for them still work
+    aliases: tuple[str, ...] = ()
+    # The values it takes, where no RunConfig field's Literal says (the commands' own options)
+    allowed: tuple[str, ...] = ()
+    metavar: str | None = None  # the value's name in --help, where the flag's own is unclear
 
     @property
     def fields(self) -> tuple[str, ...]:
@@ -67,7 +75,9 @@ class Option:
 
     @property
     def choices(self) -> tuple[str, ...] | None:
-        """The values the field's Literal admits: the parser offers exactly those."""
+        """The values it takes, or its field's Literal admits: the parser offers exactly those."""
+        if self.allowed or not self.to:
+            return self.allowed or None
         return choices_of(self.fields[0]) if self.parse is None and self.kind is str else None
 
     @property
@@ -786,32 +796,38 @@ ENTRYPOINT_ENV = frozenset({"LLMLOAD_ROLE", "LLMLOAD_MASTER_HOST", "LLMLOAD_MAST
 
 
 def add_arguments(
-    group: Any, options: tuple[Option, ...] = OPTIONS, *, env: bool = True, sweep: bool = False
+    group: Any,
+    options: tuple[Option, ...] = OPTIONS,
+    *,
+    env: bool = True,
+    sweep: bool = False,
+    defaults: Mapping[str, Any] | None = None,
 ) -> None:
     """Declare ``options`` on an argparse (or configargparse, with ``env``) parser or group.
 
-    ``sweep``: the defaults of ``llmload sweep|search``, and ``--no-X`` for a switch that is on.
+    ``sweep``: the defaults of the llmload commands (``sweep_default`` where an option has one),
+    shown in the help, and ``--no-X`` for a switch that is on. ``defaults``: a command's own, by
+    flag (the demo's 128 tokens); the help stays the declaration's, whatever the command.
     """
     for option in options:
-        default = option.sweep_default if sweep else option.default
-        extra: dict[str, Any] = {"env_var": option.env} if env else {}
+        default = option.sweep_default if sweep and option.in_sweep else option.default
+        default = (defaults or {}).get(option.flag, default)
         text = option.help.replace("%", "%%")  # argparse formats help with %
         if sweep and option.shown_default(default) not in ("", "off"):
             text += f" (default {option.shown_default(default)})"
+        kwargs: dict[str, Any] = {"help": text, "default": default}
+        kwargs |= {"env_var": option.env} if env else {}
+        kwargs |= {"metavar": option.metavar} if option.metavar else {}
         if option.repeated:
-            added = group.add_argument(option.flag, action="append", default=default, help=text, **extra)
+            kwargs["action"] = "append"
         elif option.kind is bool:
-            action: Any = "store_true"
-            if sweep and default:
-                import argparse
-
-                action = argparse.BooleanOptionalAction
-            added = group.add_argument(option.flag, action=action, default=bool(default), help=text, **extra)
+            kwargs.pop("metavar", None)
+            kwargs["default"] = bool(default)
+            kwargs["action"] = _BooleanOptional if sweep and default else "store_true"
         else:
-            kwargs: dict[str, Any] = {"choices": option.choices} if option.choices else {}
-            added = group.add_argument(
-                option.flag, type=option.kind, default=default, help=text, **extra, **kwargs
-            )
+            kwargs["type"] = option.kind
+            kwargs |= {"choices": option.choices} if option.choices else {}
+        added = group.add_argument(option.flag, *option.aliases, **kwargs)
         # Locust's web UI lists the actions that carry this mark (its own parser sets it on
         # arguments added to the parser itself, not to a group)
         added.include_in_web_ui = env and option.on_start_form
@@ -853,7 +869,8 @@ def from_form(given: Any) -> None:
             try:
                 setattr(given, o.dest, o.kind(text))
             except ValueError:
-                raise ConfigError(o.flag, value, f"expected a number ({o.kind.__name__})") from None
+                kind = getattr(o.kind, "__name__", "")
+                raise ConfigError(o.flag, value, f"expected a number ({kind})") from None
 
 
 def sweep_options() -> tuple[Option, ...]:

@@ -12,10 +12,10 @@ from llmload.cli.processes import (
     load_of,
     needs_pace,
     plan,
-    processes_option,
     server_is_here,
 )
 from llmload.cli.sweep import _parser as sweep_parser
+from llmload.config.commands import processes as processes_option
 from llmload.errors import ConfigError
 
 

@@ -1,0 +1,94 @@
+"""The options of the llmload commands themselves, declared once, beside Locust's in ``OPTIONS``.
+
+``OPTIONS`` (``config/options.py``) holds what a Locust run takes and the ``RunConfig`` field each
+sets. The commands that start servers, wait for them and start Locust (sweep, search, demo,
+wait, tune, calibrate) take more: where the server is, how long to wait for it, how many worker
+processes. Each of those is declared here, once, with the same ``Option`` type, and every
+command's parser declares the flags it takes from here by name (``declare``): a flag cannot mean
+one thing to ``llmload wait`` and another to ``llmload sweep``, and
+``tests/unit/config/test_flags_declared.py`` fails on a flag in ``src/`` that names no option.
+Locust never sees these; no ``RunConfig`` field comes from them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from llmload.config.options import BY_FLAG, Option, add_arguments
+from llmload.errors import ConfigError
+
+
+def processes(text: str) -> int | None:
+    """``--processes``: ``auto`` (None) or a count (0: one process, as Locust's default)."""
+    if text == "auto":
+        return None
+    try:
+        count = int(text)
+    except ValueError:
+        raise ConfigError("--processes", text, "give auto or a number of processes (0: one)") from None
+    if count < 0:
+        raise ConfigError("--processes", text, "give auto or a number >= 0")
+    return count
+
+
+_GROUP = "command"
+
+COMMAND_OPTIONS: tuple[Option, ...] = (
+    # the server under test
+    Option("--host", "the server's base URL, e.g. http://gpu-box:8000", group=_GROUP),
+    Option("--sim", "start `llmload sim --profile PROFILE` as the server", group=_GROUP, metavar="PROFILE"),
+    Option("--sim-arg", "extra simulator argument (repeat it for more)", group=_GROUP, repeated=True),
+    # waiting until it generates (target/wait.py)
+    Option("--no-wait", "do not wait for the server first", bool, group=_GROUP),
+    Option(
+        "--wait-timeout",
+        "seconds to wait for the server to generate before giving up (llmload wait: exit 6)",
+        float,
+        900.0,
+        group=_GROUP,
+        aliases=("--timeout",),  # llmload wait's first name for it
+    ),
+    Option(
+        "--log",
+        "the server's log file, watched while waiting: its newest line and its age are shown",
+        group=_GROUP,
+    ),
+    Option(
+        "--log-stall",
+        "give up once --log has not changed this many seconds (llmload wait: exit 7)",
+        float,
+        group=_GROUP,
+    ),
+    # the load generator on this machine
+    Option(
+        "--processes",
+        "worker processes on this machine (Locust --processes; 0: one), or auto: as many as the "
+        "planned load needs by this machine's measured capacity (llmload calibrate), refused "
+        "before the run when its free cores cannot carry it",
+        processes,
+        "auto",
+        group=_GROUP,
+    ),
+    Option("--locustfile", "a scenario's name (llmload scenarios) or a locustfile", group=_GROUP),
+    # llmload demo: the simulator and Locust run it starts
+    Option("--profile", "the simulator's profile (llmload sim --profile)", default="vllm", group=_GROUP),
+    Option("--users", "concurrent streams (Locust -u/--users)", int, 32, group=_GROUP),
+    Option("--run-time", "measured run time (Locust -t/--run-time)", default="30s", group=_GROUP),
+)
+
+COMMAND_BY_FLAG: Mapping[str, Option] = {o.flag: o for o in COMMAND_OPTIONS}
+
+
+def option_of(flag: str) -> Option:
+    """The one declaration of ``flag`` (or of a flag it is an alias of), of either table."""
+    for option in (*COMMAND_OPTIONS, *BY_FLAG.values()):
+        if flag == option.flag or flag in option.aliases:
+            return option
+    raise KeyError(flag)
+
+
+def declare(group: Any, *flags: str, defaults: Mapping[str, Any] | None = None) -> None:
+    """Declare ``flags`` on a command's argparse parser or group, each as its option says; the
+    options of Locust's table with their sweep defaults (a command passes them on to Locust)."""
+    add_arguments(group, tuple(option_of(f) for f in flags), env=False, sweep=True, defaults=defaults)
