@@ -28,6 +28,7 @@ from pathlib import Path
 
 import orjson
 
+from llmload.config.commands import declare
 from llmload.errors import ConfigError, LlmloadError
 from llmload.results.exitcodes import ExitCode
 
@@ -187,11 +188,7 @@ def _store(value: float, streams: int, events_per_s: float, cpu_percent: float) 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="llmload calibrate", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
-    p.add_argument(
-        "--streams", type=int, default=STREAMS, help=f"streams of the measurement (default {STREAMS})"
-    )
-    p.add_argument("--seconds", type=int, default=SECONDS, help=f"its run time (default {SECONDS})")
-    p.add_argument("--show", action="store_true", help="print the cached figure; measure nothing")
+    declare(p, "--streams", "--seconds", "--show", defaults={"--streams": STREAMS, "--seconds": SECONDS})
     return p
 
 

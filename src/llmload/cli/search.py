@@ -23,6 +23,7 @@ from llmload.cli.child import run_child
 from llmload.cli.processes import Load, resolve, server_is_here, tokens_per_request
 from llmload.cli.sweep import _parser as sweep_parser
 from llmload.cli.sweep import _target, locust_command, wait_for
+from llmload.config.commands import declare
 from llmload.config.settings import ChecksConfig
 from llmload.errors import ConfigError, TargetError
 from llmload.export.rundata import checks_of, read_summary, verdict_of
@@ -86,28 +87,7 @@ def _parser() -> argparse.ArgumentParser:
     p = sweep_parser()
     p.prog = "llmload search"
     p.description = __doc__
-    p.add_argument("--min", type=float, default=1, help="lowest level to try")
-    p.add_argument("--max", type=float, default=256, help="highest level to try")
-    p.add_argument(
-        "--by",
-        choices=("concurrency", "rate"),
-        default="concurrency",
-        help="search over concurrency (users) or open-loop request rate",
-    )
-    p.add_argument(
-        "--tolerance",
-        type=float,
-        default=0.05,
-        help="rates: stop when the interval is narrower than this fraction",
-    )
-    p.add_argument(
-        "--slo-tier",
-        action="append",
-        default=[],
-        metavar="RULES",
-        help="one answer per tier: the highest level meeting these rules (in --slo's grammar, "
-        "e.g. 'ttft_p90_ms<=1000'), --slo and --max-error-rate; repeatable, the probes shared",
-    )
+    declare(p, "--min", "--max", "--by", "--tolerance", "--slo-tier")
     return p
 
 
@@ -154,7 +134,7 @@ def main(argv: Sequence[str]) -> int:
             "--slo", args.slo, "a search needs an objective, e.g. --slo 'ttft_p99_ms<=500,tpot_p50_ms<=50'"
         )
     parse_slo(args.slo)  # a bad clause stops the search before the first probe
-    tiers = parse_tiers(args.slo_tier)
+    tiers = parse_tiers(args.slo_tier or ())
     if not 0 < args.min <= args.max:
         raise ConfigError("--min", args.min, "must be > 0 and <= --max")
     integer = args.by == "concurrency"

@@ -32,6 +32,7 @@ from llmload.cli.child import run_child
 from llmload.cli.sweep import echo
 from llmload.cli.tune_probes import Guard, drifts, read_object
 from llmload.config.apikey import read_api_key
+from llmload.config.commands import declare
 from llmload.config.experiment import (
     ClientValue,
     Configuration,
@@ -64,18 +65,8 @@ def _parser() -> argparse.ArgumentParser:
         prog="llmload tune", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     p.add_argument("experiment", type=Path, metavar="EXPERIMENT", help="the experiment file (TOML)")
-    p.add_argument("--results-dir", type=Path, default=Path("results"), help="default: results")
-    p.add_argument("--name", help="the experiment's directory under --results-dir (default: its name)")
-    p.add_argument("--resume", action="store_true", help="continue an experiment: skip what ended")
-    p.add_argument("--retry-failed", action="store_true", help="with --resume: rerun failed configurations")
-    p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="override a parameter")
-    p.add_argument(
-        "--max-answer-drift",
-        metavar="SHARE",
-        help="do not recommend a configuration whose probe answers changed more (0.1 or 10%%); "
-        "turns the quality guard on when the experiment has no [quality] table",
-    )
-    p.add_argument("--dry-run", action="store_true", help="print each configuration's commands and stop")
+    declare(p, "--results-dir", "--name", "--resume", "--retry-failed", "--set", "--max-answer-drift")
+    declare(p, "--dry-run")
     add_arguments(
         p.add_argument_group("each configuration's runs (docs/history.md)"), _HISTORY, env=False, sweep=True
     )
@@ -305,7 +296,7 @@ def _terminated(signum: int, frame: FrameType | None) -> None:
 def main(argv: Sequence[str]) -> int:
     signal.signal(signal.SIGTERM, _terminated)  # the servers live in sessions of their own
     args = _parser().parse_args(list(argv))
-    experiment = _with_history(load_experiment(args.experiment, parse_overrides(args.set)), args)
+    experiment = _with_history(load_experiment(args.experiment, parse_overrides(args.set or ())), args)
     if args.max_answer_drift is not None:
         limit = drift_limit(args.max_answer_drift, "--max-answer-drift")
         quality = replace(experiment.quality or Quality(), max_answer_drift=limit)
@@ -314,7 +305,7 @@ def main(argv: Sequence[str]) -> int:
         tune_client.parse_client(c, "http://127.0.0.1:1", Path("."))  # a bad option stops it here
     if args.dry_run:
         return _dry_run(experiment)
-    out = args.results_dir / (args.name or experiment.name)
+    out = Path(args.results_dir) / (args.name or experiment.name)
     if (out / "tune.json").exists() and not args.resume:
         raise ResultsError(
             f"{out} already holds this experiment: --resume continues it, --name NEW starts another"

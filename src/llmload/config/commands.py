@@ -75,6 +75,42 @@ COMMAND_OPTIONS: tuple[Option, ...] = (
     Option("--profile", "the simulator's profile (llmload sim --profile)", default="vllm", group=_GROUP),
     Option("--users", "concurrent streams (Locust -u/--users)", int, 32, group=_GROUP),
     Option("--run-time", "measured run time (Locust -t/--run-time)", default="30s", group=_GROUP),
+    # llmload search: the level it bisects for
+    Option("--min", "lowest level to try", float, 1, group=_GROUP),
+    Option("--max", "highest level to try", float, 256, group=_GROUP),
+    Option(
+        "--by",
+        "search over concurrency (users) or open-loop request rate",
+        default="concurrency",
+        group=_GROUP,
+        allowed=("concurrency", "rate"),
+    ),
+    Option("--tolerance", "rates: stop once the interval is narrower than this", float, 0.05, group=_GROUP),
+    Option(
+        "--slo-tier",
+        "one answer per tier: the highest level meeting these rules (in --slo's grammar, "
+        "e.g. 'ttft_p90_ms<=1000'), --slo and --max-error-rate; repeatable, the probes shared",
+        group=_GROUP,
+        repeated=True,
+        metavar="RULES",
+    ),
+    # llmload tune: the experiment's directory, and what it reruns
+    Option("--name", "the experiment's directory under --results-dir (default: its name)", group=_GROUP),
+    Option("--resume", "continue an experiment: skip what ended", bool, group=_GROUP),
+    Option("--retry-failed", "with --resume: rerun failed configurations", bool, group=_GROUP),
+    Option("--set", "override a parameter", group=_GROUP, repeated=True, metavar="NAME=VALUE"),
+    Option(
+        "--max-answer-drift",
+        "do not recommend a configuration whose probe answers changed more (0.1 or 10%); "
+        "turns the quality guard on when the experiment has no [quality] table",
+        group=_GROUP,
+        metavar="SHARE",
+    ),
+    Option("--dry-run", "print each configuration's commands and stop", bool, group=_GROUP),
+    # llmload calibrate: the measurement of one worker process (its defaults are calibrate's)
+    Option("--streams", "streams of the measurement", int, group=_GROUP),
+    Option("--seconds", "its run time", int, group=_GROUP),
+    Option("--show", "print the cached figure; measure nothing", bool, group=_GROUP),
 )
 
 COMMAND_BY_FLAG: Mapping[str, Option] = {o.flag: o for o in COMMAND_OPTIONS}

@@ -43,7 +43,7 @@ MEANINGS: Mapping[ExitCode, str] = {
     ExitCode.CLIENT_BOUND: "a stage was client-bound (the load generator, not the server, set the "
     "numbers) and `--fail-on-client-bound` was given",
     ExitCode.INCOMPLETE: "a worker was lost mid-run: the summary names it and bounds what may be missing",
-    ExitCode.WAIT_TIMEOUT: "waiting for the server: it was not ready within `--timeout` (its log, "
+    ExitCode.WAIT_TIMEOUT: "waiting for the server: it was not ready within `--wait-timeout` (its log, "
     "if given, was still moving: slow loading)",
     ExitCode.LOG_STALLED: "waiting for the server: its `--log` stopped changing for `--log-stall` "
     "seconds: likely hung",

@@ -21,7 +21,7 @@ from typing import TextIO
 import httpx
 
 from llmload.config.apikey import read_api_key
-from llmload.config.options import BY_FLAG, add_arguments
+from llmload.config.commands import declare
 from llmload.core.redact import redact_text
 from llmload.errors import ConfigError
 from llmload.results.exitcodes import ExitCode
@@ -231,13 +231,10 @@ class _Session:
                     WaitCode.LOG_STALLED, now, seen, f"{why}: likely hung (newest line: {log.line!r})"
                 )
             if now >= timeout_s:
-                moving = (
-                    ""
-                    if self.log is None
-                    else (
-                        f"; the log last changed {self.log.age(now):.0f} s ago: slow loading? raise --timeout"
-                    )
-                )
+                moving = ""
+                if self.log is not None:
+                    age = self.log.age(now)
+                    moving = f"; the log last changed {age:.0f} s ago: slow loading? raise --wait-timeout"
                 message = f"timed out after {now:.0f} s, still {seen.state} ({seen.detail}){moving}"
                 return self.result(WaitCode.TIMEOUT_WHILE_LOG_MOVING, now, seen, message)
             self.sleep(max(0.0, min(interval_s, timeout_s - now)))
@@ -277,33 +274,32 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="llmload wait",
         description="Wait until a server can "
-        "generate (exit 0), for at most --timeout (then exit 6), or until "
+        "generate (exit 0), for at most --wait-timeout (then exit 6), or until "
         "--log stops changing for --log-stall seconds (exit 7). Usage "
         "errors, and a server that refuses the key (HTTP 401/403), exit 2 "
         "at once. The API key comes from the variable --api-key-env names.",
     )
-    p.add_argument("--host", required=True, help="server URL, e.g. http://gpu-box:8000")
-    p.add_argument("--timeout", type=float, default=900.0, help="seconds (default 900)")
-    p.add_argument("--log", help="the server's log file: show its newest line and its age")
-    p.add_argument("--log-stall", type=float, help="exit 7 once --log is unchanged this long")
-    p.add_argument("--model", help="model to generate with (default: the first listed)")
-    add_arguments(p, (BY_FLAG["--api-key-env"],), env=False, sweep=True)  # the key: never a flag
+    # the sweep's declarations: a flag means the same to every command (--timeout: an alias)
+    declare(p, "--host", "--wait-timeout", "--log", "--log-stall", "--model", "--api-key-env")
     return p
 
 
 def main(argv: Sequence[str]) -> int:
+    parser = _parser()
     try:
-        args = _parser().parse_args(list(argv))
+        args = parser.parse_args(list(argv))
+        if not args.host:  # the sweep's --host is one of two targets, so the table cannot require it
+            parser.error("--host is required: the server's base URL, e.g. http://gpu-box:8000")
     except SystemExit as exc:  # argparse exits on --help (0) and on bad usage (2)
         return exc.code if isinstance(exc.code, int) else int(WaitCode.USAGE_ERROR)
-    for flag, value in (("--timeout", args.timeout), ("--log-stall", args.log_stall)):
+    for flag, value in (("--wait-timeout", args.wait_timeout), ("--log-stall", args.log_stall)):
         if value is not None and not value > 0:
             raise ConfigError(flag, value, "must be > 0")
     api_key = read_api_key(args.api_key_env, os.environ)
     return int(
         wait_ready(
             args.host,
-            timeout_s=args.timeout,
+            timeout_s=args.wait_timeout,
             log_file=args.log,
             log_stall_s=args.log_stall,
             api_key=api_key,

@@ -114,7 +114,7 @@ def test_a_moving_log_is_slow_loading_when_time_runs_out(tmp_path: Path) -> None
     result, out = run(handler, clock, timeout_s=20, log_file=str(log), log_stall_s=3)
     assert result.code == WaitCode.TIMEOUT_WHILE_LOG_MOVING
     assert result.log_line == f"step {int(clock.t)}"
-    assert "slow loading? raise --timeout" in out
+    assert "slow loading? raise --wait-timeout" in out
 
 
 def test_a_missing_log_file_is_shown_and_its_creation_counts_as_a_change(tmp_path: Path) -> None:
