@@ -22,8 +22,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from llmload.cli.store import store_option
 from llmload.config import values
-from llmload.config.options import BY_FLAG
 from llmload.errors import ConfigError, HistoryError, ResultsError
 from llmload.export.history_page import history_page, page_metrics
 from llmload.export.history_render import levels_of, runs_table, trend_table
@@ -31,18 +31,6 @@ from llmload.export.rundata import SUMMARY, read_summary
 from llmload.history.location import Location, store_location
 from llmload.history.open import open_store
 from llmload.results.runrecord import METRICS, RUN_METRICS, RunRecord, record_of
-
-_HISTORY = BY_FLAG["--history"]
-
-
-def _store_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--history",
-        metavar="STORE",
-        default=os.environ.get(_HISTORY.env),
-        help="the results store: a SQLite file's path, or a postgresql:// URL "
-        f"(default: ${_HISTORY.env}, else $XDG_DATA_HOME/llmload/history.sqlite)",
-    )
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -64,7 +52,7 @@ def _parser() -> argparse.ArgumentParser:
         help="also write the trend as a self-contained page: the metric (and output tok/s, "
         "TTFT p99, TPOT p50) at each level, change points marked",
     )
-    _store_option(p)
+    store_option(p)
     return p
 
 
@@ -80,7 +68,7 @@ def _reindex_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--label", action="append", metavar="KEY=VALUE", help="a label to add to every run (repeatable)"
     )
-    _store_option(p)
+    store_option(p)
     return p
 
 

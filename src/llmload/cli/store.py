@@ -18,9 +18,10 @@ _HISTORY = BY_FLAG["--history"]
 def store_option(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--history",
-        metavar="PATH|URL",
+        metavar="STORE",
         default=os.environ.get(_HISTORY.env),
-        help=f"the results store (default: ${_HISTORY.env}, else $XDG_DATA_HOME/llmload/history.sqlite)",
+        help="the results store: a SQLite file's path, or a postgresql:// URL "
+        f"(default: ${_HISTORY.env}, else $XDG_DATA_HOME/llmload/history.sqlite)",
     )
 
 
