@@ -376,7 +376,11 @@ def test_rerank_counts_the_servers_tokens_and_a_server_without_it_says_so(
     # scores mean nothing, but the route, its batching and its usage are llama.cpp's own.
     args = ("--prompt-tokens", "8", "--rerank-documents", "4")
     with llama_server(tmp_path, slots=2, context=2048, extra=("--reranking",)) as ranker:
-        run = run_locust(ranker.url, *args, locustfile="locustfiles/rerank.py", users=1, run_time="4s")
+        # no warm-up: on a loaded machine a ranking took 2 s, and a 4 s run measured none
+        run = run_locust(
+            ranker.url, *args, "--warmup-requests", "0", locustfile="locustfiles/rerank.py",
+            users=1, run_time="6s",
+        )  # fmt: skip
     done = records(run)
     assert done and len(done) == len(run.records)
     for r in done:

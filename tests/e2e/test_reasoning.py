@@ -75,7 +75,12 @@ def test_reasoning_and_answer_tokens_and_ttfot_match_ground_truth(
 
 def test_a_whole_answer_counts_its_thinking_from_usage(run_locust: RunLocust) -> None:
     with start_sim(["--ttft-ms", "20", "--step-ms", "5", "--reasoning-tokens", "8"]) as sim:
-        run = run_locust(sim.url, "--max-tokens", "32", "--ignore-eos", "--no-stream", users=2, run_time="3s")
+        # no warm-up: every answer's count is the claim, and a loaded machine's slow start
+        # must not leave a short window with nothing measured
+        run = run_locust(
+            sim.url, "--max-tokens", "32", "--ignore-eos", "--no-stream", "--warmup-requests", "0",
+            users=2, run_time="5s",
+        )  # fmt: skip
     records = [r for r in run.records if r["outcome"] == "ok"]
     assert records and all(r["reasoning_tokens"] == 8 and r["answer_tokens"] == 24 for r in records)
     assert run.summary["stages"][0]["reasoning"]["reasoning_share"] == pytest.approx(0.25)
