@@ -99,23 +99,40 @@ def student_sf(t: float, df: float) -> float:
     x = df / (df + t^2), mirrored for a negative t."""
     if df <= 0:
         raise ValueError(f"degrees of freedom must be > 0, not {df}")
+    if math.isinf(df):
+        return 0.5 * math.erfc(t / math.sqrt(2))  # the normal's tail
     tail = 0.5 * _incomplete_beta(df / 2, 0.5, df / (df + t * t))
     return tail if t >= 0 else 1.0 - tail
 
 
-def welch_worse(candidate: Sequence[float], baseline: Sequence[float], *, higher_is_better: bool) -> float:
+def welch_worse(
+    candidate: Sequence[float],
+    baseline: Sequence[float],
+    *,
+    higher_is_better: bool,
+    extra_variance: float = 0.0,
+    extra_df: float = math.inf,
+) -> float:
     """Welch's one-sided test that the candidate's mean is worse than the baseline's: the
-    p-value (small: a real regression). Needs two values a side; with no spread on either side
-    any difference in the worse direction is certain (0.0) and any other none (1.0)."""
+    p-value (small: a real regression). Needs two values a side; with no spread at all any
+    difference in the worse direction is certain (0.0) and any other none (1.0).
+
+    ``extra_variance`` is noise of the difference that neither side's values show (the run-to-run
+    wander of a server between runs, when the values are one run's repeats), estimated with
+    ``extra_df`` degrees of freedom; it joins the Welch-Satterthwaite sum as a third term."""
     a, b = interval(candidate), interval(baseline)
     if a is None or b is None:
         raise ValueError("the test needs two values or more on each side")
     worse_by = (b.mean - a.mean) if higher_is_better else (a.mean - b.mean)
-    va, vb = a.stdev**2 / a.n, b.stdev**2 / b.n
-    if va + vb == 0:
+    va, vb, ve = a.stdev**2 / a.n, b.stdev**2 / b.n, max(0.0, extra_variance)
+    total = va + vb + ve
+    if total == 0:
         return 0.0 if worse_by > 0 else 1.0
-    df = (va + vb) ** 2 / sum(v * v / (x.n - 1) for v, x in ((va, a), (vb, b)) if v > 0)
-    return student_sf(worse_by / math.sqrt(va + vb), df)
+    parts = [v * v / (x.n - 1) for v, x in ((va, a), (vb, b)) if v > 0]
+    if ve > 0 and math.isfinite(extra_df):
+        parts.append(ve * ve / extra_df)
+    df = total**2 / sum(parts) if sum(parts) > 0 else math.inf
+    return student_sf(worse_by / math.sqrt(total), df)
 
 
 def holm(p_values: Sequence[float]) -> list[float]:

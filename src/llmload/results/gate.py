@@ -8,7 +8,10 @@ A cell is a regression when the change is both large and real:
   between days of one server cannot call its own wandering a regression;
 - real: Welch's one-sided t-test on the repeats (the samples are repeats, never requests, whose
   latencies within one run are not independent draws), its p-value adjusted by Holm's method
-  over every cell judged, below the policy's ``alpha``.
+  over every cell judged, below the policy's ``alpha``. Repeats of one run share that run's
+  start (a fresh server, a machine's state), so two runs' means differ by more than their
+  repeats show: where the key's history has measured that run-to-run part, it joins the test's
+  variance, for the candidate's run and for the baseline's mean of runs.
 
 A cell with too few repeats on either side, or too few requests per repeat for the quantile it
 gates, is "insufficient data": never a pass. A run that failed its own verdict is not judged.
@@ -158,22 +161,35 @@ def _samples(runs: Sequence[RunRecord], metric: str, level: str) -> tuple[list[f
     return values, min((s.requests_ok for s in stages), default=0)
 
 
-def history_cv(history: Sequence[RunRecord], metric: str, level: str) -> float | None:
-    """The run-to-run coefficient of variation of the metric's per-run mean at ``level`` over
-    the key's last ``HISTORY_RUNS`` runs, from successive differences; None with fewer than
-    ``_MIN_HISTORY`` runs."""
-    means = []
+@dataclass(frozen=True, slots=True)
+class RunNoise:
+    """How a run's mean of one metric at one level wanders between runs of the key, read from
+    its last ``HISTORY_RUNS`` runs (relative to their median run)."""
+
+    cv: float  # a run mean's standard deviation, from successive differences
+    between: float  # the variance of that wander no run's repeats show (cv² less a mean's own)
+    runs: int
+
+
+def run_noise(history: Sequence[RunRecord], metric: str, level: str) -> RunNoise | None:
+    """The key's run-to-run noise at ``level``; None with fewer than ``_MIN_HISTORY`` runs."""
+    means, within = [], []
     for run in reversed(history[:HISTORY_RUNS]):  # oldest first: successive differences
         values, _ = _samples([run], metric, level)
         if values:
-            means.append(math.fsum(values) / len(values))
+            mean = math.fsum(values) / len(values)
+            means.append(mean)
+            if len(values) > 1:
+                within.append(statistics.variance(values, mean) / len(values))
     if len(means) < _MIN_HISTORY:
         return None
     centre = statistics.median(means)
     if centre == 0:
         return None
     sigma = statistics.median(abs(b - a) for a, b in itertools.pairwise(means)) / _SUCCESSIVE_TO_SIGMA
-    return sigma / abs(centre)
+    cv = sigma / abs(centre)
+    own = statistics.median(within) / centre**2 if within else 0.0
+    return RunNoise(cv=cv, between=max(0.0, cv * cv - own), runs=len(means))
 
 
 def _cell(
@@ -187,16 +203,23 @@ def _cell(
 ) -> Cell:
     mine, mine_requests = _samples([candidate], rule.metric, level)
     theirs, their_requests = _samples(baseline_runs, rule.metric, level)
-    cv = history_cv(history, rule.metric, level)
-    limit = max(rule.min_effect, 2 * cv) if cv is not None else rule.min_effect
+    noise = run_noise(history, rule.metric, level)
+    limit = max(rule.min_effect, 2 * noise.cv) if noise is not None else rule.min_effect
     lack = _lack(rule, policy.repeats, len(mine), len(theirs), min(mine_requests, their_requests))
     worse_by = None
-    if mine and theirs and (base := math.fsum(theirs) / len(theirs)) != 0:
+    base = math.fsum(theirs) / len(theirs) if theirs else 0.0
+    if mine and base != 0:
         change = (math.fsum(mine) / len(mine) - base) / abs(base)
         worse_by = -change if rule.direction is Direction.HIGHER else change
     p = None
     if lack is None:
-        p = welch_worse(mine, theirs, higher_is_better=rule.direction is Direction.HIGHER)
+        # the candidate is one run, the baseline a mean of runs: each carries its runs' wander
+        runs = sum(1 for r in baseline_runs if _samples([r], rule.metric, level)[0])
+        wander = 0.0 if noise is None else noise.between * base * base * (1 + 1 / max(runs, 1))
+        p = welch_worse(
+            mine, theirs, higher_is_better=rule.direction is Direction.HIGHER,
+            extra_variance=wander, extra_df=noise.runs - 1 if noise is not None else math.inf,
+        )  # fmt: skip
     return Cell(
         metric=rule.metric,
         level=level,
@@ -205,7 +228,7 @@ def _cell(
         baseline=tuple(theirs),
         worse_by=worse_by,
         limit=limit,
-        history_cv=cv,
+        history_cv=noise.cv if noise is not None else None,
         p=p,
         p_adjusted=None,
         outcome=CellOutcome.INSUFFICIENT if lack else CellOutcome.PASS,

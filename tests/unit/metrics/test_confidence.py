@@ -77,3 +77,18 @@ def test_welchs_one_sided_test_is_scipys_and_holm_steps_down() -> None:
         assert confidence.welch_worse(a, b, higher_is_better=False) == pytest.approx(want, rel=1e-9)
     assert confidence.welch_worse([1.0, 1.0], [2.0, 2.0], higher_is_better=True) == 0.0  # no spread
     assert confidence.holm([0.01, 0.04, 0.03, 0.5]) == pytest.approx([0.04, 0.09, 0.09, 0.5])
+
+
+def test_noise_the_values_do_not_show_joins_welchs_sum_as_a_third_term() -> None:
+    stats = pytest.importorskip("scipy.stats")
+    a, b = [96.0, 97.0, 95.5], [100.0, 101.0, 99.0, 100.5]
+    va, vb, ve, df_e = stats.tvar(a) / 3, stats.tvar(b) / 4, 2.5, 9
+    total = va + vb + ve
+    df = total**2 / (va**2 / 2 + vb**2 / 3 + ve**2 / df_e)
+    t = (sum(b) / 4 - sum(a) / 3) / total**0.5
+    got = confidence.welch_worse(a, b, higher_is_better=True, extra_variance=ve, extra_df=df_e)
+    assert got == pytest.approx(stats.t.sf(t, df), rel=1e-9)
+    assert got > confidence.welch_worse(a, b, higher_is_better=True)  # the wander makes it less sure
+    # known exactly (infinite degrees of freedom), and with no spread in the values, it is the normal's
+    exact = confidence.welch_worse([1.0, 1.0], [2.0, 2.0], higher_is_better=True, extra_variance=0.25)
+    assert exact == pytest.approx(stats.norm.sf(2.0), rel=1e-9)

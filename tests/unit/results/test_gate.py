@@ -12,7 +12,7 @@ import pytest
 
 from llmload.export import gate_render
 from llmload.results.comparable import ComparabilityKey
-from llmload.results.gate import CellOutcome, GateCode, history_cv, judge_run
+from llmload.results.gate import CellOutcome, GateCode, judge_run, run_noise
 from llmload.results.gate_policy import DEFAULT_POLICY, Direction, GatePolicy, MetricRule
 from llmload.results.runrecord import ClientInfo, RunRecord, ServerPrint, StageRecord
 
@@ -106,13 +106,33 @@ def test_a_large_change_within_the_repeats_noise_is_not_called() -> None:
 def test_the_keys_history_widens_the_limit_to_twice_its_run_to_run_noise() -> None:
     rng = random.Random(3)
     history = [run(f"h{i}", [v, v, v], at=-i) for i, v in enumerate(noisy(1000, 40, 12, rng))]
-    cv = history_cv(history, "output_tok_per_s", "16")
-    assert cv is not None and 0.02 < cv < 0.07
+    noise = run_noise(history, "output_tok_per_s", "16")
+    assert noise is not None and 0.02 < noise.cv < 0.07
     result = judge_run(run("c", [950.0, 950.5, 949.5]), history[:1], history, TOK, baseline="b")
-    assert result.cells[0].limit == pytest.approx(2 * cv)
+    assert result.cells[0].limit == pytest.approx(2 * noise.cv)
     # one step in the history moves one successive difference: the noise stays the noise
     stepped = [run(f"s{i}", [v, v], at=-i) for i, v in enumerate([1000.0] * 6 + [800.0] * 6)]
-    assert history_cv(stepped, "output_tok_per_s", "16") == 0.0
+    stepped_noise = run_noise(stepped, "output_tok_per_s", "16")
+    assert stepped_noise is not None and stepped_noise.cv == 0.0
+
+
+def test_runs_that_wander_more_than_their_repeats_are_judged_by_the_wander() -> None:
+    # Each run's three repeats agree to 0.1%, but run means wander by 2% (a fresh server, the
+    # machine's state): the repeats alone would call a 4.4% drop certain.
+    rng = random.Random(5)
+    history = [run(f"h{i}", noisy(m, 1, 3, rng), at=-i) for i, m in enumerate(noisy(1000, 20, 12, rng))]
+    noise = run_noise(history, "output_tok_per_s", "16")
+    assert noise is not None and noise.between > 0.9 * noise.cv**2  # nearly all of it between runs
+    base = sum(s.output_tok_per_s or 0 for s in history[0].stages) / 3
+    just_over = base * (1 - 2.1 * noise.cv)
+    near = judge_run(run("c", noisy(just_over, 1, 3, rng), at=1), history[:1], history, TOK, baseline="b")
+    (cell,) = near.cells
+    assert (cell.worse_by or 0) > cell.limit, cell  # past twice the noise
+    assert near.code is GateCode.PASS and cell.p_adjusted is not None and cell.p_adjusted > 0.05, cell
+    blind = judge_run(run("c", noisy(just_over, 1, 3, rng), at=1), history[:1], [], TOK, baseline="b")
+    assert blind.cells[0].p_adjusted is not None and blind.cells[0].p_adjusted < 1e-3  # without history
+    far = judge_run(run("c", noisy(base * 0.9, 1, 3, rng), at=1), history[:1], history, TOK, baseline="b")
+    assert far.code is GateCode.REGRESSION, far.line
 
 
 def test_too_few_repeats_or_requests_for_a_tail_is_insufficient_data_never_a_pass() -> None:
