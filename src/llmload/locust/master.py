@@ -16,12 +16,14 @@ from locust.rpc import Message
 from locust.runners import STATE_MISSING, STATE_STOPPING, MasterRunner
 
 from llmload.config.settings import RunConfig
+from llmload.core.limits import LimitError
 from llmload.core.stages import Announcement
 from llmload.core.stop import FailedFast, Interrupted
 from llmload.export.prometheus import ExporterHandle
 from llmload.export.pushgateway import finish as finish_exporter
 from llmload.export.results import ResultsDir, new_run_id
 from llmload.locust.env import listen, options_of
+from llmload.locust.limits import REFUSED
 from llmload.locust.plans import make_conductor, planned_concurrency
 from llmload.locust.roles import (
     exit_code_on_error,
@@ -33,7 +35,7 @@ from llmload.locust.roles import (
     stop_run,
     target_users,
 )
-from llmload.protocol.jsonvalue import JSON
+from llmload.protocol.jsonvalue import JSON, obj, string
 from llmload.results.build import build_summary
 from llmload.results.summary import Level, Summary
 from llmload.run.conductor import Conductor
@@ -83,6 +85,7 @@ class MasterRole:
         self.live: LiveView | None = None  # the web UI's view of the latest run
         self.finished: Path | None = None  # the results of the latest run that ended
         runner.register_message(DELTA, self._on_delta)
+        runner.register_message(REFUSED, self._on_refused)
         listen(environment.events.worker_connect, self._on_worker_connect)
         sigint_to_main()
         if headless(environment):
@@ -167,6 +170,18 @@ class MasterRole:
         self.fleet.on_delta(msg.node_id, msg.data)
         if stopped is None and isinstance(self.fleet.stopped, FailedFast):
             stop_run(self._environment)
+
+    def _on_refused(self, environment: Environment, msg: Message) -> None:
+        """A worker's limits cannot carry its share: the run ends before it measures anything,
+        with the worker's one line and the refusal's exit code, as a plain run's refusal."""
+        data = obj(msg.data, "refusal")
+        line = f"{string(data['worker'], 'worker')}: {string(data['line'], 'line')}"
+        print(f"llmload: {line}", file=sys.stderr, flush=True)
+        runner = self._runner
+        for client_id in list(runner.clients):
+            runner.server.send_to_client(Message("quit", None, client_id))  # type: ignore[no-untyped-call]
+        gevent.sleep(0.5)  # as Locust's own quit: the workers hear it before this process ends
+        gevent.get_hub().parent.throw(SystemExit(LimitError.exit_code))
 
     def interrupt(self) -> None:
         if self.exit_code is None and self.fleet.stopped is None:

@@ -19,9 +19,10 @@ from llmload.config.args import add_options, to_config
 from llmload.config.settings import RunConfig
 from llmload.errors import LlmloadError
 from llmload.locust.env import listen
+from llmload.locust.limits import check_local, check_master
 from llmload.locust.master import MasterRole
 from llmload.locust.plans import check_stage_options
-from llmload.locust.roles import LocalRole, WorkerRole
+from llmload.locust.roles import LocalRole, WorkerRole, headless
 from llmload.locust.webui import install_tabs
 from llmload.run.conductor import Conductor
 from llmload.run.session import Session
@@ -52,10 +53,23 @@ def conductor_of(environment: Environment) -> Conductor:
     return role.conductor
 
 
-def _fatal(exc: LlmloadError) -> None:
+def _fatal(exc: LlmloadError, *, forked: bool = False) -> None:
     # A user error before the run: one clear line and a non-zero exit, no traceback.
     print(f"llmload: {exc}", file=sys.stderr, flush=True)
+    if forked:
+        _end_forked_workers()
     raise SystemExit(exc.exit_code)
+
+
+def _end_forked_workers() -> None:
+    """``--processes`` forks the workers before ``init``, and Locust's exit handler takes a
+    running child for one that exited (``kill_workers`` reads WNOHANG's ``(0, 0)`` as a status)
+    and never signals it: a master that stops at ``init`` would leave them waiting a minute for
+    its heartbeat, holding the terminal. They have no users yet: SIGTERM ends them."""
+    import psutil
+
+    for child in psutil.Process().children():
+        child.terminate()
 
 
 def _config(environment: Environment, *, new_salt: bool = False) -> RunConfig:
@@ -95,6 +109,9 @@ def _on_init(
             salt_given = bool(getattr(environment.parsed_options, "salt", None))
             config = _config(environment)
             check_stage_options(environment, config)
+            if headless(environment):  # a web UI swarm's users are known only once it starts
+                master = isinstance(runner, MasterRunner)
+                (check_master if master else check_local)(environment, config)
             if not environment.parsed_options.stop_timeout:
                 # Let in-flight requests finish at the end (the drain) instead of killing them.
                 environment.stop_timeout = config.phases.drain_s
@@ -109,7 +126,7 @@ def _on_init(
                 else LocalRole(environment, config, configure)
             )
     except LlmloadError as exc:
-        _fatal(exc)
+        _fatal(exc, forked=isinstance(runner, MasterRunner) and bool(environment.parsed_options.processes))
         return
     setattr(environment, _ROLE, role)
     if web_ui is not None and not isinstance(role, WorkerRole):

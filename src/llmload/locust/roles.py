@@ -21,12 +21,14 @@ import gevent
 import greenlet
 
 from llmload.config.settings import RunConfig
+from llmload.core.limits import LimitError
 from llmload.core.phases import Phase
 from llmload.core.stages import Announcement
 from llmload.core.stop import Interrupted
 from llmload.export.prometheus import ExporterHandle
 from llmload.export.pushgateway import finish as finish_exporter
 from llmload.locust.env import runner_of
+from llmload.locust.limits import REFUSED, check_worker
 from llmload.locust.plans import make_conductor, planned_concurrency
 from llmload.protocol.jsonvalue import (
     JSONObject,
@@ -239,6 +241,12 @@ class WorkerRole:
         """Called at test_start, once the master's options have reached this worker."""
         runner = self._runner
         index = max(runner.worker_index, 0)
+        try:
+            check_worker(self._environment, config)
+        except LimitError as exc:
+            # Before this worker's users start: the master says it too, and stops the fleet.
+            runner.send_message(REFUSED, {"worker": f"worker-{index}", "line": str(exc)})
+            raise
         self.session = session = Session(config, process_tag=f"worker-{index}", user_offset=index * 1_000_000)
         session.start()
         for a, received, run in self._pending:
