@@ -24,7 +24,8 @@ from llmload.errors import LlmloadError
 # exporter's socket and its scrapes, the server's /metrics scrape, a worker's link to the
 # master. A 200-stream run here held 207, 7 of them already open when its users started.
 FILES_SPARE = 32
-# The widest range Linux allows unprivileged ports to be given from.
+# The widest range Linux takes as it is set up: the low end may not go under
+# ip_unprivileged_port_start, 1024 unless changed.
 _WIDEST = (1024, 65535)
 
 

@@ -26,18 +26,20 @@ REFUSED = "llmload_refused"  # a worker's refusal, to the master
 
 
 def streams(environment: Environment, config: RunConfig, users: int | None) -> Streams:
-    """The plan's peak: ``users`` is ``-u`` (the master's, on a worker)."""
+    """The plan's peak: ``users`` is ``-u`` (the master's, on a worker). An agent whose session
+    fans out holds its own connection while each sub-agent streams on one of its own."""
     in_flight = config.open_loop.max_in_flight
+    per_user = 1 + config.workload.agent.fan_out
     if config.trace.path is not None:
         return Streams(in_flight=in_flight)
     if environment.shape_class is None:
         if config.open_loop.rate is not None:
             return Streams(in_flight=in_flight)
-        return Streams(users=users or 1)
+        return Streams(users=(users or 1) * per_user)
     sweep = config.sweep
     if sweep.rates or (sweep.ramp is not None and sweep.ramp.kind == "rate"):
         return Streams(in_flight=in_flight)
-    return Streams(users=sweep.max_users)
+    return Streams(users=sweep.max_users * per_user)
 
 
 def _destination(config: RunConfig) -> str:
