@@ -112,6 +112,23 @@ def test_a_worker_over_its_limit_refuses_its_share_and_the_master_says_so(tmp_pa
     assert served == []
 
 
+def test_a_sweep_of_a_server_is_refused_before_it_waits_for_the_server(tmp_path: Path) -> None:
+    started = time.monotonic()
+    done = subprocess.run(
+        [
+            sys.executable, "-m", "llmload.cli", "sweep", "--host", "http://127.0.0.1:9", "--levels",
+            f"1,{USERS}", "--processes", "2", "--wait-timeout", "60", "--results-dir", str(tmp_path),
+        ],
+        cwd=REPO, capture_output=True, text=True, timeout=120, check=False, preexec_fn=nofile(64, 64),
+    )  # fmt: skip
+    assert done.returncode == 2, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "Traceback" not in done.stderr and "not ready" not in done.stderr, done.stderr
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("llmload sweep: this machine's limits cannot carry the plan: "), line
+    assert f"each of 2 processes: {USERS // 2} connections" in line
+    assert time.monotonic() - started < 50  # not timing: the wait alone would take 60 s
+
+
 def test_a_sweep_is_checked_at_its_largest_level(tmp_path: Path) -> None:
     done = subprocess.run(
         [

@@ -16,6 +16,7 @@ import sys
 from collections.abc import Iterator, Sequence
 
 from llmload.cli.child import run_child
+from llmload.cli.limits import check_early
 from llmload.cli.processes import cores, given, load_of, resolve, server_is_here
 from llmload.cli.rerun import rerun_client_bound
 from llmload.config.apikey import read_api_key
@@ -104,6 +105,8 @@ def echo(prog: str, command: Sequence[str]) -> None:
 def main(argv: Sequence[str]) -> int:
     args = _parser().parse_args(list(argv))
     locate(args.locustfile)  # a wrong name or path is said before any server is started
+    if args.host:  # an embedded simulator is up in a moment: its Locust child checks
+        check_early(args.host, load_of(args), args.processes, cores(server_is_here(args.host, False)))
     with _target(args) as host:  # the simulator outlives the child: stopped after it exits
         waited = wait_for(args, host)
         if waited is not ExitCode.OK:

@@ -19,6 +19,7 @@ import math
 from dataclasses import dataclass
 
 from llmload.errors import LlmloadError
+from llmload.protocol.origin import parse_origin
 
 # Descriptors a process opens after the check, beside its connections: the results files, the
 # exporter's socket and its scrapes, the server's /metrics scrape, a worker's link to the
@@ -58,6 +59,13 @@ def port_range(range_text: str, reserved_text: str = "") -> PortRange:
         start, end = max(int(first), low), min(int(last or first), high)
         reserved.update(range(start, end + 1))
     return PortRange(low, high, len(reserved))
+
+
+def destination(base_url: str) -> str:
+    """``host:port`` of the server a base URL names: what a connection's port is unique to."""
+    origin = parse_origin(base_url)
+    host = f"[{origin.host}]" if ":" in origin.host else origin.host
+    return f"{host}:{origin.port}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,9 +13,8 @@ import sys
 from typing import TYPE_CHECKING
 
 from llmload.config.settings import RunConfig
-from llmload.core.limits import Need, Streams
+from llmload.core.limits import Need, Streams, destination
 from llmload.locust.env import options_of
-from llmload.protocol.origin import parse_origin
 from llmload.run.limits import ensure
 
 if TYPE_CHECKING:  # importing locust patches the process: leave that to the plugin
@@ -43,9 +42,7 @@ def streams(environment: Environment, config: RunConfig, users: int | None) -> S
 
 
 def _destination(config: RunConfig) -> str:
-    origin = parse_origin(config.transport.base_url)
-    host = f"[{origin.host}]" if ":" in origin.host else origin.host
-    return f"{host}:{origin.port}"
+    return destination(config.transport.base_url)
 
 
 def _say(line: str | None) -> None:
