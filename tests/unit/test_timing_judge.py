@@ -85,6 +85,24 @@ def test_a_rate_is_allowed_what_late_reads_at_the_edges_move(tmp_path: Path) -> 
         judge.rate(103.5, 100.0, 0.02, "tok/s")
 
 
+def test_a_rare_stall_across_a_rates_edge_is_noise_the_p99_does_not_see(tmp_path: Path) -> None:
+    # 2 s of quiet wake-ups but one, 100 ms late, 11 ms after the window opens: a one-in-a-
+    # thousand stall (the window's p99 is quiet) that covered its first edge
+    late = [0.1] * 2000
+    late[1010] = 100.0
+    judge = _judge(_canary(tmp_path, late))
+    judge.during(1000 * MS, 2000 * MS)
+    judgement = judge.rate(105.0, 100.0, 0.02, "tok/s")
+    assert judgement.canary == pytest.approx(0.1001) and judgement.outcome is Outcome.UNJUDGED
+    # the same stall in the middle of the window moves nothing across an edge: 5% off fails
+    late[1010], late[1600] = 0.1, 100.0
+    (tmp_path / "middle").mkdir()
+    judge = _judge(_canary(tmp_path / "middle", late))
+    judge.during(1000 * MS, 2000 * MS)
+    with pytest.raises(AssertionError):
+        judge.rate(105.0, 100.0, 0.02, "tok/s")
+
+
 def test_few_late_is_a_binomial_allowance_on_the_canarys_own_share(tmp_path: Path) -> None:
     judge = _judge(_canary(tmp_path, [0.1] * 990 + [4.0] * 10))  # 1 % of wake-ups 4 ms late
     ok = judge.few_late(late=5, total=200, over_ms=2.0, what="late first reads")
