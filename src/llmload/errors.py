@@ -1,9 +1,11 @@
-"""Errors, in the three kinds the design allows.
+"""Errors the user can fix, one tree; what a request's failure is, one enum.
 
 ```
 LlmloadError                 a problem the user can fix; printed as one line, non-zero exit
  ├── ConfigError             a bad option or input file: names the option and its value
+ ├── PlanError               the plan cannot run here (free cores, open files, ports): its figures
  ├── TargetError             the target cannot be used (unreachable, no models, not ready)
+ ├── SimStartError           the embedded simulator did not come up: its stderr
  ├── ResultsError            a results directory cannot be read or written
  └── HistoryError            the results store (docs/history.md) cannot be opened, read or written
 ```
@@ -31,6 +33,16 @@ class ConfigError(LlmloadError):
         self.value = value
         self.problem = problem
         super().__init__(f"{option}={value!r}: {problem}")
+
+
+class PlanError(LlmloadError):
+    """The machine cannot carry the plan (its free cores, a process's open files, the host's
+    ephemeral ports): said before any load is sent, with the figures and what to change."""
+
+
+class SimStartError(LlmloadError, RuntimeError):
+    """The simulator did not come up; the message carries its stderr. An ``LlmloadError``: a
+    wrong ``--sim-arg`` is the user's to fix, said in one line by the command, not a traceback."""
 
 
 class TargetError(LlmloadError):

@@ -15,7 +15,7 @@ from llmload.run.limits import ensure
 
 def check_early(host: str, load: Load, processes: int | None, where: Cores) -> None:
     """``processes``: as given (0: one), or None for auto, which starts at most one per free
-    core. Raises ``LimitError``."""
+    core. Raises ``PlanError``."""
     if load.streams is None:  # open loop: every process holds its own --max-in-flight
         return
     most = max(1, where.free if processes is None else processes)

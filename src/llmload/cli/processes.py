@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from llmload.config import values
 from llmload.config.apikey import read_api_key
 from llmload.config.options import defaults
-from llmload.errors import LlmloadError
+from llmload.errors import PlanError
 
 HEADROOM = 0.6
 # What any process carries, however slow the machine (a quarter of what `llmload calibrate` measures
@@ -134,17 +134,14 @@ def plan(load: Load, stream_tok_s: float | None, events_per_cpu_s: float, where:
     return Plan(load, stream_tok_s, events_per_cpu_s, max(1, math.ceil(needed)), where)
 
 
-class PlanError(LlmloadError):
-    """The machine's free cores cannot carry the plan: said before any load is sent."""
-
-    def __init__(self, planned: Plan) -> None:
-        self.plan = planned
-        super().__init__(
-            f"this machine cannot run the plan without being client-bound: {planned.line()}, "
-            f"and it has {planned.cores_text()}. Run workers on other machines (--master and "
-            f"--worker), or the Kubernetes job with {planned.processes} workers (docs/kubernetes.md); "
-            f"lower the load; or give --processes N to run anyway"
-        )
+def refusal(planned: Plan) -> PlanError:
+    """The plan the machine's free cores cannot carry, refused with its figures."""
+    return PlanError(
+        f"this machine cannot run the plan without being client-bound: {planned.line()}, "
+        f"and it has {planned.cores_text()}. Run workers on other machines (--master and "
+        f"--worker), or the Kubernetes job with {planned.processes} workers (docs/kubernetes.md); "
+        f"lower the load; or give --processes N to run anyway"
+    )
 
 
 def needs_pace(load: Load) -> bool:
@@ -192,6 +189,6 @@ def resolve(args: argparse.Namespace, host: str, load: Load, *, server_here: boo
     found = capacity()
     planned = plan(load, pace, found.events_per_cpu_s, where)
     if not planned.fits:
-        raise PlanError(planned)
+        raise refusal(planned)
     print(f"{prog}: --processes auto: {planned.line()}; {planned.cores_text()}", flush=True)
     return planned.processes if planned.processes > 1 else 0

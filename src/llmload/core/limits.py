@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from llmload.errors import LlmloadError
+from llmload.errors import PlanError
 from llmload.protocol.origin import parse_origin
 
 # Descriptors a process opens after the check, beside its connections: the results files, the
@@ -203,10 +203,7 @@ def _ports(check: Check) -> str:
     )
 
 
-class LimitError(LlmloadError):
-    """The plan would exhaust a process's open files or its host's ephemeral ports: said before
-    any load is sent, like ``--processes auto``'s refusal, with the same exit code."""
-
-    def __init__(self, check: Check) -> None:
-        self.check = check
-        super().__init__(check.refusal())
+def refusal(check: Check) -> PlanError:
+    """The plan that would exhaust a process's open files or its host's ephemeral ports,
+    refused as ``--processes auto``'s refusal is, with the same exit code."""
+    return PlanError(check.refusal())

@@ -51,7 +51,7 @@ def _say(line: str | None) -> None:
 
 
 def check_local(environment: Environment, config: RunConfig) -> None:
-    """A plain run: every stream in this process. Raises ``LimitError``."""
+    """A plain run: every stream in this process. Raises ``PlanError``."""
     planned = streams(environment, config, options_of(environment).num_users)
     _say(ensure(planned.need(_destination(config))))
 
@@ -82,7 +82,7 @@ def worker_need(environment: Environment, config: RunConfig) -> Need | None:
 
 
 def check_worker(environment: Environment, config: RunConfig) -> None:
-    """A worker's own share. Raises ``LimitError``."""
+    """A worker's own share. Raises ``PlanError``."""
     need = worker_need(environment, config)
     if need is not None:
         _say(ensure(need))

@@ -16,9 +16,9 @@ from locust.rpc import Message
 from locust.runners import STATE_MISSING, STATE_STOPPING, MasterRunner
 
 from llmload.config.settings import RunConfig
-from llmload.core.limits import LimitError
 from llmload.core.stages import Announcement
 from llmload.core.stop import FailedFast, Interrupted
+from llmload.errors import PlanError
 from llmload.export.prometheus import ExporterHandle
 from llmload.export.pushgateway import finish as finish_exporter
 from llmload.export.results import ResultsDir, new_run_id
@@ -181,7 +181,7 @@ class MasterRole:
         for client_id in list(runner.clients):
             runner.server.send_to_client(Message("quit", None, client_id))  # type: ignore[no-untyped-call]
         gevent.sleep(0.5)  # as Locust's own quit: the workers hear it before this process ends
-        gevent.get_hub().parent.throw(SystemExit(LimitError.exit_code))
+        gevent.get_hub().parent.throw(SystemExit(PlanError.exit_code))
 
     def interrupt(self) -> None:
         if self.exit_code is None and self.fleet.stopped is None:

@@ -21,10 +21,10 @@ import gevent
 import greenlet
 
 from llmload.config.settings import RunConfig
-from llmload.core.limits import LimitError
 from llmload.core.phases import Phase
 from llmload.core.stages import Announcement
 from llmload.core.stop import Interrupted
+from llmload.errors import PlanError
 from llmload.export.prometheus import ExporterHandle
 from llmload.export.pushgateway import finish as finish_exporter
 from llmload.locust.env import runner_of
@@ -243,7 +243,7 @@ class WorkerRole:
         index = max(runner.worker_index, 0)
         try:
             check_worker(self._environment, config)
-        except LimitError as exc:
+        except PlanError as exc:
             # Before this worker's users start: the master says it too, and stops the fleet.
             runner.send_message(REFUSED, {"worker": f"worker-{index}", "line": str(exc)})
             raise

@@ -7,7 +7,7 @@ import os
 import resource
 from pathlib import Path
 
-from llmload.core.limits import Check, LimitError, Limits, Need, PortRange, port_range
+from llmload.core.limits import Check, Limits, Need, PortRange, port_range, refusal
 
 PROC = Path("/proc")
 
@@ -42,12 +42,12 @@ def _ports(proc: Path) -> PortRange | None:
 
 
 def ensure(need: Need, *, raise_soft: bool = True) -> str | None:
-    """Refuse a plan beyond the limits (``LimitError``), else raise the soft open-file limit if
+    """Refuse a plan beyond the limits (a ``PlanError``), else raise the soft open-file limit if
     the plan needs more (unless ``raise_soft`` is off: the processes that hold the connections
     raise their own). The line that says what was raised, or None."""
     check = Check(need, read_limits())
     if check.refused:
-        raise LimitError(check)
+        raise refusal(check)
     target = check.raise_soft_to
     if target is None or not raise_soft:
         return None

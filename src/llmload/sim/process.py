@@ -28,15 +28,10 @@ from types import TracebackType
 from typing import IO
 from urllib.parse import urlsplit
 
-from llmload.errors import LlmloadError
+from llmload.errors import SimStartError
 from llmload.sim.jsonvalue import JSON
 
 ANNOUNCE_PREFIX = "llmload sim listening on "
-
-
-class SimStartError(LlmloadError, RuntimeError):
-    """The simulator did not come up; the message carries its stderr. An ``LlmloadError``: a
-    wrong ``--sim-arg`` is the user's to fix, said in one line by the command, not a traceback."""
 
 
 def _drain(stream: IO[bytes]) -> None:

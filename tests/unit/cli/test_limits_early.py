@@ -7,14 +7,14 @@ import pytest
 
 from llmload.cli.limits import check_early
 from llmload.cli.processes import Cores, Load
-from llmload.core.limits import LimitError
+from llmload.errors import PlanError
 
 HOST = "http://127.0.0.1:9"
 
 
 def test_a_level_beyond_the_hosts_ports_is_refused_before_the_wait() -> None:
     said = r"64 processes x 15,625 connections to 127\.0\.0\.1:9 need 1,000,000 ephemeral ports"
-    with pytest.raises(LimitError, match=said):  # auto's most processes: one per free core
+    with pytest.raises(PlanError, match=said):  # auto's most processes: one per free core
         check_early(HOST, Load(1_000_000, None, 128), None, Cores(64, 0, ""))
 
 

@@ -8,10 +8,10 @@ from llmload.cli.processes import (
     HEADROOM,
     Cores,
     Load,
-    PlanError,
     load_of,
     needs_pace,
     plan,
+    refusal,
     server_is_here,
 )
 from llmload.cli.sweep import _parser as sweep_parser
@@ -40,13 +40,13 @@ def test_a_plan_gives_each_process_its_capacity_times_the_headroom() -> None:
 def test_a_plan_beyond_the_free_cores_is_refused_with_its_figures() -> None:
     planned = plan(Load(1000, None, 128), 50.0, 40_000.0, Cores(2, 1, "1 left to the server on this machine"))
     assert not planned.fits
-    message = str(PlanError(planned))
+    message = str(refusal(planned))
     assert "1,000 streams x 50 tok/s each bring up to 50,000 events/s" in message
     assert f"one process carries {40_000 * HEADROOM:,.0f}" in message
     assert f"{planned.processes} processes" in message
     assert "1 of 2 cores free (1 left to the server on this machine)" in message
     assert "--processes N" in message and "Kubernetes" in message
-    assert PlanError(planned).exit_code == 2
+    assert refusal(planned).exit_code == 2
 
 
 def test_one_process_always_fits_even_without_a_free_core() -> None:

@@ -11,12 +11,12 @@ from hypothesis import strategies as st
 from llmload.core.limits import (
     FILES_SPARE,
     Check,
-    LimitError,
     Limits,
     Need,
     PortRange,
     Streams,
     port_range,
+    refusal,
 )
 
 PORTS = PortRange(32768, 60999)  # Linux's default: 28,232 ports
@@ -58,7 +58,7 @@ def test_a_hard_limit_under_the_need_refuses_in_one_line_with_the_numbers_and_wh
     check = Check(Need(200, TARGET, shared=200), limits(64, 64))
     assert check.refused and check.files_short and not check.ports_short
     assert check.raise_soft_to is None
-    error = LimitError(check)
+    error = refusal(check)
     message = str(error)
     assert "\n" not in message
     assert error.exit_code == 2  # the code of --processes auto's refusal

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from llmload.core.limits import LimitError, Need, PortRange
+from llmload.core.limits import Need, PortRange
+from llmload.errors import PlanError
 from llmload.run.limits import ensure, read_limits
 
 
@@ -56,7 +57,7 @@ def test_a_plan_over_the_hard_limit_is_refused_and_nothing_is_changed() -> None:
     before = resource.getrlimit(resource.RLIMIT_NOFILE)
     if before[1] == resource.RLIM_INFINITY:
         pytest.skip("no finite hard limit to exceed")
-    with pytest.raises(LimitError, match="over the hard limit"):
+    with pytest.raises(PlanError, match="over the hard limit"):
         ensure(Need(before[1], "127.0.0.1:8000"))
     assert resource.getrlimit(resource.RLIMIT_NOFILE) == before
 
