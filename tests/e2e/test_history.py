@@ -3,6 +3,7 @@ process that wrote their summary, and `llmload history` lists them (docs/history
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -59,3 +60,28 @@ def test_a_distributed_run_is_recorded_by_its_master_alone(tmp_path: Path, run_l
     assert [r.run_id for r in runs] == [run.summary["run"]["id"]]
     assert runs[0].stages[0].requests_ok == run.summary["stages"][0]["requests"]["ok"]
     assert not (tmp_path / "off.sqlite").exists()
+
+
+def test_two_demos_are_two_runs_of_one_key(tmp_path: Path) -> None:
+    # The README's first command, twice, as a new user runs it: the store is where
+    # LLMLOAD_HISTORY says (its default is the user's data directory), nothing else given.
+    store = tmp_path / "history.sqlite"
+    env = {**os.environ, "LLMLOAD_HISTORY": str(store)}
+    for _ in range(2):
+        proc = subprocess.run(
+            [sys.executable, "-m", "llmload.cli", "demo", "--run-time", "6s", "--users", "4", "--max-tokens", "16",
+             "--results-dir", str(tmp_path / "results")],
+            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180, check=False,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+        assert "history: not recorded" not in proc.stdout + proc.stderr
+    with Store.open(store) as opened:
+        runs = opened.runs()
+    assert len(runs) == 2 and runs[0].key == runs[1].key and runs[0].run_id != runs[1].run_id
+    listed = subprocess.run(
+        [sys.executable, "-m", "llmload.cli", "history"],
+        env=env, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert listed.returncode == 0, listed.stdout + listed.stderr
+    assert "2 run(s) of 1 key(s)" in listed.stdout
+    assert all(r.run_id in listed.stdout for r in runs), listed.stdout
