@@ -69,8 +69,8 @@ def test_two_demos_are_two_runs_of_one_key(tmp_path: Path) -> None:
     env = {**os.environ, "LLMLOAD_HISTORY": str(store)}
     for _ in range(2):
         proc = subprocess.run(
-            [sys.executable, "-m", "llmload.cli", "demo", "--run-time", "6s", "--users", "4", "--max-tokens", "16",
-             "--results-dir", str(tmp_path / "results")],
+            [sys.executable, "-m", "llmload.cli", "demo", "--run-time", "6s", "--users", "4",
+             "--max-tokens", "16", "--results-dir", str(tmp_path / "results")],
             cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180, check=False,
         )  # fmt: skip
         assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]

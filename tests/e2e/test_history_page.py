@@ -18,7 +18,7 @@ import pytest
 from llmload.sim.process import start_sim
 from tests.e2e.conftest import REPO, RunLocust
 from tests.support.chromium import CHROMIUM, MISSING, keep
-from tests.support.report_browser import browser, open_page
+from tests.support.report_browser import browser, legend, open_page
 
 pytest.importorskip("playwright.sync_api", reason="playwright is a test dependency")
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(not CHROMIUM.exists(), reason=MISSING)]
@@ -77,7 +77,7 @@ def test_the_trend_page_draws_each_run_as_its_summary_says(
 
     last = summaries[-1]
     hovered = page.hover(f"output_tok_per_s-{USERS}", 3, 1)
-    assert hovered == f"{last['stages'][0]['output_tok_per_s']:,.2f}"
+    assert hovered == legend(last["stages"][0]["output_tok_per_s"])
     info = page.page.locator(f'[data-run-info="output_tok_per_s-{USERS}"]').text_content()
     assert info is not None
     assert info.startswith(f"run 3 · {last['run']['id']} · ")

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import Any
 
@@ -120,3 +121,12 @@ def open_page(chromium: Any, path: Path) -> Page:
     tab.goto(path.as_uri())
     tab.wait_for_function("window.llmloadCharts && window.llmloadCharts.drawn")
     return page
+
+
+def legend(value: float) -> str:
+    """``value`` as the pages' legends write it: ``toLocaleString("en-US")`` with two places,
+    which rounds the number's shortest decimal form half away from zero (ECMA-402's
+    "halfExpand"). Python's ``f"{v:.2f}"`` rounds the binary value instead, and for a summary's
+    three-place 140.545 (stored just under it) says 140.54 where the page says 140.55."""
+    rounded = Decimal(repr(value)).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
+    return f"{rounded:,.2f}"
