@@ -174,5 +174,17 @@ def test_function_calling_sessions_replay_against_llama_server(
     assert replay["turns_live"] + replay["turns_spliced"] == turns * len(counted), replay
     assert replay["turns_cut"] == sum(r["finish_reason"] == "length" for s in counted for r in s), replay
     assert f"replay of {len(counted)} recorded sessions" in run.output
-    assert stage["sessions"]["cache_hit_rate_by_turn"]["2"] > 0.5, stage["sessions"]
+    # the cache by turn is the window's requests' own counts (on a loaded machine a session's
+    # later turns can all fall in the drain: a first turn's prefill took 21.7 s in CI)
+    by_turn: dict[str, list[int]] = {}
+    for r in records:
+        if r["phase"] == "measure" and r["cached_tokens"] is not None and r["prompt_tokens"]:
+            pair = by_turn.setdefault(r["labels"]["turn"], [0, 0])
+            pair[0] += r["prompt_tokens"]
+            pair[1] += r["cached_tokens"]
+    want = {turn: round(cached / prompt, 4) for turn, (prompt, cached) in by_turn.items()}
+    assert stage["sessions"]["cache_hit_rate_by_turn"] == want, stage["sessions"]
+    # and llama-server reused each turn's history: a later turn's prompt is mostly its cache
+    later = [r for r in records if r["labels"]["turn"] != "1" and r["prompt_tokens"]]
+    assert later and all(r["cached_tokens"] / r["prompt_tokens"] > 0.5 for r in later), later
     print(f"llama-server replay of {session.session_id}: {replay}")
