@@ -48,7 +48,7 @@ def test_the_trend_page_draws_each_run_as_its_summary_says(
                 sim.url,
                 *("--max-tokens", "16", "--history", str(store), "--label", f"image=sim:{n}"),
                 users=USERS,
-                run_time="5s",  # a loaded machine's first look at the server took the whole of 3 s
+                run_time="10s",  # a loaded machine's first look at the server took the whole of 3 s, then 6
             )
             for n in (1, 2, 3)
         ]

@@ -37,7 +37,7 @@ def locust(
 ) -> subprocess.CompletedProcess[str]:
     command = [
         sys.executable, "-m", "locust", "-f", str(REPO / "locustfiles/chat.py"), "--headless",
-        "-u", str(USERS), "-r", str(USERS), "-t", "3s", "--host", sim.url,
+        "-u", str(USERS), "-r", str(USERS), "-t", "8s", "--host", sim.url,
         "--results-dir", str(results), "--run-id", "run", "--only-summary", "--loglevel", "WARNING",
         "--tokenize", "off", "--max-tokens", "8", *args, *own_master_port(args),
     ]  # fmt: skip

@@ -32,6 +32,10 @@ from llmload.results.runrecord import RunRecord
 
 HISTORY_RUNS = 20  # how far back the run-to-run noise is read
 _MIN_HISTORY = 3  # runs needed before the history's noise is known
+# Runs needed before the wander joins the test: from 3 runs it has 2 degrees of freedom, whose
+# t tail swallowed a 10% drop (fresh-clone CI, 2026-12-06: p 0.13 with base, same and a 5%
+# regression as the history); from 6 it has 5.
+_MIN_WANDER_RUNS = 6
 # For normal noise the median absolute difference of successive values is 0.954 sigma
 # (|x_i - x_{i-1}| is half-normal with scale sigma * sqrt(2), its median 0.6745 of that). One step
 # change in a history moves only one difference, so a past regression does not pass for noise.
@@ -215,10 +219,11 @@ def _cell(
     if lack is None:
         # the candidate is one run, the baseline a mean of runs: each carries its runs' wander
         runs = sum(1 for r in baseline_runs if _samples([r], rule.metric, level)[0])
-        wander = 0.0 if noise is None else noise.between * base * base * (1 + 1 / max(runs, 1))
+        known = noise is not None and noise.runs >= _MIN_WANDER_RUNS
+        wander = noise.between * base * base * (1 + 1 / max(runs, 1)) if noise is not None and known else 0.0
         p = welch_worse(
             mine, theirs, higher_is_better=rule.direction is Direction.HIGHER,
-            extra_variance=wander, extra_df=noise.runs - 1 if noise is not None else math.inf,
+            extra_variance=wander, extra_df=noise.runs - 1 if noise is not None and known else math.inf,
         )  # fmt: skip
     return Cell(
         metric=rule.metric,
