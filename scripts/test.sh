@@ -22,9 +22,10 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 VENV="${VENV:-.venv}"
 BIN="${BIN:-$VENV/bin}"
-# Six side by side: the tests that need llama-server (two workers' worth) wait for its build
-# while four others go on.
-WORKERS="${LLMLOAD_TEST_WORKERS:-6}"
+# Four side by side: with six, fresh-clone runs on 2 cores (2026-12-06) had Locust's start and
+# llmload's first look at a local simulator take more than a 6 s run, five times in four runs,
+# while the tier saved a minute or two.
+WORKERS="${LLMLOAD_TEST_WORKERS:-4}"
 OUT="${LLMLOAD_TEST_OUT:-results/tests/$(date -u +%Y%m%dT%H%M%SZ)}"
 TIERS=(integration e2e k8s bench)
 # shellcheck disable=SC2206
