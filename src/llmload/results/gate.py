@@ -219,11 +219,12 @@ def _cell(
     if lack is None:
         # the candidate is one run, the baseline a mean of runs: each carries its runs' wander
         runs = sum(1 for r in baseline_runs if _samples([r], rule.metric, level)[0])
-        known = noise is not None and noise.runs >= _MIN_WANDER_RUNS
-        wander = noise.between * base * base * (1 + 1 / max(runs, 1)) if noise is not None and known else 0.0
+        wander, wander_df = 0.0, math.inf
+        if noise is not None and noise.runs >= _MIN_WANDER_RUNS:
+            wander, wander_df = noise.between * base * base * (1 + 1 / max(runs, 1)), noise.runs - 1
         p = welch_worse(
             mine, theirs, higher_is_better=rule.direction is Direction.HIGHER,
-            extra_variance=wander, extra_df=noise.runs - 1 if noise is not None and known else math.inf,
+            extra_variance=wander, extra_df=wander_df,
         )  # fmt: skip
     return Cell(
         metric=rule.metric,
