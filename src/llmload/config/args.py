@@ -111,6 +111,9 @@ def _check_trace(config: RunConfig) -> None:
             "(skip the trace's start with --trace-window)"
         )
         raise ConfigError("--warmup-requests", config.phases.warmup_requests, problem)
+    if config.phases.window_requests is not None:
+        problem = "a replay measures the trace's requests: cut it with --trace-window instead"
+        raise ConfigError("--requests", config.phases.window_requests, problem)
     Replay.of(load_trace(path, config.trace.format), config.trace.replay)  # its errors now, not mid-run
 
 

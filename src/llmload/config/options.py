@@ -414,6 +414,16 @@ OPTIONS: tuple[Option, ...] = (
         "--warmup-s", "minimum warm-up duration in seconds", float, 0.0, group="stages", to="phases.warmup_s"
     ),
     Option(
+        "--requests",
+        "measure this many requests per stage (over workers, at least this many: the master "
+        "hears their counts every --report-interval-s): the window closes once they were sent, the drain "
+        "waits for them, and a plain run then ends; -t, or a sweep's --stage-s, stays the limit",
+        int,
+        group="stages",
+        sweep_default=None,
+        to="phases.window_requests",
+    ),
+    Option(
         "--drain-s",
         "at the end, how long in-flight requests may take to finish",
         float,

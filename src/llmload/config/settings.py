@@ -136,8 +136,11 @@ class PhaseConfig:
     warmup_requests: int | None = None  # None: as many as the concurrency
     warmup_s: float = 0.0
     drain_s: float = 120.0
+    window_requests: int | None = None  # --requests: None, the window is only timed
 
     def __post_init__(self) -> None:
+        if self.window_requests is not None and self.window_requests < 1:
+            raise ConfigError("--requests", self.window_requests, "must be 1 or more")
         if self.warmup_requests is not None and self.warmup_requests < 0:
             raise ConfigError("--warmup-requests", self.warmup_requests, "must be 0 or more")
         if self.warmup_s < 0:

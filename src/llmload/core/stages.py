@@ -5,7 +5,8 @@ goes warm-up → measure → drain:
 
 - warm-up ends once at least ``warmup_requests`` requests of the stage completed (default: its
   concurrency, so every user has been through one full request) and ``warmup_s`` passed;
-- the measured window lasts ``window_s``;
+- the measured window lasts ``window_s``, or until ``window_requests`` requests were sent inside
+  it, whichever comes first (a count makes a run's size the same on a fast and a slow machine);
 - the drain keeps the load on until every request sent inside the window finished, at most
   ``drain_s``; whatever is still in flight then is recorded as unfinished.
 
@@ -33,8 +34,11 @@ class StagePlan:
     warmup_s: float = 0.0
     drain_s: float = 120.0
     rate: float | None = None  # open loop: requests per second; ``concurrency`` caps in-flight
+    window_requests: int | None = None  # None: the window is only timed
 
     def __post_init__(self) -> None:
+        if self.window_requests is not None and self.window_requests < 1:
+            raise ConfigError("--requests", self.window_requests, "must be 1 or more")
         if self.rate is not None and not self.rate > 0:
             raise ConfigError("--rates", self.rate, "request rates must be > 0")
         if self.concurrency < 1:
@@ -72,6 +76,7 @@ class Progress:
 
     completed: int  # requests of this stage that finished (any phase)
     in_flight_measured: int  # requests sent inside this stage's window, not yet finished
+    sent_measured: int = 0  # requests sent inside this stage's window
 
 
 def sweep_plans(
@@ -84,6 +89,7 @@ def sweep_plans(
     repeat: int = 1,
     rates: list[float] | None = None,
     max_in_flight: int = 1024,
+    window_requests: int | None = None,
 ) -> list[StagePlan]:
     """One plan per level and repeat: concurrency levels, or request rates when given."""
     if not levels and not rates:
@@ -93,12 +99,11 @@ def sweep_plans(
     steps: list[tuple[int, float | None]] = (
         [(max_in_flight, rate) for rate in rates] if rates else [(c, None) for c in levels]
     )
+    shared = StagePlan(0, 1, window_s, warmup_requests, warmup_s, drain_s, window_requests=window_requests)
     plans: list[StagePlan] = []
     for concurrency, rate in steps:
         for _ in range(repeat):
-            plans.append(
-                StagePlan(len(plans), concurrency, window_s, warmup_requests, warmup_s, drain_s, rate)
-            )
+            plans.append(replace(shared, index=len(plans), concurrency=concurrency, rate=rate))
     return plans
 
 
@@ -111,6 +116,7 @@ def ramp_plans(
     drain_s: float = 120.0,
     rates: list[float] | None = None,
     max_in_flight: int = 1024,
+    window_requests: int | None = None,
 ) -> list[StagePlan]:
     """A ramp: one short stage per step, a sweep whose steps after the first have no warm-up.
 
@@ -127,6 +133,7 @@ def ramp_plans(
         drain_s=drain_s,
         rates=rates,
         max_in_flight=max_in_flight,
+        window_requests=window_requests,
     )
     return plans[:1] + [replace(p, warmup_requests=0, warmup_s=0.0) for p in plans[1:]]
 
@@ -170,7 +177,8 @@ class StageController:
             if progress.completed >= plan.warmup_target and elapsed >= plan.warmup_s:
                 return self._enter(Phase.MEASURE, now)
         elif self._phase is Phase.MEASURE:
-            if elapsed >= plan.window_s:
+            counted = plan.window_requests is not None and progress.sent_measured >= plan.window_requests
+            if counted or elapsed >= plan.window_s:
                 return self._enter(Phase.DRAIN, now)
         elif self._phase is Phase.DRAIN and (progress.in_flight_measured == 0 or elapsed >= plan.drain_s):
             self._index += 1

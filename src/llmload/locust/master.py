@@ -213,7 +213,8 @@ class MasterRole:
         self.exporter = start_exporter_if(self.config, source)
         self.live = LiveView(self.config, self.run_id, source, self.fleet, self.conductor.controller)
         if self._environment.shape_class is None:
-            self.conductor.start_ticking(users=target_users(self._environment))
+            environment = self._environment
+            self.conductor.start_ticking(users=target_users(environment), done=lambda: stop_run(environment))
         self.conductor.start_progress(self.fleet.tokens_received)
 
     def test_stopping(self) -> None:

@@ -30,6 +30,7 @@ class _Stages(TypedDict):
     warmup_s: float
     drain_s: float
     max_in_flight: int
+    window_requests: int | None
 
 
 def make_conductor(
@@ -47,8 +48,7 @@ def make_conductor(
         users = options_of(environment).num_users or 1
         if open_loop.rate is not None:
             users = open_loop.max_in_flight
-        plans = Conductor.plain_run(users, phases.warmup_requests, phases.warmup_s, open_loop.rate)
-        return Conductor(plans, announce, progress)
+        return Conductor(Conductor.plain_run(users, phases, open_loop.rate), announce, progress)
     sweep = config.sweep
     stages = _Stages(
         window_s=sweep.window_s,
@@ -56,6 +56,7 @@ def make_conductor(
         warmup_s=phases.warmup_s,
         drain_s=phases.drain_s,
         max_in_flight=open_loop.max_in_flight,
+        window_requests=phases.window_requests,
     )
     ramp = sweep.ramp
     if ramp is None:

@@ -127,6 +127,7 @@ class LocalRole:
         self._server = ServerWatch(config, planned_concurrency(environment, config))
         self._tokenize = None
         session.on_stop = lambda _why: stop_run(environment)
+        session.on_window_full = self._conductor.tick
         self.exit_code = None
 
     def _announce(self, a: Announcement) -> None:
@@ -149,7 +150,8 @@ class LocalRole:
         s = self.session
         self.live = LiveView(s.config, s.run_id, source, s, self.conductor.controller)
         if self._environment.shape_class is None:
-            self.conductor.start_ticking(users=target_users(self._environment))
+            environment = self._environment
+            self.conductor.start_ticking(users=target_users(environment), done=lambda: stop_run(environment))
         self.conductor.start_progress(self.session.tokens_received)
 
     def test_stopping(self) -> None:

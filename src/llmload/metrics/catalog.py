@@ -324,7 +324,9 @@ _SCOPES: tuple[tuple[Scope, str, str], ...] = (
     ("read", "Per read", "One sample per token-bearing socket read."),
     ("stage", "Per stage", "A plain run is one stage; a sweep has one per level. A stage has "
      "a warm-up (by default at least as many requests as the concurrency, and/or a set "
-     "duration) excluded from its numbers, a measured window [t0, t1] and a bounded drain; all "
+     "duration) excluded from its numbers, a measured window [t0, t1] (a time, or until "
+     "`--requests` were sent in it: a sample of the same size on a fast and a slow machine; "
+     "its rates are then over a short window, and noisier) and a bounded drain; all "
      "workers take the phase boundaries from the master's announcement (stage, phase, master "
      "wall-clock time), not from their own clocks. Latencies count "
      "requests *sent* inside [t0, t1]; after t1 the load continues until they finish (bounded "

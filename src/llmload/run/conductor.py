@@ -15,6 +15,7 @@ from dataclasses import replace
 
 import gevent
 
+from llmload.config.settings import PhaseConfig
 from llmload.core.phases import Phase
 from llmload.core.stages import (
     Announcement,
@@ -58,11 +59,22 @@ class Conductor:
         return True
 
     @staticmethod
-    def plain_run(
-        concurrency: int, warmup_requests: int | None, warmup_s: float, rate: float | None = None
-    ) -> list[StagePlan]:
-        """A plain run: one stage whose window lasts until Locust stops the test."""
-        return [StagePlan(0, max(concurrency, 1), math.inf, warmup_requests, warmup_s, 0.0, rate)]
+    def plain_run(concurrency: int, phases: PhaseConfig, rate: float | None = None) -> list[StagePlan]:
+        """A plain run: one stage whose window lasts until Locust stops the test, or until
+        ``--requests`` were sent in it; then its drain lets them finish, and the run ends."""
+        drain_s = 0.0 if phases.window_requests is None else phases.drain_s
+        return [
+            StagePlan(
+                0,
+                max(concurrency, 1),
+                math.inf,
+                phases.warmup_requests,
+                phases.warmup_s,
+                drain_s,
+                rate,
+                phases.window_requests,
+            )
+        ]
 
     def tick(self) -> Announcement | None:
         """Announce what changed; a stage without warm-up (a ramp's step) opens its window in
@@ -76,9 +88,15 @@ class Conductor:
             a = self.controller.tick(now, self._progress())
         return first
 
-    def start_ticking(self, interval_s: float = 0.1, users: Callable[[], int] | None = None) -> None:
+    def start_ticking(
+        self,
+        interval_s: float = 0.1,
+        users: Callable[[], int] | None = None,
+        done: Callable[[], None] | None = None,
+    ) -> None:
         """For plain runs, which have no LoadTestShape to tick them. ``users``: the user count
-        asked for now (Locust's target, not the ramp): when it changes, a new stage begins."""
+        asked for now (Locust's target, not the ramp): when it changes, a new stage begins.
+        ``done``: the last stage drained (its ``--requests`` measured): the run ends there."""
 
         def loop() -> None:
             while self.controller.phase is not Phase.DONE:
@@ -86,6 +104,8 @@ class Conductor:
                     self.retarget(users())
                 self.tick()
                 gevent.sleep(interval_s)
+            if done is not None:
+                done()
 
         self._ticker = gevent.spawn(loop)
 

@@ -54,6 +54,7 @@ class Delta:
     tokens_received: int = 0
     completed: Mapping[int, int] = field(default_factory=dict)
     in_flight_measured: Mapping[int, int] = field(default_factory=dict)
+    sent_measured: Mapping[int, int] = field(default_factory=dict)
     health_now: Mapping[str, float | None] = field(default_factory=dict)  # Session.health_now
     health: Mapping[int, HealthSnapshot] = field(default_factory=dict)
     lateness: Mapping[int, Mapping[str, float]] = field(default_factory=dict)
@@ -76,6 +77,7 @@ class Delta:
             "tokens_received": self.tokens_received,
             "completed": _str_keys(self.completed),
             "in_flight_measured": _str_keys(self.in_flight_measured),
+            "sent_measured": _str_keys(self.sent_measured),
             "health_now": dict(self.health_now),
             "health": {str(k): v.to_dict() for k, v in self.health.items()},
             "lateness": _str_keys(self.lateness),
@@ -101,6 +103,7 @@ class Delta:
             tokens_received=integer(data.get("tokens_received", 0), "tokens_received"),
             completed=_counts(data, "completed"),
             in_flight_measured=_counts(data, "in_flight_measured"),
+            sent_measured=_counts(data, "sent_measured"),
             health_now={k: optional_number(v, k) for k, v in obj(data.get("health_now") or {}).items()},
             health={k: HealthSnapshot.from_dict(v) for k, v in _objects(data, "health").items()},
             lateness={

@@ -42,6 +42,7 @@ class WorkerView:
     records_file: str | None = None
     completed: dict[int, int] = field(default_factory=dict)
     in_flight_measured: dict[int, int] = field(default_factory=dict)
+    sent_measured: dict[int, int] = field(default_factory=dict)
     health: dict[int, HealthSnapshot] = field(default_factory=dict)
     lateness: dict[int, Mapping[str, float]] = field(default_factory=dict)
     min_e2e_s: float | None = None
@@ -108,6 +109,7 @@ class Fleet:
             self.timeseries.merge(d.timeseries)
         w.in_flight, w.health_now = d.in_flight, dict(d.health_now)
         w.completed, w.in_flight_measured = dict(d.completed), dict(d.in_flight_measured)
+        w.sent_measured = dict(d.sent_measured)
         w.health.update(d.health)
         w.lateness.update(d.lateness)
         w.users, w.records, w.records_file = d.users, d.records, d.records_file
@@ -124,6 +126,8 @@ class Fleet:
         return Progress(
             sum(w.completed.get(stage, 0) for w in live),
             sum(w.in_flight_measured.get(stage, 0) for w in live),
+            # a lost worker's requests were sent: the count asked for does not wait for more
+            sum(w.sent_measured.get(stage, 0) for w in self.workers.values()),
         )
 
     def tokens_received(self) -> int:

@@ -128,6 +128,7 @@ class Session:
         self._sampler: gevent.Greenlet[[], None] | None = None
         self._completed: Counter[int] = Counter()
         self._in_flight_measured: Counter[int] = Counter()
+        self._sent_measured: Counter[int] = Counter()
         self._pending: deque[tuple[RequestRecord, bool]] = deque()  # finished, not yet folded
         self._folder: gevent.Greenlet[[], None] | None = None
         self._folding: Iterator[None] = iter(())  # the record the folder is part way through
@@ -138,6 +139,9 @@ class Session:
         self.stopped: Stop | None = None  # why the run ends early, once it must
         self.exit_code: int | None = None  # the verdict, once the run has ended (the exporter)
         self.on_stop: Callable[[Stop], None] | None = None  # the role stops the run
+        # --requests: the conductor, asked at once when a request past the count would start
+        # (a tick's wait, up to Locust's second in a sweep, would let more in)
+        self.on_window_full: Callable[[], object] | None = None
         self._failures_in_a_row = 0
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -230,13 +234,16 @@ class Session:
 
     def progress(self) -> Progress:
         stage = max(self.stage, 0)
-        return Progress(self._completed[stage], self._in_flight_measured[stage])
+        return Progress(self._completed[stage], self._in_flight_measured[stage], self._sent_measured[stage])
 
     def completed(self) -> dict[int, int]:
         return dict(self._completed)
 
     def in_flight_measured(self) -> dict[int, int]:
         return dict(self._in_flight_measured)
+
+    def sent_measured(self) -> dict[int, int]:
+        return dict(self._sent_measured)
 
     def finish_stages(self) -> None:
         """The run ended: close every stage's window that is still open."""
@@ -276,8 +283,13 @@ class Session:
     def request_started(self, stage: int, window: Window) -> bool:
         self.in_flight += 1
         measured = window.phase_at(time.perf_counter_ns()) is Phase.MEASURE
+        full = self.config.phases.window_requests
+        if measured and full is not None and self._sent_measured[stage] >= full and self.on_window_full:
+            self.on_window_full()  # the window closes now: this request is the drain's
+            measured = window.phase_at(time.perf_counter_ns()) is Phase.MEASURE
         if measured:
             self._in_flight_measured[stage] += 1
+            self._sent_measured[stage] += 1
         return measured
 
     def on_record(self, record: RequestRecord, counted_in_flight: bool = False) -> None:

@@ -61,6 +61,7 @@ class Shipper:
             tokens_received=s.tokens_received(),
             completed=s.completed(),
             in_flight_measured=s.in_flight_measured(),
+            sent_measured=s.sent_measured(),
             health_now=s.health_now(),
             health={k: st.health for k, st in s.stages.items() if st.health is not None},
             lateness={k: st.lateness_s for k, st in s.stages.items()},

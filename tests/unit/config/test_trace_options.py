@@ -53,6 +53,7 @@ def test_a_looped_replay_lasts_until_stopped(trace: Path) -> None:
         ({"trace_speed": 0.0}, "trace", "--trace-speed", "> 0"),
         ({"trace_window": "10:20"}, "trace", "--trace-window", "no requests"),
         ({"warmup_requests": 5}, "trace", "--warmup-requests", "no warm-up requests"),
+        ({"requests": 50}, "trace", "--requests", "measures the trace's requests"),
     ],
 )
 def test_bad_trace_options_name_themselves(

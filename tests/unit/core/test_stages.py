@@ -53,6 +53,35 @@ def test_repeat_duplicates_levels_and_bad_levels_name_the_option() -> None:
         sweep_plans([1], window_s=0)
 
 
+def test_a_window_of_n_requests_closes_once_n_were_sent_in_it_or_its_time_is_up() -> None:
+    open_ended = StagePlan(0, 2, math.inf, drain_s=60, window_requests=4)
+    timed = StagePlan(1, 2, 10, drain_s=60, window_requests=4)
+    c = StageController([open_ended, timed])
+    phases = []
+    for now, progress in [
+        (0, Progress(0, 0)),
+        (1, Progress(2, 0)),  # -> measure
+        (500, Progress(5, 2, sent_measured=3)),  # no time limit: it waits for the fourth
+        (501, Progress(6, 2, sent_measured=4)),  # -> drain
+        (502, Progress(8, 0, sent_measured=5)),  # the four finished -> stage 1 warm-up
+        (503, Progress(2, 0)),  # -> measure
+        (513, Progress(4, 2, sent_measured=2)),  # its 10 s are up first -> drain
+    ]:
+        a = c.tick(now, progress)
+        if a is not None:
+            phases.append((now, a.stage, a.phase.value))
+    assert phases == [
+        (0, 0, "warmup"),
+        (1, 0, "measure"),
+        (501, 0, "drain"),
+        (502, 1, "warmup"),
+        (503, 1, "measure"),
+        (513, 1, "drain"),
+    ]
+    with pytest.raises(ConfigError, match="--requests"):
+        StagePlan(0, 1, 10, window_requests=0)
+
+
 def test_remaining_time_counts_windows_left() -> None:
     c = StageController(sweep_plans([1, 2, 4], window_s=10))
     c.tick(0, Progress(0, 0))
