@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from llmload.export.rundata import UNMEASURED_STAGE
-from llmload.results.summary import SCHEMA_VERSION, Stage, Summary, from_json, read
+from llmload.results.summary import SCHEMA_VERSION, Summary, from_json, read
+from llmload.results.summary_stage import Stage
 
 
 def stage_json(**fields: Any) -> dict[str, Any]:

@@ -21,7 +21,8 @@ from llmload.cli.processes import Cores
 from llmload.errors import ResultsError
 from llmload.export.results import ResultsDir
 from llmload.export.rundata import read_summary
-from llmload.results.summary import Rerun, Stage, Summary, to_json
+from llmload.results.summary import Rerun, Summary, to_json
+from llmload.results.summary_stage import Stage
 
 CommandOf = Callable[[argparse.Namespace, str], list[str]]  # ``sweep.locust_command``
 

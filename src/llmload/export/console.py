@@ -6,7 +6,8 @@ from collections.abc import Mapping
 
 from llmload.metrics.catalog import CONSOLE_LATENCIES, by_key, stat_header
 from llmload.results.saturation import saturation_text
-from llmload.results.summary import Latency, MeanMax, ReplaySummary, Stage, Summary
+from llmload.results.summary import Summary
+from llmload.results.summary_stage import Latency, MeanMax, ReplaySummary, Stage
 
 _COLUMNS = ("p50", "p90", "p99", "max")
 

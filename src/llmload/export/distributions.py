@@ -19,7 +19,7 @@ from llmload.export.tables import Row
 from llmload.metrics.catalog import DISTRIBUTED_LATENCIES, by_key
 from llmload.metrics.histogram import LogHistogram
 from llmload.protocol.jsonvalue import JSONObject, array, obj
-from llmload.results.summary import Stage
+from llmload.results.summary_stage import Stage
 
 HISTOGRAMS = "histograms.json"
 # Percentiles drawn: every whole one, then the tail the summary reports (p99.9) and one beyond.

@@ -14,15 +14,8 @@ from llmload.export.tables import Row, columns
 from llmload.metrics.catalog import TABLE_LATENCIES, by_key, latency_column, stat_header
 from llmload.protocol.jsonvalue import JSON, obj
 from llmload.results.saturation import saturation_text
-from llmload.results.summary import (
-    ErrorExample,
-    Latency,
-    NamedStage,
-    ReasoningSummary,
-    Stage,
-    Summary,
-    to_json,
-)
+from llmload.results.summary import Summary, to_json
+from llmload.results.summary_stage import ErrorExample, Latency, NamedStage, ReasoningSummary, Stage
 
 _SAMPLE_CHARS = 300  # of a server's error answer in the errors table
 

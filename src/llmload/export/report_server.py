@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from llmload.export import html as h
-from llmload.results.summary import Latency, Summary
+from llmload.results.summary import Summary
+from llmload.results.summary_stage import Latency
 
 Cells = Sequence[tuple[Latency | None, int]]  # (a latency, its decimals): p50 and p99 cells each
 

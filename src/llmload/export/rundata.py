@@ -20,7 +20,8 @@ from llmload.errors import ResultsError
 from llmload.metrics.catalog import LATENCY_KEYS
 from llmload.metrics.slo import parse_max_error_rate, parse_slo
 from llmload.protocol.jsonvalue import JSON, JSONObject, array, integer, number, obj
-from llmload.results.summary import SCHEMA_VERSION, Exit, Stage, Summary, read
+from llmload.results.summary import SCHEMA_VERSION, Exit, Summary, read
+from llmload.results.summary_stage import Stage
 from llmload.results.verdict import judge
 
 SUMMARY = "summary.json"

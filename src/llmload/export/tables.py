@@ -13,7 +13,8 @@ from pathlib import Path
 
 from llmload.metrics.catalog import TABLE_LATENCIES, Column, latency_column
 from llmload.results.speculation import spec_decode
-from llmload.results.summary import Stage, Summary
+from llmload.results.summary import Summary
+from llmload.results.summary_stage import Stage
 
 Cell = float | int | bool | None
 Row = dict[str, Cell]

@@ -23,7 +23,7 @@ from llmload.export.tables import columns, stage_row
 from llmload.metrics.catalog import TABLE_LATENCIES, Column, by_key, latency_column
 from llmload.metrics.timeseries import TimeRow
 from llmload.protocol.jsonvalue import JSON
-from llmload.results.summary import Stage
+from llmload.results.summary_stage import Stage
 
 Rows = list[dict[str, str]]
 TIMELINE_S = 60  # per-second rows the timeline tab shows

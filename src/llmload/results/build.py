@@ -22,7 +22,8 @@ from llmload.results.cost import stage_cost
 from llmload.results.fairness import tenants_summary
 from llmload.results.from_stats import reproducibility, run_summary, stage_summary
 from llmload.results.slo import evaluate
-from llmload.results.summary import LostWorker, RunInfo, Saturation, SloOutcome, Stage, Summary
+from llmload.results.summary import LostWorker, RunInfo, Saturation, Summary
+from llmload.results.summary_stage import SloOutcome, Stage
 
 
 @dataclass(slots=True)

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from llmload.metrics.slo import parse_max_error_rate
 from llmload.protocol.jsonvalue import array, obj
 from llmload.results.speculation import spec_decode
-from llmload.results.summary import Stage, Summary
+from llmload.results.summary import Summary
+from llmload.results.summary_stage import Stage
 
 DEFAULT_MAX_ERROR_RATE = 0.01  # --max-error-rate's default, as the verdict applies it
 

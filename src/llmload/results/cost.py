@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from llmload.results.summary import Cheapest, Stage, StageCost
+from llmload.results.summary import Cheapest
+from llmload.results.summary_stage import Stage, StageCost
 
 _SECONDS_PER_HOUR = 3600.0
 

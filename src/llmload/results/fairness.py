@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from llmload.config.tenants import Tenant
-from llmload.results.summary import Stage, TenantShare, TenantsSummary
+from llmload.results.summary_stage import Stage, TenantShare, TenantsSummary
 
 
 def tenants_summary(stage: Stage, mix: Sequence[Tenant]) -> TenantsSummary | None:

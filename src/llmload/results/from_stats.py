@@ -21,8 +21,8 @@ from llmload.metrics.server_side import ServerSide
 from llmload.metrics.sessions import SessionSide
 from llmload.protocol.jsonvalue import JSON
 from llmload.results.headline import headline
-from llmload.results.summary import (
-    SCHEMA_VERSION,
+from llmload.results.summary import SCHEMA_VERSION, RunInfo, Saturation, Summary
+from llmload.results.summary_stage import (
     Attempts,
     ErrorExample,
     HttpPhasesSummary,
@@ -32,14 +32,11 @@ from llmload.results.summary import (
     ReasoningSummary,
     ReplaySummary,
     Requests,
-    RunInfo,
-    Saturation,
     ServerMetricsSummary,
     ServerTimingsSummary,
     SessionsSummary,
     SloOutcome,
     Stage,
-    Summary,
 )
 
 QUANTILES = (("p50", 0.5), ("p90", 0.9), ("p95", 0.95), ("p99", 0.99), ("p999", 0.999))

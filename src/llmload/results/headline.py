@@ -14,7 +14,8 @@ from llmload.metrics.catalog import latency_stat
 from llmload.metrics.confidence import Interval, interval
 from llmload.results.cost import cheapest
 from llmload.results.saturation import detect
-from llmload.results.summary import Headline, Level, Saturation, Stage
+from llmload.results.summary import Headline, Level, Saturation
+from llmload.results.summary_stage import Stage
 
 
 def _decode_tok_per_s(stage: Stage) -> float | None:

@@ -17,7 +17,8 @@ from datetime import datetime
 
 from llmload.protocol.jsonvalue import JSON
 from llmload.results.comparable import ComparabilityKey, key_of
-from llmload.results.summary import Latency, Stage, Summary
+from llmload.results.summary import Summary
+from llmload.results.summary_stage import Latency, Stage
 
 # The per-stage numbers a record keeps, by their stages.csv names
 METRICS: tuple[str, ...] = (

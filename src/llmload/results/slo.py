@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 
 from llmload.metrics.histogram import LogHistogram
 from llmload.metrics.slo import NS_PER_MS, STORED_STATS, SloResult, SloRule, quantile_of
-from llmload.results.summary import Stage
+from llmload.results.summary_stage import Stage
 
 
 def observe(

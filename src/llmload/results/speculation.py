@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from llmload.protocol.jsonvalue import JSON
-from llmload.results.summary import Stage
+from llmload.results.summary_stage import Stage
 
 
 def spec_decode(stage: Stage) -> tuple[float | None, float | None]:

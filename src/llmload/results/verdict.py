@@ -28,7 +28,8 @@ from llmload.core.stop import FailedFast, Interrupted
 from llmload.protocol.jsonvalue import JSON, obj
 from llmload.results.exitcodes import PRECEDENCE, ExitCode
 from llmload.results.slo import evaluate
-from llmload.results.summary import ErrorCount, ErrorExample, Exit, RunInfo, Stage, Summary
+from llmload.results.summary import ErrorCount, Exit, RunInfo, Summary
+from llmload.results.summary_stage import ErrorExample, Stage
 
 _MESSAGE_CHARS = 120  # of a server's answer, in the one line and the banner
 _TOP_KINDS = 3

@@ -25,7 +25,7 @@ from llmload.export.prometheus import ExportSource
 from llmload.export.webtab import TIMELINE_S, Live
 from llmload.metrics.timeseries import TimeSeries
 from llmload.results.build import StageView, summarize_stage
-from llmload.results.summary import Stage
+from llmload.results.summary_stage import Stage
 
 
 class RunState(Protocol):

@@ -25,7 +25,8 @@ from llmload.core.redact import redact_url
 from llmload.core.stages import Announcement
 from llmload.protocol.jsonvalue import JSON
 from llmload.results.build import cache_warning
-from llmload.results.summary import Stage, Summary
+from llmload.results.summary import Summary
+from llmload.results.summary_stage import Stage
 from llmload.target import control, gpu
 from llmload.target.apis import line as api_line
 from llmload.target.fingerprint import auth_headers, fingerprint, warnings

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from llmload.results.summary import GpuStage, MeanMax
+from llmload.results.summary_stage import GpuStage, MeanMax
 from llmload.target.promtext import Sample
 from llmload.target.scrape import Snapshot
 

@@ -27,7 +27,7 @@ from llmload.metrics.catalog import (
     latency_column,
     latency_stat,
 )
-from llmload.results.summary import Stage
+from llmload.results.summary_stage import Stage
 
 SRC = Path(__file__).resolve().parents[3] / "src" / "llmload"
 CATALOG_FILE = SRC / "metrics" / "catalog.py"

@@ -12,7 +12,7 @@ from llmload.export.console import render_stage
 from llmload.metrics.aggregate import StageStats
 from llmload.metrics.sessions import SessionSide
 from llmload.results.from_stats import stage_summary
-from llmload.results.summary import ReplaySummary
+from llmload.results.summary_stage import ReplaySummary
 from llmload.workload.agents import ReplayAccount, SessionAccount
 
 

@@ -10,7 +10,7 @@ from llmload.errors import ConfigError
 from llmload.metrics.histogram import LogHistogram
 from llmload.metrics.slo import SloRule, parse_max_error_rate, parse_slo, request_meets
 from llmload.results.slo import evaluate
-from llmload.results.summary import Stage
+from llmload.results.summary_stage import Stage
 from tests.support import summaries
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from llmload.export.rundata import read_summary
 from llmload.results.build import connection_warning
-from llmload.results.summary import HttpPhasesSummary, Latency, Stage
+from llmload.results.summary_stage import HttpPhasesSummary, Latency, Stage
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "results"
 

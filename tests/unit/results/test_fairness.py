@@ -10,7 +10,7 @@ from llmload.config.tenants import Tenant
 from llmload.metrics.aggregate import StageStats
 from llmload.results.fairness import tenants_summary
 from llmload.results.from_stats import stage_summary
-from llmload.results.summary import Latency, NamedStage, Requests, Stage
+from llmload.results.summary_stage import Latency, NamedStage, Requests, Stage
 
 
 def _named(ok: int, goodput: float, ttft_p99: float) -> NamedStage:

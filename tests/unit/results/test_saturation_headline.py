@@ -9,7 +9,8 @@ from llmload.export import console
 from llmload.export.report_page import render_report
 from llmload.export.rundata import load_run, read_summary
 from llmload.results.from_stats import headline
-from llmload.results.summary import Saturation, Stage
+from llmload.results.summary import Saturation
+from llmload.results.summary_stage import Stage
 
 
 def plateaued(stages: tuple[Stage, ...]) -> list[Stage]:
