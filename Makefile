@@ -50,7 +50,7 @@ bench: $(VENV)/.test
 	$(BIN)/python bench/run_all.py
 
 docs: $(VENV)/.runtime
-	$(BIN)/python -m llmload.metrics.catalog > docs/metrics.md
+	$(BIN)/python -m llmload.metrics.catalog_doc > docs/metrics.md
 	$(BIN)/python -m llmload.cli.list_options --update docs/options.md
 
 clean:
