@@ -32,7 +32,7 @@ class SessionSource:
 
     def classic(self) -> Mapping[int, ClassicStats]:
         self._session.fold_pending()
-        return self._session.classic
+        return self._session.fold.classic
 
     def gauges(self) -> Mapping[str, float]:
         s = self._session

@@ -32,7 +32,9 @@ class RunState(Protocol):
     """What a ``Session`` (one process) and a ``Fleet`` (the master's merge) both keep."""
 
     announcements: list[tuple[float, int, str]]
-    timeseries: TimeSeries
+
+    @property
+    def timeseries(self) -> TimeSeries: ...
 
     def views(self, *, live: bool = False) -> list[StageView]: ...
 

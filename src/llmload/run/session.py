@@ -1,8 +1,8 @@
 """Everything one Locust process shares between its users for one run.
 
-The session tags each request with the stage it was sent in, folds finished records into that
-stage's mergeable stats (and their tokens into every stage window they overlap), writes them to
-``requests.jsonl`` as they finish, and applies phase announcements from the conductor.
+The session tags each request with the stage it was sent in, counts what paces the run as
+each ends, hands finished records to its ``Fold`` (their stage's stats, ``requests.jsonl``, the
+series: run/fold.py), and applies phase announcements from the conductor.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import time
-from collections import Counter, deque
-from collections.abc import Callable, Iterator
+from collections import Counter
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import gevent
@@ -25,14 +25,13 @@ from llmload.core.stages import Announcement, Progress
 from llmload.core.stop import Stop
 from llmload.errors import TargetError
 from llmload.export.results import ResultsDir, new_run_id
-from llmload.metrics import derive
 from llmload.metrics.aggregate import StageStats
 from llmload.metrics.classic import ClassicStats
-from llmload.metrics.slo import request_meets
 from llmload.metrics.timeseries import TimeSeries
 from llmload.protocol.jsonvalue import JSON
 from llmload.results.build import StageView
 from llmload.run.client import ChatClient
+from llmload.run.fold import Fold
 from llmload.run.monitor import HealthMonitor
 from llmload.run.sources import SyntheticTexts, calibrated_source, prompt_source
 from llmload.run.tenants import Tenancy
@@ -43,15 +42,12 @@ from llmload.workload.agents import SessionAccount
 from llmload.workload.prompts import PromptSource
 
 if TYPE_CHECKING:
-    from llmload.export.otlp import RequestSpans
+    pass
 
 _NS = 1_000_000_000
 # Corrections larger than this mean the clocks disagree, not that the message was late (a
 # worker that starts late applies announcements it queued during its start: seconds, not more).
 _MAX_ALIGNMENT_S = 60.0
-# Records waiting to be folded, at most: a worker whose loop is never idle folds on the
-# request path as before rather than queue without end.
-_MAX_PENDING = 256
 # A closed-loop user whose request failed waits before its next one, longer the longer the
 # process has seen nothing but failures (reset by one success): a server that fails every
 # request in microseconds would otherwise get tens of thousands a second from a loop at 100%
@@ -102,8 +98,6 @@ class Session:
         # --agent-trace: the recorded sessions, read once per process (checked at the config)
         trace = config.workload.agent.trace
         self.agent_sessions = load_agent_trace(trace) if trace else ()
-        self._tenant_names = {t.request_name: t.name for t in config.workload.tenants}
-        self._tenant_slo = {t.request_name: t.slo for t in config.workload.tenants if t.slo}
         self.health = HealthMonitor()
         self.model = config.request.model
         # Whether requests ask for the server's own timing of each (--server-timings), once
@@ -111,27 +105,20 @@ class Session:
         self.asks_server_timings = False
         self.started_at = time.time()
         self.stages: dict[int, StageState] = {}
+        self.fold = Fold(config, self.records, self.stages)
         self.stage = -1  # no stage announced yet: requests count as warm-up of stage 0
         self._client: ChatClient | None = None
         self.texts = SyntheticTexts(config.workload)  # a scenario's self.text(n)
         # Users of different processes must not share prompt salts or request ids.
         self._user_ids = itertools.count(user_offset)
-        self.timeseries = TimeSeries()
-        # exporter state, cumulative here; a worker hands deltas over with take_classic()
-        self.classic: dict[int, ClassicStats] = {}
         self.announcements: list[tuple[float, int, str]] = []  # (wall time, stage, phase)
         self.in_flight = 0
         self.active: set[RequestRecord] = set()  # in flight, for live token counts
         self._finished_tokens = 0
-        self._wall_minus_perf_ns = time.time_ns() - time.perf_counter_ns()
-        self._spans: RequestSpans | None = None  # --otlp-endpoint: a client span per request
         self._sampler: gevent.Greenlet[[], None] | None = None
         self._completed: Counter[int] = Counter()
         self._in_flight_measured: Counter[int] = Counter()
         self._sent_measured: Counter[int] = Counter()
-        self._pending: deque[tuple[RequestRecord, bool]] = deque()  # finished, not yet folded
-        self._folder: gevent.Greenlet[[], None] | None = None
-        self._folding: Iterator[None] = iter(())  # the record the folder is part way through
         self.warnings: list[str] = []  # for the summary: what start found doubtful
         # --max-error-rate 1 accepts every failure: a run meant to measure them is not stopped.
         accepts_all = config.checks.max_error_rate is not None and config.checks.max_error_rate >= 1
@@ -176,32 +163,28 @@ class Session:
         if self.config.exporter.otlp_endpoint is not None:
             from llmload.export.otlp import RequestSpans  # the otlp extra: imported only when asked
 
-            self._spans = RequestSpans(
+            self.fold.spans = RequestSpans(
                 endpoint=self.config.exporter.otlp_endpoint,
                 run_id=self.run_id,
                 process=self.process_tag,
                 model=self.model,
-                wall_minus_perf_ns=self._wall_minus_perf_ns,
+                wall_minus_perf_ns=self.fold.wall_minus_perf_ns,
             )
         self.health.start()
         self._sampler = gevent.spawn(self._sample_in_flight)
 
     def _sample_in_flight(self) -> None:
         while True:
-            self.timeseries.sample_in_flight(time.time(), self.in_flight)
+            self.fold.timeseries.sample_in_flight(time.time(), self.in_flight)
             gevent.sleep(1.0 - time.time() % 1.0)  # once per wall-clock second
 
     def close(self) -> None:
-        self.fold_pending()
-        if self._folder is not None:
-            self._folder.kill(block=False)
+        self.fold.close()
         if self._sampler is not None:
             self._sampler.kill(block=False)
         self.health.stop()
         self.transports.close()
         self.records.close()
-        if self._spans is not None:
-            self._spans.close()
 
     # -- the stage protocol ---------------------------------------------------------------------
 
@@ -293,14 +276,8 @@ class Session:
         return measured
 
     def on_record(self, record: RequestRecord, counted_in_flight: bool = False) -> None:
-        """A request ended: count it now, fold it when the event loop is idle.
-
-        Folding a record (its ``requests.jsonl`` line, stage stats, time series, exporter
-        buckets) takes 50-250 µs on a worker whose CPU has been idling between events; done
-        here, on the request path, it would delay every other stream's read that arrives
-        meanwhile, and those delays are ITL error (bench/accuracy.py). Counters that pace the
-        run (in flight, completed) change here; the rest waits for ``fold_pending``.
-        """
+        """A request ended: count what paces the run (in flight, completed) now, and fold the
+        rest when the event loop is idle (run/fold.py says why)."""
         self.in_flight -= 1
         self._finished_tokens += sum(record.event_tokens) if record.stream else record.output_tokens
         if counted_in_flight:
@@ -308,12 +285,7 @@ class Session:
         self._completed[record.stage] += 1
         self._judge(record)
         # Whether the drain had ended is decided now, not when folded.
-        late = self.stages[record.stage].closed and record.phase is Phase.MEASURE
-        self._pending.append((record, late))
-        if len(self._pending) >= _MAX_PENDING:  # the loop is never idle: fold on the request path
-            self.fold_pending()
-        elif self._folder is None:
-            self._folder = gevent.spawn(self._fold_when_idle)
+        self.fold.add(record, late=self.stages[record.stage].closed and record.phase is Phase.MEASURE)
 
     def on_session(self, account: SessionAccount) -> None:
         """An agentic session ended: it counts in its stage if it started inside the window.
@@ -342,71 +314,13 @@ class Session:
         n = self._failures_in_a_row
         return 0.0 if n == 0 else min(_BACKOFF_MAX_S, _BACKOFF_FIRST_S * 2 ** (n - 1))
 
+    @property
+    def timeseries(self) -> TimeSeries:
+        return self.fold.timeseries
+
     def fold_pending(self) -> None:
-        """Fold every record still queued: readers of stats, series and records call this."""
-        for _ in self._folding:  # the one the folder greenlet left half done, if any
-            pass
-        pending = self._pending
-        while pending:
-            for _ in self._fold(*pending.popleft()):
-                pass
-
-    def _fold_when_idle(self) -> None:
-        try:
-            while self._pending:
-                gevent.idle()  # after every read the loop has ready, one record at a time
-                if self._pending:
-                    self._folding = self._fold(*self._pending.popleft())
-                    for _ in self._folding:
-                        gevent.idle()  # and between its steps: each is tens of µs when cold
-        finally:
-            self._folder = None
-
-    def _fold(self, record: RequestRecord, late: bool) -> Iterator[None]:
-        """Fold one record in steps; the folder greenlet lets arrived reads go in between."""
-        self.records.write(record)
-        yield
-        if self._spans is not None:
-            self._spans.add(record)
-            yield
-        self.timeseries.add(record, self._wall_minus_perf_ns)
-        if self.config.exporter.port:  # exact buckets cost ~0.5 µs per event: only when exported
-            yield
-            tenant = self._tenant_names.get(record.name) if record.name else None
-            self.classic.setdefault(record.stage, ClassicStats()).add(record, tenant)
-        yield
-        state = self.stages[record.stage]
-        if late:
-            state.stats.add_late(record, state.window)
-        else:
-            state.stats.add(record, state.window)
-            if record.phase is Phase.MEASURE and record.ok and self._meets_slo(record):
-                state.stats.add_slo_met(record)
-        self._add_tokens_to_later_windows(record)
-
-    def _meets_slo(self, r: RequestRecord) -> bool:
-        def ms(ns: float | None) -> float | None:
-            return None if ns is None else ns / 1e6
-
-        rules = self._tenant_slo.get(r.name, self.config.checks.slo) if r.name else self.config.checks.slo
-        return request_meets(
-            rules,
-            ttft_ms=ms(derive.ttft_ns(r)),
-            tpot_ms=ms(derive.tpot_ns(r)),
-            e2e_ms=ms(derive.e2e_ns(r)),
-            ttfot_ms=ms(derive.ttfot_ns(r)),
-        )
-
-    def _add_tokens_to_later_windows(self, r: RequestRecord) -> None:
-        # A request sent in one stage can still be streaming in a later stage's window; its
-        # tokens read there belong to that window's throughput.
-        if not r.event_ns:
-            return
-        for index, state in self.stages.items():
-            w = state.window
-            if index <= r.stage or w.t0_ns is None or w.t0_ns > r.event_ns[-1]:
-                continue
-            state.stats.add_tokens_read_in_window(r, w)
+        """Fold every finished record: readers of stats, series and records call this."""
+        self.fold.drain()
 
     def views(self, *, live: bool = False) -> list[StageView]:
         """Every stage so far; ``live``: a window still open counts until now (the web UI's
@@ -442,9 +356,7 @@ class Session:
         return self._finished_tokens + sum(sum(r.event_tokens) for r in self.active)
 
     def take_classic(self) -> dict[int, ClassicStats]:
-        self.fold_pending()
-        taken, self.classic = self.classic, {}
-        return taken
+        return self.fold.take_classic()
 
     def health_now(self) -> dict[str, float | None]:
         """Client health for the live exporter: since the current stage's window opened."""
@@ -460,9 +372,7 @@ class Session:
         }
 
     def take_timeseries(self) -> TimeSeries:
-        self.fold_pending()
-        taken, self.timeseries = self.timeseries, TimeSeries()
-        return taken
+        return self.fold.take_timeseries()
 
     def describe(self) -> dict[str, JSON]:
         self.fold_pending()

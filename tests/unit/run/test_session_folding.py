@@ -18,7 +18,7 @@ import pytest
 from llmload.core.phases import Phase
 from llmload.core.stages import Announcement
 from llmload.export.results import read_records
-from llmload.run import session as session_module
+from llmload.run import fold as fold_module
 from llmload.run.session import Session
 from tests.support.prometheus import synthetic_records
 from tests.support.session import config, measuring
@@ -63,7 +63,7 @@ def test_every_reader_sees_every_finished_record(session: Session) -> None:
 def test_a_loop_never_idle_folds_on_the_request_path(
     session: Session, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(session_module, "_MAX_PENDING", 8)
+    monkeypatch.setattr(fold_module, "_MAX_PENDING", 8)
     finish(session, 30)  # no yield in between: the folder never runs
     assert session.records.count >= 22  # at most 8 wait
     assert folded(session) == session.records.count
