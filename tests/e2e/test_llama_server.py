@@ -455,11 +455,21 @@ def test_an_agents_turns_reuse_their_slots_cache_in_llama_server(
 def test_a_cancelled_request_frees_its_llama_server_slot(
     server: LlamaServer, tmp_path: Path, judge: Judge
 ) -> None:
+    # The cancel must land in the decode of 400 tokens: after four times a prefill and eight
+    # tokens as the machine runs them now (fresh-clone CI: a 16-token prefill outlasted a fixed
+    # 600 ms beside three other tests), and never sooner than 600 ms.
+    body = {"messages": [{"role": "user", "content": "Count to ten."}], "max_tokens": 8, "ignore_eos": True}
+    began = time.monotonic()
+    post = urllib.request.Request(
+        f"{server.url}/v1/chat/completions", orjson.dumps(body), {"Content-Type": "application/json"}
+    )
+    urllib.request.urlopen(post, timeout=120).read()
+    after_ms = max(600.0, 4 * (time.monotonic() - began) * 1e3)
     config = RunConfig(
         host=server.url,
         request=RequestConfig(ignore_eos=True),
         workload=WorkloadConfig(
-            prompt_tokens=16, max_tokens=400, cancel=CancelSpec(share=1.0, after_ms=(600, 600))
+            prompt_tokens=16, max_tokens=400, cancel=CancelSpec(share=1.0, after_ms=(after_ms, after_ms))
         ),
         phases=PhaseConfig(),
         timeouts=Timeouts(),
