@@ -12,7 +12,7 @@ from typing import ClassVar
 from locust import User, constant, task
 from locust.env import Environment
 
-from llmload.config.settings import Endpoint
+from llmload.config.asked import Endpoint
 from llmload.locust.plugin import session_of
 from llmload.run.llm_client import LLMClient
 from llmload.transport.base import Transport

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import gevent
 from greenlet import GreenletExit
 
-from llmload.config.settings import Endpoint
+from llmload.config.asked import Endpoint
 from llmload.core.phases import Phase
 from llmload.run.llm_client import LLMClient, Reply
 from llmload.run.request import RequestEvent

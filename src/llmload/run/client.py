@@ -15,7 +15,7 @@ from typing import TypedDict
 import gevent
 from greenlet import GreenletExit
 
-from llmload.config.settings import PATHS, Endpoint, RequestConfig
+from llmload.config.asked import PATHS, Endpoint, RequestConfig
 from llmload.core.phases import Window
 from llmload.core.record import RequestRecord
 from llmload.core.recorder import ResponseRecorder, Timeouts

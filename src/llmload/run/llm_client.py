@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from llmload.config.settings import Endpoint
+from llmload.config.asked import Endpoint
 from llmload.config.tenants import Tenant
 from llmload.core.answer import Answer, Ranked, ToolCall, read_answer
 from llmload.core.api_answer import read_messages, read_responses, response_id_of

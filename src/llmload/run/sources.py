@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import logging
 
-from llmload.config.settings import RunConfig, WorkloadConfig
+from llmload.config.asked import WorkloadConfig
+from llmload.config.settings import RunConfig
 from llmload.target.tokenize import token_scale
 from llmload.workload.datasets import load_dataset
 from llmload.workload.images import ImagePool, ImagePrompts

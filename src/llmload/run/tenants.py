@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from llmload.config.settings import WorkloadConfig
+from llmload.config.asked import WorkloadConfig
 from llmload.config.tenants import Tenant, pick
 from llmload.run.sources import prompt_source
 from llmload.workload.prompts import Prompt, PromptSource

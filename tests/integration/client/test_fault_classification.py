@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from llmload.config.settings import RequestConfig
+from llmload.config.asked import RequestConfig
 from llmload.core.phases import Window
 from llmload.core.record import OK, RequestRecord
 from llmload.core.recorder import Timeouts

@@ -16,7 +16,8 @@ from typing import Any
 import orjson
 import pytest
 
-from llmload.config.settings import PhaseConfig, RequestConfig, RunConfig, TransportConfig, WorkloadConfig
+from llmload.config.asked import RequestConfig, WorkloadConfig
+from llmload.config.settings import PhaseConfig, RunConfig, TransportConfig
 from llmload.core.phases import Phase
 from llmload.core.recorder import Timeouts
 from llmload.core.stages import Announcement

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from llmload.config.settings import PhaseConfig, RequestConfig, RunConfig, TransportConfig, WorkloadConfig
+from llmload.config.asked import RequestConfig, WorkloadConfig
+from llmload.config.settings import PhaseConfig, RunConfig, TransportConfig
 from llmload.core.phases import Phase
 from llmload.core.record import CANCELLED, OK, RequestRecord
 from llmload.core.recorder import Timeouts

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from llmload.config.settings import WorkloadConfig
+from llmload.config.asked import WorkloadConfig
 from llmload.errors import TargetError
 from llmload.target import tokenize
 from llmload.target.tokenize import chosen, token_scale

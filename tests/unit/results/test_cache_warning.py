@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from llmload.config.settings import WorkloadConfig
+from llmload.config.asked import WorkloadConfig
 from llmload.results.build import cache_warning
 from llmload.workload.agents import AgentSpec
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import orjson
 
-from llmload.config.settings import Endpoint, RequestConfig
+from llmload.config.asked import Endpoint, RequestConfig
 from llmload.core.phases import Window
 from llmload.core.recorder import Timeouts
 from llmload.errors import ErrorKind

@@ -10,8 +10,8 @@ import orjson
 import pytest
 
 from llmload.config.args import to_config
+from llmload.config.asked import WorkloadConfig
 from llmload.config.options import defaults
-from llmload.config.settings import WorkloadConfig
 from llmload.errors import ConfigError
 from llmload.run.sources import prompt_source
 from llmload.workload.conversations import ConversationSpec
