@@ -129,17 +129,8 @@ def known_interval(judged: dict[float, bool], low: float, high: float) -> tuple[
 
 def main(argv: Sequence[str]) -> int:
     args = _parser().parse_args(list(argv))
-    if not args.slo and not args.max_error_rate and not args.slo_tier:
-        raise ConfigError(
-            "--slo", args.slo, "a search needs an objective, e.g. --slo 'ttft_p99_ms<=500,tpot_p50_ms<=50'"
-        )
-    parse_slo(args.slo)  # a bad clause stops the search before the first probe
-    tiers = parse_tiers(args.slo_tier or ())
-    if not 0 < args.min <= args.max:
-        raise ConfigError("--min", args.min, "must be > 0 and <= --max")
-    integer = args.by == "concurrency"
+    tiers = _objectives(args)
     probes: list[Probe] = []
-    base_id = args.run_id or "search"
     with _target(args) as host:
         waited = wait_for(args, host)
         if waited is not ExitCode.OK:
@@ -147,43 +138,70 @@ def main(argv: Sequence[str]) -> int:
         args.processes = resolve(
             args,
             host,
-            _highest(args, integer),
+            _highest(args, integer=args.by == "concurrency"),
             server_here=server_is_here(host, args.sim is not None),
             prog="llmload search",
         )
+        good, bad, answers = _search(args, host, tiers, probes)
+    return _report(args, good, bad, answers, probes)
 
-        probed: dict[float, Probe] = {}  # a level is run once, whichever tier asks
 
-        def probe(level: float) -> Probe:
-            if level in probed:
-                return probed[level]
-            found = _run_probe(args, host, level, f"{base_id}-{len(probes):02d}", integer, tiers=tiers)
-            probes.append(found)
-            probed[level] = found
-            print(probe_line(args.by, found, tiers), flush=True)
-            return found
+def _objectives(args: argparse.Namespace) -> tuple[Tier, ...]:
+    """The SLO tiers asked for, every clause checked before the first probe."""
+    if not args.slo and not args.max_error_rate and not args.slo_tier:
+        raise ConfigError(
+            "--slo", args.slo, "a search needs an objective, e.g. --slo 'ttft_p99_ms<=500,tpot_p50_ms<=50'"
+        )
+    parse_slo(args.slo)
+    if not 0 < args.min <= args.max:
+        raise ConfigError("--min", args.min, "must be > 0 and <= --max")
+    return parse_tiers(args.slo_tier or ())
 
-        if not tiers:
-            good, bad = bisect(
-                args.min,
-                args.max,
-                lambda level: probe(level).passed,
-                integer=integer,
-                tolerance=args.tolerance,
-            )
-            answers: list[Answer] = []
-        else:
-            answers = []
-            for i, tier in enumerate(tiers):
 
-                def passes(level: float, i: int = i) -> bool:
-                    return probe(level).tiers[i].passed
+def _search(
+    args: argparse.Namespace, host: str, tiers: tuple[Tier, ...], probes: list[Probe]
+) -> tuple[float | None, float | None, list[Answer]]:
+    """Bisect for the highest passing level (per tier, strictest first); ``probes`` receives
+    every probe run, each level once whichever tier asks."""
+    integer = args.by == "concurrency"
+    base_id = args.run_id or "search"
+    probed: dict[float, Probe] = {}
 
-                low, high = known_interval({p.level: p.tiers[i].passed for p in probes}, args.min, args.max)
-                t_good, t_bad = bisect(low, high, passes, integer=integer, tolerance=args.tolerance)
-                answers.append(Answer(tier, t_good, t_bad))
-            answers.sort(key=strictness)
-            good, bad = answers[0].good, answers[0].bad  # the strictest: what meets every tier
+    def probe(level: float) -> Probe:
+        if level in probed:
+            return probed[level]
+        found = _run_probe(args, host, level, f"{base_id}-{len(probes):02d}", integer, tiers=tiers)
+        probes.append(found)
+        probed[level] = found
+        print(probe_line(args.by, found, tiers), flush=True)
+        return found
+
+    if not tiers:
+        good, bad = bisect(
+            args.min, args.max, lambda level: probe(level).passed, integer=integer, tolerance=args.tolerance
+        )
+        return good, bad, []
+    answers = []
+    for i, tier in enumerate(tiers):
+
+        def tier_passes(level: float, i: int = i) -> bool:
+            return probe(level).tiers[i].passed
+
+        low, high = known_interval({p.level: p.tiers[i].passed for p in probes}, args.min, args.max)
+        t_good, t_bad = bisect(low, high, tier_passes, integer=integer, tolerance=args.tolerance)
+        answers.append(Answer(tier, t_good, t_bad))
+    answers.sort(key=strictness)
+    return answers[0].good, answers[0].bad, answers  # the strictest: what meets every tier
+
+
+def _report(
+    args: argparse.Namespace,
+    good: float | None,
+    bad: float | None,
+    answers: list[Answer],
+    probes: list[Probe],
+) -> int:
+    """The search's JSON file, its verdict line(s) and its exit code."""
     result: dict[str, JSON] = {
         "by": args.by,
         "slo": args.slo,
@@ -196,7 +214,7 @@ def main(argv: Sequence[str]) -> int:
         result["tiers"] = [
             {"slo": a.tier.text, "highest_passing": a.good, "lowest_failing": a.bad} for a in answers
         ]
-    out = Path(args.results_dir) / f"{base_id}.json"
+    out = Path(args.results_dir) / f"{args.run_id or 'search'}.json"
     out.write_bytes(orjson.dumps(result, option=orjson.OPT_INDENT_2))
     if answers:
         lines = [tier_verdict(args.by, a) for a in answers]

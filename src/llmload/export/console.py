@@ -25,47 +25,7 @@ def _mean_max(m: MeanMax | None) -> str:
 
 
 def render_stage(stage: Stage) -> str:
-    req = stage.requests
-    head = f"stage {stage.index}"
-    if stage.rate_req_per_s is not None:
-        head += f" · open loop {stage.rate_req_per_s:g} req/s (≤{stage.concurrency} in flight)"
-    elif stage.concurrency is not None:
-        head += f" · concurrency {stage.concurrency}"
-    head += f" · window {stage.duration_s:.1f} s"
-    if stage.client_bound:
-        head += " · CLIENT-BOUND: numbers measure the load generator, not the server"
-    lines = [head, f"  {'latency (ms)':<14}" + "".join(f"{c:>11}" for c in _COLUMNS) + f"{'count':>9}"]
-    for metric in CONSOLE_LATENCIES:
-        m = stage.latency(metric)
-        if m is None:
-            continue
-        row = "".join(f"{_num(m.quantile(c)):>11}" for c in _COLUMNS)
-        lines.append(f"  {by_key(metric).short:<14}{row}{m.count:>9,}")
-    tpe, epr = stage.tokens_per_event, stage.events_per_read
-    lines += [
-        f"  output {_num(stage.output_tok_per_s, 1)} tok/s · input "
-        f"{_num(stage.input_tok_per_s, 1)} tok/s · total {_num(stage.total_tok_per_s, 1)}"
-        f" tok/s · {_num(stage.request_per_s, 3)} req/s",
-        f"  requests: ok {req.ok}, failed {req.failed}, unfinished {req.unfinished}"
-        + (f", cancelled {req.cancelled}" if req.cancelled else "")
-        + f" (warm-up {req.warmup}, drain {req.drain} excluded)",
-        f"  tokens per event {_mean_max(tpe)} · events per read {_mean_max(epr)}"
-        f" · token source {stage.token_source or '-'}",
-        *(
-            [
-                f"  images per request {_mean_max(stage.images_per_request)}"
-                f" · image bytes per request {_mean_max(stage.image_bytes_per_request)}"
-            ]
-            if stage.images_per_request is not None
-            else []
-        ),
-        *(
-            [f"  goodput {_num(stage.goodput_req_per_s, 3)} req/s (requests meeting every SLO)"]
-            if stage.goodput_req_per_s is not None
-            else []
-        ),
-        f"  finish reasons: {_counts(stage.finish_reasons)} · errors: {_counts(stage.errors)}",
-    ]
+    lines = [_head(stage), *_latencies(stage), *_counts_and_rates(stage)]
     lines += _server_timings(stage)
     lines += _server_metrics(stage)
     lines += _http_phases(stage)
@@ -88,6 +48,52 @@ def render_stage(stage: Stage) -> str:
         )
     lines += [f"  warning: {w}" for w in stage.warnings]
     return "\n".join(lines)
+
+
+def _head(stage: Stage) -> str:
+    head = f"stage {stage.index}"
+    if stage.rate_req_per_s is not None:
+        head += f" · open loop {stage.rate_req_per_s:g} req/s (≤{stage.concurrency} in flight)"
+    elif stage.concurrency is not None:
+        head += f" · concurrency {stage.concurrency}"
+    head += f" · window {stage.duration_s:.1f} s"
+    if stage.client_bound:
+        head += " · CLIENT-BOUND: numbers measure the load generator, not the server"
+    return head
+
+
+def _latencies(stage: Stage) -> list[str]:
+    lines = [f"  {'latency (ms)':<14}" + "".join(f"{c:>11}" for c in _COLUMNS) + f"{'count':>9}"]
+    for metric in CONSOLE_LATENCIES:
+        m = stage.latency(metric)
+        if m is None:
+            continue
+        row = "".join(f"{_num(m.quantile(c)):>11}" for c in _COLUMNS)
+        lines.append(f"  {by_key(metric).short:<14}{row}{m.count:>9,}")
+    return lines
+
+
+def _counts_and_rates(stage: Stage) -> list[str]:
+    req, tpe, epr = stage.requests, stage.tokens_per_event, stage.events_per_read
+    lines = [
+        f"  output {_num(stage.output_tok_per_s, 1)} tok/s · input "
+        f"{_num(stage.input_tok_per_s, 1)} tok/s · total {_num(stage.total_tok_per_s, 1)}"
+        f" tok/s · {_num(stage.request_per_s, 3)} req/s",
+        f"  requests: ok {req.ok}, failed {req.failed}, unfinished {req.unfinished}"
+        + (f", cancelled {req.cancelled}" if req.cancelled else "")
+        + f" (warm-up {req.warmup}, drain {req.drain} excluded)",
+        f"  tokens per event {_mean_max(tpe)} · events per read {_mean_max(epr)}"
+        f" · token source {stage.token_source or '-'}",
+    ]
+    if stage.images_per_request is not None:
+        lines.append(
+            f"  images per request {_mean_max(stage.images_per_request)}"
+            f" · image bytes per request {_mean_max(stage.image_bytes_per_request)}"
+        )
+    if stage.goodput_req_per_s is not None:
+        lines.append(f"  goodput {_num(stage.goodput_req_per_s, 3)} req/s (requests meeting every SLO)")
+    lines.append(f"  finish reasons: {_counts(stage.finish_reasons)} · errors: {_counts(stage.errors)}")
+    return lines
 
 
 def _p50(metric: str, m: Latency | None, unit: str = "") -> str:

@@ -10,7 +10,8 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from llmload.config.settings import ChecksConfig, RunConfig, WorkloadConfig
+from llmload.config.asked import WorkloadConfig
+from llmload.config.settings import ChecksConfig, RunConfig
 from llmload.core.health import HealthLimits, HealthSnapshot, is_client_bound
 from llmload.core.phases import Window
 from llmload.core.redact import redact_text, redact_url
@@ -191,6 +192,34 @@ def summarize_stage(
     return stage
 
 
+def _run_info(
+    config: RunConfig,
+    run_id: str,
+    started_at: float,
+    model: str | None,
+    *,
+    workers: int,
+    tokenize: str | None,
+) -> RunInfo:
+    """What the run was: its target, options and what reproduces it (records and verdict apart)."""
+    return RunInfo(
+        id=run_id,
+        started_at=time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(started_at)),
+        target=redact_url(config.host),
+        model=model,
+        scenario=config.scenario,
+        options=config.public_dict(),
+        records=(),
+        reproducibility={
+            **reproducibility(config.workload.seed, workers=workers),
+            "salt": config.workload.salt,
+            # what prompt lengths were counted in: rerun with --tokenize set to it
+            "tokenize": tokenize or config.workload.tokenize,
+        },
+        stopped=None,
+    )
+
+
 def build_summary(
     config: RunConfig,
     *,
@@ -229,20 +258,9 @@ def build_summary(
     ]
     if isinstance(stopped, FailedFast):
         stopped = replace(stopped, message=redact_text(stopped.message))
-    run = RunInfo(
-        id=run_id,
-        started_at=time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(started_at)),
-        target=redact_url(config.host),
-        model=model,
-        scenario=config.scenario,
-        options=config.public_dict(),
+    run = replace(
+        _run_info(config, run_id, started_at, model, workers=workers, tokenize=tokenize),
         records=tuple(records),
-        reproducibility={
-            **reproducibility(config.workload.seed, workers=workers),
-            "salt": config.workload.salt,
-            # what prompt lengths were counted in: rerun with --tokenize set to it
-            "tokenize": tokenize or config.workload.tokenize,
-        },
         stopped=stopped,
         lost_workers=tuple(lost_workers),
     )

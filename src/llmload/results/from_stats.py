@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from llmload.core.health import HealthSnapshot
 from llmload.core.phases import Window
 from llmload.core.record import CANCELLED, NOT_FAILED, OK, UNFINISHED
 from llmload.core.redact import redact_text
 from llmload.metrics.aggregate import StageStats
+from llmload.metrics.catalog import LATENCY_KEYS
 from llmload.metrics.histogram import LogHistogram, SignedHistogram
 from llmload.metrics.http_phases import PHASES, HttpPhases
 from llmload.metrics.reasoning import ReasoningSide
@@ -95,6 +97,8 @@ def stage_summary(
     seconds = duration_s if duration_s > 0 else float("nan")
     output_rate = c.window_output_tokens / seconds
     input_rate = c.window_prompt_tokens / seconds
+    # Every stage latency the catalog declares, by its field: a new one is a catalog entry
+    latencies: dict[str, Any] = {f"{key}_ms": latency_ms(h[key]) for key in LATENCY_KEYS}
     return Stage(
         index=index,
         concurrency=concurrency,
@@ -132,15 +136,7 @@ def stage_summary(
         images_per_request=_mean_max(h["images"]),
         image_bytes_per_request=_mean_max(h["image_bytes"]),
         warnings=tuple(warnings),
-        ttft_ms=latency_ms(h["ttft"]),
-        ttfot_ms=latency_ms(h["ttfot"]),
-        itl_ms=latency_ms(h["itl"]),
-        tpot_ms=latency_ms(h["tpot"]),
-        e2e_ms=latency_ms(h["e2e"]),
-        e2e_scheduled_ms=latency_ms(h["e2e_scheduled"]),
-        chunk_gap_ms=latency_ms(h["chunk_gap"]),
-        connect_ms=latency_ms(h["connect"]),
-        queue_ms=latency_ms(h["queue"]),
+        **latencies,
         ttft_ms_by_label={label: latency_ms(hist) for label, hist in sorted(stats.ttft_by_label.items())},
         slo=None if slo is None else tuple(slo),
         announcement_lateness_s=lateness_s or {},

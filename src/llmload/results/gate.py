@@ -135,23 +135,24 @@ def judge_run(
         policy.alpha,
     )
     warnings = _drift(cells, baseline_runs, pinned) if pinned is not None else ()
+    return result(*_verdict(cells, waiver), cells, warnings)
+
+
+def _verdict(cells: Sequence[Cell], waiver: str | None) -> tuple[GateCode, str]:
+    """The gate's code and line from its judged cells: a regression in any cell fails it
+    (unless waived), a cell without the data to judge leaves it undecided."""
     regressions = [c for c in cells if c.outcome is CellOutcome.REGRESSION]
     lacking = [c for c in cells if c.outcome is CellOutcome.INSUFFICIENT]
     if regressions:
         worst = max(regressions, key=lambda c: (c.worse_by or 0.0) / c.limit)
         line = f"regression: {len(regressions)} of {len(cells)} cells, worst {worst.name} {worst.why}"
         if waiver is not None:
-            return result(GateCode.PASS, f"{line}; accepted: {waiver}", cells, warnings)
-        return result(GateCode.REGRESSION, line, cells, warnings)
+            return GateCode.PASS, f"{line}; accepted: {waiver}"
+        return GateCode.REGRESSION, line
     if lacking or not cells:
         first = f": {lacking[0].name} {lacking[0].why}" if lacking else ": no level to judge"
-        return result(
-            GateCode.INSUFFICIENT_DATA,
-            f"insufficient data in {len(lacking)} of {len(cells)} cells{first}",
-            cells,
-            warnings,
-        )
-    return result(GateCode.PASS, f"pass: {len(cells)} cells, no regression beyond the noise", cells, warnings)
+        return GateCode.INSUFFICIENT_DATA, f"insufficient data in {len(lacking)} of {len(cells)} cells{first}"
+    return GateCode.PASS, f"pass: {len(cells)} cells, no regression beyond the noise"
 
 
 def _levels(run: RunRecord) -> tuple[str, ...]:
