@@ -11,6 +11,7 @@ failure of the file or of SQLite is a ``HistoryError`` naming the store's path.
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -36,21 +37,28 @@ class Store:
 
     @classmethod
     def open(cls, path: Path) -> Store:
-        """Open (or create) the store at ``path`` and bring it to this llmload's version."""
+        """Open (or create) the store at ``path`` and bring it to this llmload's version.
+
+        Two processes creating one store at once can find it busy where SQLite's own wait does
+        not apply (switching a new file to WAL needs it alone; in CI a second writer's open
+        failed so): the whole open is tried again until ``BUSY_S`` has passed."""
         with _failures(path):
             path.parent.mkdir(parents=True, exist_ok=True)
-            db = sqlite3.connect(path, timeout=BUSY_S, isolation_level=None)
-        store = cls(path, db)
-        try:
-            with _failures(path):
-                db.execute("PRAGMA foreign_keys = ON")
-                if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
-                    db.execute("PRAGMA journal_mode = WAL")  # persistent: once per file
-                store._migrate()
-        except BaseException:
-            db.close()
-            raise
-        return store
+            deadline = time.monotonic() + BUSY_S
+            while True:
+                db = sqlite3.connect(path, timeout=BUSY_S, isolation_level=None)
+                store = cls(path, db)
+                try:
+                    store._prepare()
+                    return store
+                except sqlite3.OperationalError as exc:
+                    db.close()
+                    if not _busy(exc) or time.monotonic() > deadline:
+                        raise
+                except BaseException:
+                    db.close()
+                    raise
+                time.sleep(0.05)
 
     def __enter__(self) -> Store:
         return self
@@ -60,7 +68,13 @@ class Store:
     ) -> None:
         self._db.close()
 
-    def _migrate(self) -> None:
+    def _prepare(self) -> None:
+        """WAL once per file, and the schema brought to this llmload's version; SQLite's errors
+        left as they are, for ``open`` to try again on a busy one."""
+        db = self._db
+        db.execute("PRAGMA foreign_keys = ON")
+        if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            db.execute("PRAGMA journal_mode = WAL")  # persistent: once per file
         found = self._version()
         if found > VERSION:
             raise HistoryError(
@@ -69,11 +83,11 @@ class Store:
             )
         if found == VERSION:
             return
-        with self._writing():
+        with _transaction(db):
             for steps in MIGRATIONS[self._version() :]:  # again: another process may have done it
                 for statement in steps:
-                    self._db.execute(statement)
-            self._db.execute(f"PRAGMA user_version = {VERSION}")
+                    db.execute(statement)
+            db.execute(f"PRAGMA user_version = {VERSION}")
 
     def _version(self) -> int:
         version: int = self._db.execute("PRAGMA user_version").fetchone()[0]
@@ -81,14 +95,8 @@ class Store:
 
     @contextmanager
     def _writing(self) -> Iterator[None]:
-        with _failures(self.path):
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                yield
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            self._db.execute("COMMIT")
+        with _failures(self.path), _transaction(self._db):
+            yield
 
     def put(self, record: RunRecord, recorded_s: float) -> None:
         """Record a run; one recorded before (the same run id and start) is replaced."""
@@ -170,14 +178,30 @@ class Store:
 
 
 @contextmanager
+def _transaction(db: sqlite3.Connection) -> Iterator[None]:
+    """``BEGIN IMMEDIATE``: the write lock taken before the first read, so two writers never
+    both read and then collide."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
+def _busy(exc: sqlite3.OperationalError) -> bool:
+    said = str(exc)
+    return "locked" in said or "busy" in said
+
+
+@contextmanager
 def _failures(path: Path) -> Iterator[None]:
     """SQLite's and the file system's errors as one line naming the store."""
     try:
         yield
     except sqlite3.OperationalError as exc:
-        said = str(exc)
-        if "locked" in said or "busy" in said:
-            said = f"still locked by another writer after {BUSY_S:g} s"
+        said = f"still locked by another writer after {BUSY_S:g} s" if _busy(exc) else str(exc)
         raise HistoryError(f"{path}: {said}") from None
     except (sqlite3.Error, OSError) as exc:
         raise HistoryError(f"{path}: {exc}") from None

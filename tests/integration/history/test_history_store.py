@@ -129,14 +129,19 @@ def test_two_processes_writing_at_once_lose_nothing(where: str, tmp_path: Path) 
         )
         for tag in ("a", "b")
     ]
-    for said, word in (("ready", "open"), ("opened", "write")):
-        for w in writers:  # both at the same step: they go on together
-            assert w.stdout is not None
-            assert w.stdout.readline() == f"{said}\n", w.communicate(timeout=60)[1]
-        (tmp_path / word).touch()
-    for w in writers:
-        out, err = w.communicate(timeout=120)
-        assert (w.returncode, out) == (0, "done\n"), err
+    try:
+        for said, word in (("ready", "open"), ("opened", "write")):
+            for w in writers:  # both at the same step: they go on together
+                assert w.stdout is not None
+                assert w.stdout.readline() == f"{said}\n", w.communicate(timeout=60)[1]
+            (tmp_path / word).touch()
+        for w in writers:
+            out, err = w.communicate(timeout=120)
+            assert (w.returncode, out) == (0, "done\n"), err
+    finally:  # a failed step leaves no writer behind for the next test to trip over
+        for w in writers:
+            w.kill()
+            w.communicate()
     with open_store(store_location(where, {})) as store:
         runs = store.runs()
     ids = sorted(r.run_id for r in runs)  # each run once: the shared ones neither lost nor doubled
