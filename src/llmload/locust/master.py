@@ -8,7 +8,6 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 
 import gevent
 from locust.env import Environment
@@ -19,31 +18,21 @@ from llmload.config.settings import RunConfig
 from llmload.core.stages import Announcement
 from llmload.core.stop import FailedFast, Interrupted
 from llmload.errors import PlanError
-from llmload.export.prometheus import ExporterHandle
-from llmload.export.pushgateway import finish as finish_exporter
 from llmload.export.results import ResultsDir, new_run_id
+from llmload.locust.clock import MasterClocks
+from llmload.locust.control import headless, hurry, running_users, stop_run
 from llmload.locust.env import listen, options_of
+from llmload.locust.lifecycle import RunLifecycle
 from llmload.locust.limits import REFUSED
 from llmload.locust.plans import make_conductor, planned_concurrency
-from llmload.locust.roles import (
-    exit_code_on_error,
-    headless,
-    hurry,
-    next_run,
-    running_users,
-    sigint_to_main,
-    stop_run,
-    target_users,
-)
 from llmload.protocol.jsonvalue import JSON, obj, string
 from llmload.results.build import build_summary
-from llmload.results.summary import Level, Summary
+from llmload.results.summary import Summary, WorkerClock
 from llmload.run.conductor import Conductor
 from llmload.run.delta import MESSAGE as DELTA
 from llmload.run.export_source import FleetSource
-from llmload.run.finish import conclude, start_exporter_if, write_results
 from llmload.run.fleet import Fleet
-from llmload.run.live import LiveView
+from llmload.run.live import RunState
 from llmload.run.server_watch import ServerWatch
 from llmload.run.shipping import PHASE
 from llmload.target.tokenize import chosen as chosen_tokenize
@@ -64,7 +53,7 @@ class _Run:
     tokenize: str | None = None
 
 
-class MasterRole:
+class MasterRole(RunLifecycle):
     def __init__(
         self,
         environment: Environment,
@@ -72,22 +61,13 @@ class MasterRole:
         config: RunConfig,
         configure: Callable[[], RunConfig],
     ) -> None:
-        self._environment = environment
+        super().__init__(environment, config, configure)
         self._runner = runner
-        self._config = config  # checked at start-up; a later web UI swarm reads the form again
-        self._configure = configure
         self._run: _Run | None = None
-        self._last: _Run | None = None
-        self._runs = 0
-        self.final_text: str | None = None
-        self.exit_code: int | None = None
-        self.exporter: ExporterHandle | None = None
-        self.live: LiveView | None = None  # the web UI's view of the latest run
-        self.finished: Path | None = None  # the results of the latest run that ended
+        self._clocks = MasterClocks(runner)
         runner.register_message(DELTA, self._on_delta)
         runner.register_message(REFUSED, self._on_refused)
         listen(environment.events.worker_connect, self._on_worker_connect)
-        sigint_to_main()
         if headless(environment):
             # Set up now, as the workers connect; a web UI swarm's run is set up when it starts
             # (test_start, before the spawn message takes the run id to the workers), once its
@@ -95,13 +75,9 @@ class MasterRole:
             self._arm()
 
     def _arm(self) -> _Run:
-        self._runs += 1
-        if self._runs == 1 and headless(self._environment):
-            config = self._config
-        else:  # a web UI swarm: the start form's options, and a run id of its own
-            # the user's --run-id (or none) again, not the last run's id set below
-            options_of(self._environment).run_id = self._config.run_id
-            config = next_run(self._configure(), self._runs)
+        # A web UI swarm reads the user's --run-id (or none) again, not the last run's set below.
+        options_of(self._environment).run_id = self._config.run_id
+        config = self._next_config()
         run_id = config.run_id or new_run_id()
         # Workers receive the master's custom options with every spawn message.
         options_of(self._environment).run_id = run_id
@@ -112,9 +88,7 @@ class MasterRole:
             self._environment, config, self._announce, fleet.progress, self._levels_so_far
         )
         server = ServerWatch(config, planned_concurrency(self._environment, config))
-        self._run = self._last = _Run(
-            config, run_id, ResultsDir(config.results_dir, run_id), fleet, conductor, server
-        )
+        self._run = _Run(config, run_id, ResultsDir(config.results_dir, run_id), fleet, conductor, server)
         self.exit_code = None
         return self._run
 
@@ -149,6 +123,10 @@ class MasterRole:
     @property
     def started_at(self) -> float:
         return self.run.started_at
+
+    @property
+    def state(self) -> RunState:
+        return self.fleet
 
     def _announce(self, a: Announcement) -> None:
         finished = self.fleet.current_stage
@@ -189,6 +167,7 @@ class MasterRole:
             hurry(self._environment)
 
     def _on_worker_connect(self, client_id: str, **_kw: object) -> None:
+        self._clocks.follow(client_id)
         run = self._run  # None between web UI swarms: the next run joins every connected worker
         if run is not None:
             run.fleet.join(client_id)
@@ -203,19 +182,12 @@ class MasterRole:
             self._runner.send_message(PHASE, self._phase_message(a), client_id=client_id)
 
     def test_start(self) -> None:
-        if self.exporter is not None:  # the previous swarm's: the port is this run's now
-            self.exporter.close()
         self.server.start()
         self.run.tokenize = chosen_tokenize(self.config, self.config.request.model or self.fleet.model)
         source = FleetSource(
             self.fleet, running_users(self._environment), self.run_id, self.config.host, self.config.scenario
         )
-        self.exporter = start_exporter_if(self.config, source)
-        self.live = LiveView(self.config, self.run_id, source, self.fleet, self.conductor.controller)
-        if self._environment.shape_class is None:
-            environment = self._environment
-            self.conductor.start_ticking(users=target_users(environment), done=lambda: stop_run(environment))
-        self.conductor.start_progress(self.fleet.tokens_received)
+        self._go_live(source, self.fleet.tokens_received)
 
     def test_stopping(self) -> None:
         if self.conductor.cut_short():
@@ -253,37 +225,21 @@ class MasterRole:
                     runner.server.send_to_client(Message("quit", None, cid))  # type: ignore[no-untyped-call]
 
     def test_stop(self) -> None:
-        self.exit_code, self.final_text = conclude(
-            self.config,
-            self.results,
-            self.write(complete=True),
-            exit_code_on_error=exit_code_on_error(self._environment),
-        )
-        self._environment.process_exit_code = self.fleet.exit_code = self.exit_code
-        self.finished = self.results.path
-        if not headless(self._environment):  # the UI stays up: the next swarm is a new run
-            print(self.final_text, flush=True)
-            self._run = None
+        self._conclude(self.write(complete=True))
 
-    def after_quit(self) -> None:
-        if self.exporter is not None and self._last is not None:  # final push, and the linger
-            finish_exporter(self._last.config.exporter, self.exporter, self._last.run_id)
+    def _on_verdict(self, exit_code: int) -> None:
+        self.fleet.exit_code = exit_code
 
-    def _levels_so_far(self) -> tuple[Level, ...]:
-        # the fleet's merge as of each worker's last delta: a level's drain ends only once
-        # every worker reported its window's requests finished, in the delta that holds them
-        head = self._summary(complete=False).headline
-        return () if head is None else head.levels
+    def _disarm(self) -> None:
+        self._run = None
 
-    def write(self, *, complete: bool) -> Summary:
-        summary = self._summary(complete=complete)
-        write_results(
-            self.results,
-            summary,
-            [v.stats.to_dict() for v in self.fleet.views()],
-            self.fleet.timeseries.rows(self.fleet.announcements),
-        )
-        return summary
+    def _clock_report(self) -> list[WorkerClock]:
+        offsets = self._clocks.offsets
+        return [
+            WorkerClock(worker=w.name, offset_s=o.offset_s, uncertainty_s=o.uncertainty_s, probes=o.probes)
+            for cid, w in sorted(self.fleet.workers.items(), key=lambda item: item[1].name)
+            if (o := offsets.get(cid)) is not None
+        ]
 
     def _summary(self, *, complete: bool) -> Summary:
         lost = self.fleet.lost_report(time.time(), self.config.workload.max_tokens)
@@ -305,6 +261,7 @@ class MasterRole:
             complete=complete and not lost,
             workers=len(self.fleet.workers),
             lost_workers=lost,
+            clocks=self._clock_report(),
             warnings=warnings,
             stopped=self.fleet.stopped,
             saturation=self.conductor.saturation,

@@ -18,11 +18,12 @@ from locust.web import WebUI
 from llmload.config.args import add_options, to_config
 from llmload.config.settings import RunConfig
 from llmload.errors import LlmloadError
+from llmload.locust.control import headless
 from llmload.locust.env import listen
 from llmload.locust.limits import check_local, check_master
 from llmload.locust.master import MasterRole
 from llmload.locust.plans import check_stage_options
-from llmload.locust.roles import LocalRole, WorkerRole, headless
+from llmload.locust.roles import LocalRole, WorkerRole
 from llmload.locust.webui import install_tabs
 from llmload.run.conductor import Conductor
 from llmload.run.session import Session

@@ -1,6 +1,7 @@
 """What a process that runs users does at each point of a run.
 
-- ``LocalRole``: one process conducts the stages, runs the users and writes the results.
+- ``LocalRole``: one process conducts the stages, runs the users and writes the results (its
+  lifecycle, shared with the master's: ``lifecycle.RunLifecycle``).
 - ``WorkerRole``: runs users, applies the master's phase announcements, ships stats deltas and a
   final delta once its users stopped; writes its own ``requests-<worker>.jsonl``.
 
@@ -9,25 +10,18 @@ The master's side is ``master.MasterRole``.
 
 from __future__ import annotations
 
-import dataclasses
-import signal
-import time
 from collections.abc import Callable
-from pathlib import Path
-from types import FrameType
 from typing import TYPE_CHECKING
-
-import gevent
-import greenlet
 
 from llmload.config.settings import RunConfig
 from llmload.core.phases import Phase
 from llmload.core.stages import Announcement
 from llmload.core.stop import Interrupted
 from llmload.errors import PlanError
-from llmload.export.prometheus import ExporterHandle
-from llmload.export.pushgateway import finish as finish_exporter
-from llmload.locust.env import runner_of
+from llmload.export.results import ResultsDir
+from llmload.locust.clock import WorkerClock
+from llmload.locust.control import hurry, running_users, sigint_to_main, stop_run
+from llmload.locust.lifecycle import RunLifecycle
 from llmload.locust.limits import REFUSED, check_worker
 from llmload.locust.plans import make_conductor, planned_concurrency
 from llmload.protocol.jsonvalue import (
@@ -40,11 +34,10 @@ from llmload.protocol.jsonvalue import (
     string,
 )
 from llmload.results.build import build_summary
-from llmload.results.summary import Level, Summary
+from llmload.results.summary import Summary
 from llmload.run.conductor import Conductor
 from llmload.run.export_source import SessionSource
-from llmload.run.finish import conclude, start_exporter_if, write_results
-from llmload.run.live import LiveView
+from llmload.run.live import RunState
 from llmload.run.server_watch import ServerWatch
 from llmload.run.session import Session
 from llmload.run.shipping import PHASE, Shipper
@@ -66,7 +59,7 @@ def _announcement(data: JSONObject) -> Announcement:
     )
 
 
-class LocalRole:
+class LocalRole(RunLifecycle):
     """Every start is a run of its own: a headless run has one; each swarm from the web UI is
     another, with its own results directory, the user count it was started with, and the
     options of the start form (``configure`` reads them again)."""
@@ -74,21 +67,11 @@ class LocalRole:
     def __init__(
         self, environment: Environment, config: RunConfig, configure: Callable[[], RunConfig]
     ) -> None:
-        self._environment = environment
-        self._config = config  # checked at start-up, so a bad option stops Locust at once
-        self._configure = configure
+        super().__init__(environment, config, configure)
         self._session: Session | None = None  # the run now; None between web UI swarms
-        self._last: Session | None = None  # the latest run, for the end of the process
         self._conductor: Conductor | None = None
         self._server: ServerWatch | None = None
         self._tokenize: str | None = None  # what the run's --tokenize came to, once started
-        self._runs = 0
-        self.final_text: str | None = None
-        self.exit_code: int | None = None
-        self.exporter: ExporterHandle | None = None
-        self.live: LiveView | None = None  # the web UI's view of the latest run
-        self.finished: Path | None = None  # the results of the latest run that ended
-        sigint_to_main()
 
     # A run is set up when first needed: a sweep's shape ticks before Locust's test_start, a
     # web UI swarm knows its user count only once started.
@@ -113,14 +96,26 @@ class LocalRole:
         assert self._server is not None
         return self._server
 
+    @property
+    def config(self) -> RunConfig:
+        return self.session.config
+
+    @property
+    def run_id(self) -> str:
+        return self.session.run_id
+
+    @property
+    def results(self) -> ResultsDir:
+        return self.session.results
+
+    @property
+    def state(self) -> RunState:
+        return self.session
+
     def _arm(self) -> None:
-        self._runs += 1
         environment = self._environment
-        if self._runs == 1 and headless(environment):
-            config = self._config
-        else:  # a web UI swarm: the start form's options, and a run id of its own
-            config = next_run(self._configure(), self._runs)
-        self._session = self._last = session = Session(config)
+        config = self._next_config()
+        self._session = session = Session(config)
         self._conductor = make_conductor(
             environment, config, self._announce, session.progress, self._levels_so_far
         )
@@ -129,6 +124,9 @@ class LocalRole:
         session.on_stop = lambda _why: stop_run(environment)
         session.on_window_full = self._conductor.tick
         self.exit_code = None
+
+    def _disarm(self) -> None:
+        self._session = self._conductor = self._server = None
 
     def _announce(self, a: Announcement) -> None:
         finished = self.session.stage
@@ -142,17 +140,8 @@ class LocalRole:
         self.session.start()
         # for the summary: the session decided for its prompts, this asks the same of the target
         self._tokenize = chosen_tokenize(self.session.config, self.session.model)
-        users = running_users(self._environment)
-        if self.exporter is not None:  # the previous swarm's: the port is this run's now
-            self.exporter.close()
-        source = SessionSource(self.session, users)
-        self.exporter = start_exporter_if(self.session.config, source)
-        s = self.session
-        self.live = LiveView(s.config, s.run_id, source, s, self.conductor.controller)
-        if self._environment.shape_class is None:
-            environment = self._environment
-            self.conductor.start_ticking(users=target_users(environment), done=lambda: stop_run(environment))
-        self.conductor.start_progress(self.session.tokens_received)
+        source = SessionSource(self.session, running_users(self._environment))
+        self._go_live(source, self.session.tokens_received)
 
     def test_stopping(self) -> None:
         if self.conductor.cut_short():
@@ -170,35 +159,10 @@ class LocalRole:
         self.server.stop()
         summary = self.write(complete=True)
         self.session.close()
-        self.exit_code, self.final_text = conclude(
-            self.session.config,
-            self.session.results,
-            summary,
-            exit_code_on_error=exit_code_on_error(self._environment),
-        )
-        self._environment.process_exit_code = self.session.exit_code = self.exit_code
-        self.finished = self.session.results.path
-        if not headless(self._environment):
-            # Locust's UI stays up for another swarm: say this one's verdict now, and let the
-            # next start set up a run of its own.
-            print(self.final_text, flush=True)
-            self._session = self._conductor = self._server = None
+        self._conclude(summary)
 
-    def after_quit(self) -> None:
-        if self.exporter is not None and self._last is not None:  # final push, and the linger
-            finish_exporter(self._last.config.exporter, self.exporter, self._last.run_id)
-
-    def _levels_so_far(self) -> tuple[Level, ...]:
-        head = self._summary(complete=False).headline
-        return () if head is None else head.levels
-
-    def write(self, *, complete: bool) -> Summary:
-        s = self.session
-        summary = self._summary(complete=complete)
-        write_results(
-            s.results, summary, [v.stats.to_dict() for v in s.views()], s.timeseries.rows(s.announcements)
-        )
-        return summary
+    def _on_verdict(self, exit_code: int) -> None:
+        self.session.exit_code = exit_code
 
     def _summary(self, *, complete: bool) -> Summary:
         s = self.session
@@ -227,12 +191,17 @@ class WorkerRole:
         self._pending: list[tuple[Announcement, float, str | None]] = []  # until the run starts
         self.final_text: str | None = None
         self.exit_code: int | None = None  # the master's verdict is the run's
+        self._clock = WorkerClock(runner, self._on_clock_offset)
         runner.register_message(PHASE, self._on_phase)
         sigint_to_main()
 
+    def _on_clock_offset(self, offset_s: float) -> None:
+        if self.session is not None:
+            self.session.set_clock_offset(offset_s)
+
     def _on_phase(self, environment: Environment, msg: Message) -> None:
         data = obj(msg.data, "phase message")
-        a, received = _announcement(data), time.time()
+        a, received = _announcement(data), self._clock.wall()
         run = optional_string(data.get("run"), "run")
         if self.session is None:
             self._pending.append((a, received, run))
@@ -250,6 +219,7 @@ class WorkerRole:
             runner.send_message(REFUSED, {"worker": f"worker-{index}", "line": str(exc)})
             raise
         self.session = session = Session(config, process_tag=f"worker-{index}", user_offset=index * 1_000_000)
+        session.set_clock_offset(self._clock.offset_s)
         session.start()
         for a, received, run in self._pending:
             if run in (None, session.run_id):
@@ -286,63 +256,3 @@ class WorkerRole:
         # Locust's worker sleeps stop_timeout after a stop before it reads the master's next
         # message; our users have stopped already, so let it hear the master's quit now.
         self._environment.stop_timeout = 0
-
-
-def headless(environment: Environment) -> bool:
-    return environment.parsed_options is None or bool(environment.parsed_options.headless)
-
-
-def next_run(config: RunConfig, number: int) -> RunConfig:
-    """The config of a process's ``number``-th run: a ``--run-id`` given once names the first,
-    later ones get ``-2``, ``-3``, ... so no run overwrites another."""
-    if config.run_id is None or number == 1:
-        return config
-    return dataclasses.replace(config, run_id=f"{config.run_id}-{number}")
-
-
-def stop_run(environment: Environment) -> None:
-    """End the run from inside it (the first requests all failed): as when its time is up."""
-    runner = runner_of(environment)
-    gevent.spawn(runner.quit if headless(environment) else runner.stop)
-
-
-def hurry(environment: Environment) -> None:
-    """An interrupted run stops now: its in-flight requests are recorded as unfinished instead
-    of being given the drain's minutes to finish."""
-    environment.stop_timeout = 0
-
-
-def sigint_to_main() -> None:
-    """Ctrl+C raises KeyboardInterrupt in the process's main greenlet only.
-
-    Python raises it in whichever greenlet runs at that moment: a user's (a terminal signals
-    every process of a ``--processes`` run at once) or one of the web UI's, waiting on a
-    browser's keep-alive connection; gevent prints that greenlet's traceback before passing the
-    interrupt on to the main greenlet. Raised there directly, Locust's own shutdown follows as
-    before, without the traceback.
-    """
-    main = gevent.get_hub().parent
-
-    def on_sigint(_signum: int, _frame: FrameType | None) -> None:
-        if greenlet.getcurrent() is main:
-            raise KeyboardInterrupt
-        main.throw(KeyboardInterrupt)
-
-    signal.signal(signal.SIGINT, on_sigint)
-
-
-def exit_code_on_error(environment: Environment) -> int:
-    """Locust's own code for "requests failed" (``--exit-code-on-error``; its default is ours)."""
-    return int(getattr(environment.parsed_options, "exit_code_on_error", 1))
-
-
-def target_users(environment: Environment) -> Callable[[], int]:
-    """The user count asked for now: a web UI edit of a running test changes it at once."""
-    runner = runner_of(environment)
-    return lambda: int(runner.target_user_count)
-
-
-def running_users(environment: Environment) -> Callable[[], int]:
-    """The users Locust runs now (the exporter's ``llmload_users``)."""
-    runner = runner_of(environment)
-    return lambda: int(runner.user_count)

@@ -23,7 +23,7 @@ from llmload.results.cost import stage_cost
 from llmload.results.fairness import tenants_summary
 from llmload.results.from_stats import reproducibility, run_summary, stage_summary
 from llmload.results.slo import evaluate
-from llmload.results.summary import LostWorker, RunInfo, Saturation, Summary
+from llmload.results.summary import LostWorker, RunInfo, Saturation, Summary, WorkerClock
 from llmload.results.summary_stage import SloOutcome, Stage
 
 
@@ -231,6 +231,7 @@ def build_summary(
     complete: bool,
     workers: int = 1,
     lost_workers: Sequence[LostWorker] = (),
+    clocks: Sequence[WorkerClock] = (),
     warnings: Sequence[str] = (),
     stopped: Stop | None = None,
     saturation: Saturation | None = None,
@@ -263,6 +264,7 @@ def build_summary(
         records=tuple(records),
         stopped=stopped,
         lost_workers=tuple(lost_workers),
+        clocks=tuple(clocks),
     )
     sides = [view.stats.server_side for view in views]
     if any(side.asked for side in sides) and not any(side.metrics_requests for side in sides):

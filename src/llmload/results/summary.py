@@ -121,6 +121,17 @@ class LostWorker:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class WorkerClock:
+    """A worker's wall clock against the master's (``core/clock.py``): what its phase edges and
+    per-second series were moved by to stand on the master's timeline."""
+
+    worker: str
+    offset_s: float  # ahead of the master's clock; negative: behind
+    uncertainty_s: float  # half the shortest round trip
+    probes: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RunInfo:
     id: str
     started_at: str | None
@@ -132,6 +143,7 @@ class RunInfo:
     reproducibility: Mapping[str, JSON]
     stopped: Stop | None  # how the run ended early, if it did (verdict.py)
     lost_workers: tuple[LostWorker, ...] = ()
+    clocks: tuple[WorkerClock, ...] = ()  # a distributed run's workers, as last estimated
 
 
 @dataclass(frozen=True, slots=True)

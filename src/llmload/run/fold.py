@@ -67,6 +67,10 @@ class Fold:
     def wall_minus_perf_ns(self) -> int:
         return self._wall_minus_perf_ns
 
+    def set_clock_offset(self, offset_s: float) -> None:
+        """Bin by the master's wall clock, ``offset_s`` behind this process's (``core/clock.py``)."""
+        self._wall_minus_perf_ns = time.time_ns() - time.perf_counter_ns() - round(offset_s * 1e9)
+
     def add(self, record: RequestRecord, late: bool) -> None:
         """``late``: sent inside its stage's window, finished after the drain ended."""
         self._pending.append((record, late))

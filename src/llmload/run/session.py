@@ -104,6 +104,9 @@ class Session:
         # start() has seen who serves the target.
         self.asks_server_timings = False
         self.started_at = time.time()
+        # A worker's wall clock against its master's (locust/clock.py): the timeline's clock is
+        # the master's, as its announcements are stamped on it.
+        self.clock_offset_s = 0.0
         self.stages: dict[int, StageState] = {}
         self.fold = Fold(config, self.records, self.stages)
         self.stage = -1  # no stage announced yet: requests count as warm-up of stage 0
@@ -173,10 +176,18 @@ class Session:
         self.health.start()
         self._sampler = gevent.spawn(self._sample_in_flight)
 
+    def wall(self) -> float:
+        """Now, on the run's timeline (the master's wall clock in a distributed run)."""
+        return time.time() - self.clock_offset_s
+
+    def set_clock_offset(self, offset_s: float) -> None:
+        self.clock_offset_s = offset_s
+        self.fold.set_clock_offset(offset_s)
+
     def _sample_in_flight(self) -> None:
         while True:
-            self.fold.timeseries.sample_in_flight(time.time(), self.in_flight)
-            gevent.sleep(1.0 - time.time() % 1.0)  # once per wall-clock second
+            self.fold.timeseries.sample_in_flight(self.wall(), self.in_flight)
+            gevent.sleep(1.0 - self.wall() % 1.0)  # once per second of the timeline
 
     def close(self) -> None:
         self.fold.close()
@@ -190,7 +201,7 @@ class Session:
 
     def apply(self, a: Announcement, received_wall: float | None = None) -> None:
         """Apply a phase change announced at ``a.wall_time`` by the conductor."""
-        now_wall, now_ns = time.time(), time.perf_counter_ns()
+        now_wall, now_ns = self.wall(), time.perf_counter_ns()
         lateness = (now_wall if received_wall is None else received_wall) - a.wall_time
         # The phase began when announced, not when we heard of it (or applied what we heard):
         # back-date our own clock to the announcement, unless the clocks visibly disagree.
