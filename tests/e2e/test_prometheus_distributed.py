@@ -77,3 +77,6 @@ def test_master_serves_the_merged_fleet(tmp_path: Path) -> None:
         les = [float(s.labels["le"]) for s in buckets[:-1]]
         assert [int(s.value) for s in buckets] == recount(records, spec.source, les, spec.seconds), key
     assert families["llmload_connected_workers"].samples, "the master exports its workers"
+    workers = {s.labels["worker"] for s in families["llmload_worker_clock_offset_seconds"].samples}
+    assert workers == {f"worker-{i}" for i in range(3)}, "each worker's clock against the master's"
+    assert {s.labels["worker"] for s in families["llmload_worker_users"].samples} == workers

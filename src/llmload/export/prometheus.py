@@ -70,6 +70,13 @@ HEALTH: dict[str, tuple[str, str, float]] = {
     "loop_lag_p99_ms": (prometheus_name("loop_lag"), "p99 event-loop lag.", 1e-3),
     "cpu_percent": (prometheus_name("client_cpu"), "CPU, as a fraction of one core.", 1e-2),
     "events_per_read_mean": (prometheus_name("events_per_read"), "Mean events per socket read.", 1.0),
+    # a distributed run's workers only
+    "users": ("llmload_worker_users", "Users (streams) the worker runs.", 1.0),
+    "clock_offset_s": (
+        "llmload_worker_clock_offset_seconds",
+        "The worker's wall clock against the master's (ahead: positive); its timeline is moved by it.",
+        1.0,
+    ),
 }
 OUTCOMES: tuple[str, ...] = (OK, *(kind.value for kind in ErrorKind), UNFINISHED, CANCELLED)
 

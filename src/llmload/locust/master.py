@@ -184,9 +184,10 @@ class MasterRole(RunLifecycle):
     def test_start(self) -> None:
         self.server.start()
         self.run.tokenize = chosen_tokenize(self.config, self.config.request.model or self.fleet.model)
-        source = FleetSource(
-            self.fleet, running_users(self._environment), self.run_id, self.config.host, self.config.scenario
-        )
+        users = running_users(self._environment)
+        config = self.config
+        clocks = self._clocks.offsets
+        source = FleetSource(self.fleet, users, self.run_id, config.host, config.scenario, clocks=clocks)
         self._go_live(source, self.fleet.tokens_received)
 
     def test_stopping(self) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 import llmload
+from llmload.core.clock import ClockOffset
 from llmload.metrics.classic import ClassicStats
 from llmload.run.fleet import Fleet
 from llmload.run.session import Session
@@ -57,12 +58,22 @@ class SessionSource:
 
 
 class FleetSource:
+    """``clocks``: each worker's clock offset by client id, as the master last estimated it."""
+
     def __init__(
-        self, fleet: Fleet, users: Callable[[], int], run_id: str, target: str, scenario: str
+        self,
+        fleet: Fleet,
+        users: Callable[[], int],
+        run_id: str,
+        target: str,
+        scenario: str,
+        *,
+        clocks: Mapping[str, ClockOffset] | None = None,
     ) -> None:
         self._fleet = fleet
         self._users = users
         self._labels = (run_id, target, scenario)
+        self._clocks = clocks if clocks is not None else {}
 
     def classic(self) -> Mapping[int, ClassicStats]:
         return self._fleet.classic
@@ -83,7 +94,14 @@ class FleetSource:
         return gauges
 
     def health(self) -> Mapping[str, Mapping[str, float | None]]:
-        return {w.name: w.health_now for w in self._fleet.workers.values() if w.health_now}
+        """Each worker's health, the streams it runs and its clock against the master's."""
+        per_worker: dict[str, Mapping[str, float | None]] = {}
+        for client_id, w in self._fleet.workers.items():
+            if w.health_now:
+                clock = self._clocks.get(client_id)
+                offset = {} if clock is None else {"clock_offset_s": clock.offset_s}
+                per_worker[w.name] = {**w.health_now, "users": float(w.users), **offset}
+        return per_worker
 
     def labels(self) -> Mapping[str, str]:
         run_id, target, scenario = self._labels
