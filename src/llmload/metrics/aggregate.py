@@ -13,6 +13,7 @@ master merges). Which requests count where follows docs/metrics.md:
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +26,7 @@ from llmload.metrics.http_phases import HttpPhases
 from llmload.metrics.reasoning import ReasoningSide
 from llmload.metrics.server_side import ServerSide
 from llmload.metrics.sessions import SessionSide
+from llmload.metrics.slo import SloRule, request_meets
 
 # Latency histograms (LATENCY_KEYS, the catalog's) are in ns; count histograms in their own units.
 COUNT_KEYS = (
@@ -123,9 +125,11 @@ class StageStats:
             named = self.by_name[r.name] = StageStats(by_name=None)
         return named
 
-    def add(self, r: RequestRecord, window: Window) -> None:
+    def add(self, r: RequestRecord, window: Window, slo: Sequence[SloRule] | None = None) -> None:
+        """``slo``: the request-level objectives a successful measured request is judged by
+        (goodput's ``slo_met``); None: not judged."""
         if (named := self._named(r)) is not None:
-            named.add(r, window)
+            named.add(r, window, slo)
         c = self.counts
         outcome = r.outcome.value  # counted by value: the counters' keys are JSON's
         self.attempts[outcome] += 1
@@ -164,7 +168,11 @@ class StageStats:
         self.reasoning.add(r)
         if r.labels:
             self.sessions.add_turn(r)
-        self._add_latencies(r)
+        ttft, ttfot, e2e, tpot = self._add_latencies(r)
+        if slo is not None and request_meets(
+            slo, ttft_ms=_ms(ttft), tpot_ms=_ms(tpot), e2e_ms=_ms(e2e), ttfot_ms=_ms(ttfot)
+        ):
+            c.slo_met += 1
 
     def add_late(self, r: RequestRecord, window: Window) -> None:
         """A request sent in the window that finished only after the drain's bound: it counts
@@ -175,12 +183,6 @@ class StageStats:
         self.counts.window_output_tokens += self._tokens_in_window(r, window)
         self.outcomes[UNFINISHED.value] += 1
         self.attempts[UNFINISHED.value] += 1
-
-    def add_slo_met(self, r: RequestRecord) -> None:
-        """A request of the window met every request-level SLO (the run engine judges it)."""
-        if (named := self._named(r)) is not None:
-            named.add_slo_met(r)
-        self.counts.slo_met += 1
 
     def add_tokens_read_in_window(self, r: RequestRecord, window: Window) -> None:
         """Tokens that an earlier stage's request read inside this stage's (open) window."""
@@ -197,12 +199,15 @@ class StageStats:
             return r.output_tokens if window.contains(r.done_ns) else 0
         return derive.tokens_in(r, window.t0_ns, window.t1_ns)
 
-    def _add_latencies(self, r: RequestRecord) -> None:
+    def _add_latencies(self, r: RequestRecord) -> tuple[int | None, int | None, int | None, float | None]:
+        """Every latency and count histogram of one successful measured request; its TTFT,
+        TTFOT, E2E and TPOT back, derived once, for the SLO."""
         h = self.hist
+        ttft, ttfot, e2e, tpot = derive.ttft_ns(r), derive.ttfot_ns(r), derive.e2e_ns(r), derive.tpot_ns(r)
         for key, value in (
-            ("ttft", derive.ttft_ns(r)),
-            ("ttfot", derive.ttfot_ns(r)),
-            ("e2e", derive.e2e_ns(r)),
+            ("ttft", ttft),
+            ("ttfot", ttfot),
+            ("e2e", e2e),
             ("e2e_scheduled", derive.gap(r.scheduled_ns, r.done_ns)),
             ("connect", derive.connect_ns(r)),
             ("queue", derive.queue_ns(r)),
@@ -213,11 +218,9 @@ class StageStats:
         ):
             if value is not None:
                 h[key].add(value)
-        ttft = derive.ttft_ns(r)
         if ttft is not None:
             for name, label in r.labels:
                 self.ttft_by_label.setdefault(f"{name}={label}", LogHistogram()).add(ttft)
-        tpot = derive.tpot_ns(r)
         if tpot is not None:
             h["tpot"].add(round(tpot))
         self.server_side.add(r)
@@ -227,6 +230,7 @@ class StageStats:
         h["chunk_gap"].add_all(runs.gaps())
         h["events_per_read"].add_all(runs.events)
         h["tokens_per_event"].add_all(r.event_tokens[1:])
+        return ttft, ttfot, e2e, tpot
 
     def merge(self, other: StageStats) -> None:
         for key, hist in other.hist.items():
@@ -286,3 +290,7 @@ class StageStats:
         if not leaf:
             stats.by_name = {name: cls.from_dict(n, leaf=True) for name, n in d.get("by_name", {}).items()}
         return stats
+
+
+def _ms(ns: float | None) -> float | None:
+    return None if ns is None else ns / 1e6

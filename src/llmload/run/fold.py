@@ -13,19 +13,18 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 import gevent
 
 from llmload.config.settings import RunConfig
-from llmload.core.phases import Phase, Window
+from llmload.core.phases import Window
 from llmload.core.record import RequestRecord
 from llmload.export.results import RecordLog
-from llmload.metrics import derive
 from llmload.metrics.aggregate import StageStats
 from llmload.metrics.classic import ClassicStats
-from llmload.metrics.slo import request_meets
+from llmload.metrics.slo import SloRule
 from llmload.metrics.timeseries import TimeSeries
 
 if TYPE_CHECKING:
@@ -133,24 +132,13 @@ class Fold:
         if late:
             state.stats.add_late(record, state.window)
         else:
-            state.stats.add(record, state.window)
-            if record.phase is Phase.MEASURE and record.ok and self._meets_slo(record):
-                state.stats.add_slo_met(record)
+            state.stats.add(record, state.window, self._slo_of(record))
         self._add_tokens_to_later_windows(record)
 
-    def _meets_slo(self, r: RequestRecord) -> bool:
-        def ms(ns: float | None) -> float | None:
-            return None if ns is None else ns / 1e6
-
+    def _slo_of(self, r: RequestRecord) -> Sequence[SloRule]:
+        """The objectives a request is judged by: its tenant's own, else the run's ``--slo``."""
         slo = self._config.checks.slo
-        rules = self._tenant_slo.get(r.name, slo) if r.name else slo
-        return request_meets(
-            rules,
-            ttft_ms=ms(derive.ttft_ns(r)),
-            tpot_ms=ms(derive.tpot_ns(r)),
-            e2e_ms=ms(derive.e2e_ns(r)),
-            ttfot_ms=ms(derive.ttfot_ns(r)),
-        )
+        return self._tenant_slo.get(r.name, slo) if r.name else slo
 
     def _add_tokens_to_later_windows(self, r: RequestRecord) -> None:
         # A request sent in one stage can still be streaming in a later stage's window; its

@@ -11,6 +11,7 @@ from llmload.core.record import RequestRecord, ServerMetrics, ServerTimings, Tok
 from llmload.metrics import derive
 from llmload.metrics.aggregate import StageStats
 from llmload.metrics.http_phases import HttpPhases, phases_ns
+from llmload.metrics.slo import parse_slo
 
 MS = 1_000_000
 
@@ -70,9 +71,8 @@ def test_named_requests_are_also_counted_per_name() -> None:
         named("chat", 300 * MS),
         named(None, 400 * MS),
     ):
-        stats.add(r, w)
+        stats.add(r, w, slo=() if r.name == "rag" else None)  # no objective: every ok request met it
     stats.add_late(named("chat", 500 * MS), w)
-    stats.add_slo_met(named("rag", 200 * MS))
     assert stats.by_name is not None and set(stats.by_name) == {"rag", "chat"}
     rag, chat = stats.by_name["rag"], stats.by_name["chat"]
     assert (rag.counts.records_warmup, rag.counts.records_measure, rag.hist["ttft"].count) == (1, 1, 1)
@@ -168,3 +168,14 @@ def test_http_phases_partition_the_time_to_the_first_token() -> None:
     p = stats.http_phases
     assert (p.requests, p.new_connections, p.hist["tls"].count, p.hist["pool_wait"].count) == (2, 1, 1, 2)
     assert HttpPhases.from_dict(p.to_dict()).to_dict() == p.to_dict()
+
+
+def test_the_stage_judges_each_measured_ok_request_by_the_objectives_it_is_given() -> None:
+    w = Window(t0_ns=0, t1_ns=10**12)
+    slo = parse_slo("ttft_p99_ms<=80")  # each request's own TTFT against 80 ms
+    stats = StageStats()
+    stats.add(record(0, [50 * MS, 60 * MS]), w, slo)  # TTFT 50 ms: met
+    stats.add(record(0, [90 * MS, 95 * MS]), w, slo)  # 90 ms: missed
+    stats.add(record(0, [10 * MS, 20 * MS], Phase.WARMUP), w, slo)  # not measured: not judged
+    stats.add(record(0, [10 * MS, 20 * MS]), w)  # no objectives given: not judged
+    assert (stats.counts.slo_met, stats.hist["ttft"].count) == (1, 3)
