@@ -17,7 +17,7 @@ request), in its own process pinned to the last CPU; the server is pinned to the
   row shows how far the figure moves with load.
 
 Beside each, the split of the cost per event from ``harness/costs.py`` (no sockets): framing
-and parsing to a record, and folding the record (what ``Session.on_record`` does); and the
+and parsing to a record, and folding the record (what ``ProcessRun.on_record`` does); and the
 floor of any gevent client on the same server and CPU, ``harness/gevent_floor.py``: the same
 streams, each read only counted.
 Goals (issue 8): >= 300,000 and >= 50,000 events per CPU-second.

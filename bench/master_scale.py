@@ -3,7 +3,7 @@
     .venv/bin/python bench/master_scale.py [--smoke] [--out PATH]
 
 A worker's report (``llmload_delta``) is built exactly as a worker builds it: a real
-``Session`` folds synthetic records (100 to 300 tokens, seeded log-normal TTFT and ITL with
+``ProcessRun`` folds synthetic records (100 to 300 tokens, seeded log-normal TTFT and ITL with
 jitter, so the histograms fill as many buckets as real traffic does) and ``Shipper.ship``
 hands over the payload: ``StageStats``, ``TimeSeries``, exporter state and the counters. What
 the master does per report is timed: Locust's ``Message.unserialize`` (msgpack with its

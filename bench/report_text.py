@@ -78,7 +78,7 @@ Then, in the commits after that tuning (0ce9829, 91a00e8):
   replaced by reads in the loop's callbacks (`transport/delivery.py`).
 - `protocol/`: a read that is exactly one chunk, or exactly one `data:` event, skips the framing
   loop and the SSE line machinery.
-- `run/session.py`, `locust/user.py`: records counted at once and folded when the loop is idle;
+- `run/process_run.py`, `locust/user.py`: records counted at once and folded when the loop is idle;
   a user yields after its response (timing, not CPU: see Accuracy).
 
 And after those (4780181, 83c336d), for timing rather than CPU: `locust/request.send_request`

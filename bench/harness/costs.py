@@ -3,7 +3,7 @@
 ``split`` replays one pre-rendered response (``blaster.render``, the simulator's own chunks
 with continuous usage) through ``ResponseParser`` + ``ResponseRecorder`` (``deliver``: what the
 worker's transport does per read) in reads of 64 KiB (``many``) or one chunk each (``one``),
-then folds the record the way ``Session.on_record`` does. CPU time, best of a few repeats, in
+then folds the record the way ``ProcessRun.on_record`` does. CPU time, best of a few repeats, in
 microseconds per event.
 """
 

@@ -1,7 +1,7 @@
 """llmload's worker without Locust's runner loop: the objects one ``ChatUser`` uses, wired the same way.
 
 Each stream is a greenlet running the body of ``ChatUser.generate``, ``send_request`` itself: a
-prompt from the session, ``ChatClient.run`` over a ``LeanTransport``, ``Session.on_record``
+prompt from the session, ``ApiClient.run`` over a ``LeanTransport``, ``ProcessRun.on_record``
 (counted at once; the ``requests.jsonl`` line, ``StageStats`` with every latency histogram and
 ``TimeSeries`` folded by the session's folder greenlet when the loop is idle), and the one Locust
 request event per request into a real ``locust.env.Environment``'s stats (a local runner is
@@ -23,9 +23,12 @@ from typing import Any
 import gevent
 
 try:
-    from llmload.run.session import Session
-except ImportError:  # src/ before the run engine left the adapter (hot_path_ab.py measures it)
-    from llmload.locust.session import Session  # type: ignore[no-redef]
+    from llmload.run.process_run import ProcessRun
+except ImportError:  # an older revision (bench A/B): the per-process state was a Session
+    try:
+        from llmload.run.session import Session as ProcessRun  # type: ignore[no-redef]
+    except ImportError:
+        from llmload.locust.session import Session as ProcessRun  # type: ignore[no-redef]
 try:  # src/ since the layers became folders
     from llmload.config.settings import PhaseConfig, RequestConfig, RunConfig, WorkloadConfig
     from llmload.core.phases import Phase
@@ -66,11 +69,11 @@ except ImportError:
 MODEL = "sim-llama-3-8b"
 
 
-def _chat_client(session: Session) -> Any:
+def _chat_client(session: ProcessRun) -> Any:
     return session.client() if CALLS else session.client("chat")  # type: ignore[call-arg]
 
 
-def _request(session: Session, prompt: Any) -> Any:
+def _request(session: ProcessRun, prompt: Any) -> Any:
     """What a revision's client sends for a prompt: a ``Call``, or the prompt itself before."""
     return _chat_client(session).call(prompt, "chat") if CALLS else prompt
 
@@ -133,7 +136,7 @@ class TeeTransport:
 
 def make_session(
     url: str, streams: int, max_tokens: int, results_dir: Path, *, start: bool = True
-) -> Session:
+) -> ProcessRun:
     """A session in its measured window, as a worker's is after the master's announcements."""
     config = RunConfig(
         host=url,
@@ -144,7 +147,7 @@ def make_session(
         transport=TransportConfig(url),
         results_dir=str(results_dir),
     )
-    session = Session(config)
+    session = ProcessRun(config)
     if start:
         session.start()
     for phase in (Phase.WARMUP, Phase.MEASURE):
@@ -157,7 +160,7 @@ class Worker:
 
     def __init__(
         self,
-        session: Session,
+        session: ProcessRun,
         streams: int,
         *,
         tee: bool = False,

@@ -1,4 +1,4 @@
-"""Session affinity end to end: the agent scenario in a real Locust run against the simulator's
+"""ProcessRun affinity end to end: the agent scenario in a real Locust run against the simulator's
 four replicas, behind its session router and behind round-robin, joined to the simulator's
 ground truth by request id.
 

@@ -30,7 +30,7 @@ from llmload.core.phases import Phase
 from llmload.core.recorder import Timeouts
 from llmload.core.stages import Announcement
 from llmload.run.llm_client import LLMClient
-from llmload.run.session import Session
+from llmload.run.process_run import ProcessRun
 from llmload.workload.cancel import CancelSpec
 from tests.e2e.conftest import REPO, RunLocust
 from tests.support.llama import LlamaServer, built, llama_server
@@ -477,7 +477,7 @@ def test_a_cancelled_request_frees_its_llama_server_slot(
         transport=TransportConfig(server.url),
         results_dir=str(tmp_path),
     )
-    session = Session(config)
+    session = ProcessRun(config)
     session.start()
     for phase in (Phase.WARMUP, Phase.MEASURE):
         session.apply(Announcement(0, phase, time.time(), 1))

@@ -1,4 +1,4 @@
-"""A worker's ``Session`` outside Locust, for tests of what happens around a request.
+"""A worker's ``ProcessRun`` outside Locust, for tests of what happens around a request.
 
 Its host is a closed port: nothing here connects (the model is given, so ``start`` is not
 called); transports in the tests stand in for the server.
@@ -14,7 +14,7 @@ from llmload.config.settings import PhaseConfig, RunConfig, TransportConfig
 from llmload.core.phases import Phase
 from llmload.core.recorder import Timeouts
 from llmload.core.stages import Announcement
-from llmload.run.session import Session
+from llmload.run.process_run import ProcessRun
 
 URL = "http://127.0.0.1:9"
 
@@ -33,10 +33,10 @@ def config(results_dir: Path, host: str = URL) -> RunConfig:
     )
 
 
-def measuring(results_dir: Path, concurrency: int) -> Session:
+def measuring(results_dir: Path, concurrency: int) -> ProcessRun:
     """A session whose stage 0 is past its warm-up, as a worker's is after the conductor's
     announcements."""
-    session = Session(config(results_dir))
+    session = ProcessRun(config(results_dir))
     for phase in (Phase.WARMUP, Phase.MEASURE):
         session.apply(Announcement(0, phase, time.time(), concurrency))
     return session

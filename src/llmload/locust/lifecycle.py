@@ -3,7 +3,7 @@ master merges its workers' (``master.MasterRole``): a run set up when first need
 swarm is a run of its own), the exporter and the web UI's live view at the start, the results
 rewritten as each stage ends, the verdict at the end, and the exporter's last push at exit.
 
-A role says what its run is made of: where its numbers are kept (``state``: a ``Session`` or
+A role says what its run is made of: where its numbers are kept (``state``: a ``ProcessRun`` or
 a ``Fleet``), how its summary is built from them, and what it holds per run.
 """
 

@@ -22,7 +22,7 @@ from locust.runners import STATE_CLEANUP, STATE_STOPPED, STATE_STOPPING, WorkerR
 
 from llmload.locust.env import options_of, runner_of
 from llmload.locust.user import SessionUser
-from llmload.run.session import StageState
+from llmload.run.process_run import StageState
 from llmload.transport.base import Transport
 from llmload.workload.arrivals import ArrivalKind, Arrivals
 from llmload.workload.prompts import Prompt

@@ -26,7 +26,7 @@ from llmload.locust.plans import check_stage_options
 from llmload.locust.roles import LocalRole, WorkerRole
 from llmload.locust.webui import install_tabs
 from llmload.run.conductor import Conductor
-from llmload.run.session import Session
+from llmload.run.process_run import ProcessRun
 
 _ROLE = "llmload_role"
 _INSTALLED = "llmload_installed"
@@ -40,7 +40,7 @@ def role_of(environment: Environment) -> Role:
     return role
 
 
-def session_of(environment: Environment) -> Session:
+def session_of(environment: Environment) -> ProcessRun:
     role = role_of(environment)
     if isinstance(role, MasterRole) or role.session is None:
         raise RuntimeError("this process runs no users")

@@ -38,8 +38,8 @@ from llmload.results.summary import Summary
 from llmload.run.conductor import Conductor
 from llmload.run.export_source import SessionSource
 from llmload.run.live import RunState
+from llmload.run.process_run import ProcessRun
 from llmload.run.server_watch import ServerWatch
-from llmload.run.session import Session
 from llmload.run.shipping import PHASE, Shipper
 from llmload.target.tokenize import chosen as chosen_tokenize
 
@@ -68,7 +68,7 @@ class LocalRole(RunLifecycle):
         self, environment: Environment, config: RunConfig, configure: Callable[[], RunConfig]
     ) -> None:
         super().__init__(environment, config, configure)
-        self._session: Session | None = None  # the run now; None between web UI swarms
+        self._session: ProcessRun | None = None  # the run now; None between web UI swarms
         self._conductor: Conductor | None = None
         self._server: ServerWatch | None = None
         self._tokenize: str | None = None  # what the run's --tokenize came to, once started
@@ -76,7 +76,7 @@ class LocalRole(RunLifecycle):
     # A run is set up when first needed: a sweep's shape ticks before Locust's test_start, a
     # web UI swarm knows its user count only once started.
     @property
-    def session(self) -> Session:
+    def session(self) -> ProcessRun:
         if self._session is None:
             self._arm()
         assert self._session is not None
@@ -115,7 +115,7 @@ class LocalRole(RunLifecycle):
     def _arm(self) -> None:
         environment = self._environment
         config = self._next_config()
-        self._session = session = Session(config)
+        self._session = session = ProcessRun(config)
         self._conductor = make_conductor(
             environment, config, self._announce, session.progress, self._levels_so_far
         )
@@ -186,7 +186,7 @@ class WorkerRole:
     def __init__(self, environment: Environment, runner: WorkerRunner) -> None:
         self._environment = environment
         self._runner = runner
-        self.session: Session | None = None
+        self.session: ProcessRun | None = None
         self._shipper: Shipper | None = None
         self._pending: list[tuple[Announcement, float, str | None]] = []  # until the run starts
         self.final_text: str | None = None
@@ -218,7 +218,9 @@ class WorkerRole:
             # Before this worker's users start: the master says it too, and stops the fleet.
             runner.send_message(REFUSED, {"worker": f"worker-{index}", "line": str(exc)})
             raise
-        self.session = session = Session(config, process_tag=f"worker-{index}", user_offset=index * 1_000_000)
+        self.session = session = ProcessRun(
+            config, process_tag=f"worker-{index}", user_offset=index * 1_000_000
+        )
         session.set_clock_offset(self._clock.offset_s)
         session.start()
         for a, received, run in self._pending:

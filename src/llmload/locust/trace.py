@@ -17,7 +17,7 @@ from typing import ClassVar
 from locust.env import Environment
 
 from llmload.locust.openloop import OpenLoopUser
-from llmload.run.session import StageState
+from llmload.run.process_run import StageState
 from llmload.workload.prompts import Prompt
 from llmload.workload.replay import Replay
 from llmload.workload.trace_prompts import TracePrompts

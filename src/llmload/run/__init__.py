@@ -1,6 +1,6 @@
 """The run engine: everything a load-test run does that is not Locust's business.
 
-Per process, a ``Session`` (stages, windows, folding, records, health); per request,
+Per process, a ``ProcessRun`` (stages, windows, folding, records, health); per request,
 ``send_request``; in the master, a ``Fleet`` (merged deltas, progress, finals, lost-worker
 bounds) fed by each worker's ``Shipper``; the ``Conductor`` that decides phases; the fold into
 ``summary.json`` (``summarize``) and the end of a run (``finish``: the verdict, the report); the

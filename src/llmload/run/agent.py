@@ -23,8 +23,8 @@ from greenlet import GreenletExit
 from llmload.config.asked import Endpoint
 from llmload.core.phases import Phase
 from llmload.run.llm_client import LLMClient, Reply
+from llmload.run.process_run import ProcessRun
 from llmload.run.request import RequestEvent
-from llmload.run.session import Session
 from llmload.workload.agent_replay import fit
 from llmload.workload.agent_trace import TraceSession, session_for
 from llmload.workload.agents import AgentSpec, ReplayAccount, SessionAccount, joined_results, next_history
@@ -51,7 +51,7 @@ class Agent:
     """What a session needs of its user: the process's session, the report hook for the
     clients of sub-agents, and the API its turns speak."""
 
-    session: Session
+    session: ProcessRun
     report: RequestEvent
     endpoint: Endpoint
 

@@ -60,8 +60,9 @@ class _Shape(TypedDict):
     extra: Mapping[str, object]
 
 
-class ChatClient:
-    """Builds and runs requests for one process; shared by all its users (it holds no state
+class ApiClient:
+    """Builds and runs the requests of every API (chat, completions, embeddings, rerank, the
+    Responses and Messages APIs) for one process; shared by all its users (it holds no state
     that changes per request)."""
 
     def __init__(

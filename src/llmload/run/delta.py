@@ -55,7 +55,7 @@ class Delta:
     completed: Mapping[int, int] = field(default_factory=dict)
     in_flight_measured: Mapping[int, int] = field(default_factory=dict)
     sent_measured: Mapping[int, int] = field(default_factory=dict)
-    health_now: Mapping[str, float | None] = field(default_factory=dict)  # Session.health_now
+    health_now: Mapping[str, float | None] = field(default_factory=dict)  # ProcessRun.health_now
     health: Mapping[int, HealthSnapshot] = field(default_factory=dict)
     lateness: Mapping[int, Mapping[str, float]] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()

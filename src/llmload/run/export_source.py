@@ -13,7 +13,7 @@ import llmload
 from llmload.core.clock import ClockOffset
 from llmload.metrics.classic import ClassicStats
 from llmload.run.fleet import Fleet
-from llmload.run.session import Session
+from llmload.run.process_run import ProcessRun
 
 
 def _labels(run_id: str, target: str, model: str | None, scenario: str) -> dict[str, str]:
@@ -27,7 +27,7 @@ def _labels(run_id: str, target: str, model: str | None, scenario: str) -> dict[
 
 
 class SessionSource:
-    def __init__(self, session: Session, users: Callable[[], int]) -> None:
+    def __init__(self, session: ProcessRun, users: Callable[[], int]) -> None:
         self._session = session
         self._users = users  # running users, as the load framework counts them
 

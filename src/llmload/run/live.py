@@ -29,7 +29,7 @@ from llmload.results.summary_stage import Stage
 
 
 class RunState(Protocol):
-    """What a ``Session`` (one process) and a ``Fleet`` (the master's merge) both keep."""
+    """What a ``ProcessRun`` (one process) and a ``Fleet`` (the master's merge) both keep."""
 
     announcements: list[tuple[float, int, str]]
 

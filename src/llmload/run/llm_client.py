@@ -22,9 +22,9 @@ from llmload.core.phases import Window
 from llmload.core.record import OK, Outcome, RequestRecord
 from llmload.metrics import derive
 from llmload.protocol.jsonvalue import JSON
-from llmload.run.client import Call, ChatClient
+from llmload.run.client import ApiClient, Call
+from llmload.run.process_run import ProcessRun
 from llmload.run.request import RequestEvent, send_request
-from llmload.run.session import Session
 from llmload.transport.base import Transport
 from llmload.workload.prompts import Prompt
 
@@ -131,7 +131,7 @@ class LLMClient:
     def __init__(
         self,
         report: RequestEvent,
-        session: Session,
+        session: ProcessRun,
         user_id: int,
         transport: Callable[[], Transport],
     ) -> None:
@@ -370,7 +370,7 @@ class LLMClient:
         record = self._send(call, keep=payloads, judge=judge)
         return replies[0] if replies else _reply_of(record, payloads, sent)
 
-    def _client(self) -> ChatClient:
+    def _client(self) -> ApiClient:
         return self._session.client()
 
 

@@ -15,7 +15,7 @@ import gevent
 from llmload.core.phases import Window
 from llmload.core.record import NOT_FAILED, RequestRecord
 from llmload.run.client import Call
-from llmload.run.session import Session
+from llmload.run.process_run import ProcessRun
 from llmload.transport.base import Transport
 
 
@@ -37,7 +37,7 @@ class RequestEvent(Protocol):
 
 def send_request(
     report: RequestEvent,
-    session: Session,
+    session: ProcessRun,
     transport: Transport,
     call: Call,
     *,

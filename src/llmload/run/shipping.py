@@ -9,7 +9,7 @@ import gevent
 
 from llmload.protocol.jsonvalue import JSON
 from llmload.run.delta import MESSAGE, Delta
-from llmload.run.session import Session
+from llmload.run.process_run import ProcessRun
 
 PHASE = "llmload_phase"
 
@@ -17,7 +17,7 @@ PHASE = "llmload_phase"
 class Shipper:
     def __init__(
         self,
-        session: Session,
+        session: ProcessRun,
         send: Callable[[str, dict[str, JSON]], None],
         users: Callable[[], int],
         interval_s: float = 2.0,

@@ -22,7 +22,7 @@ from llmload.core.record import OK, RequestRecord
 from llmload.core.recorder import Timeouts
 from llmload.errors import ErrorKind
 from llmload.protocol.sse import DONE, SSEDecoder, SSEError
-from llmload.run.client import ChatClient
+from llmload.run.client import ApiClient
 from llmload.transport.factory import TransportConfig, TransportFactory
 from llmload.workload.prompts import Prompt
 from tests.support.rawserver import Close, RawServer, Reset, Send, SendBytewise, Sleep, chunk, chunked_head
@@ -48,7 +48,7 @@ LAST = event(
 def run_one(script: list[object], timeouts: Timeouts | None = None) -> RequestRecord:
     with RawServer(script) as server:  # type: ignore[arg-type]
         factory = TransportFactory(TransportConfig(server.url, connect_timeout_s=2))
-        client = ChatClient(RequestConfig(), "m", timeouts or Timeouts(1.0, 0.5, 5.0))
+        client = ApiClient(RequestConfig(), "m", timeouts or Timeouts(1.0, 0.5, 5.0))
         transport = factory.new()
         try:
             call = client.call(PROMPT, "chat")

@@ -23,7 +23,7 @@ from llmload.core.recorder import Timeouts
 from llmload.core.stages import Announcement
 from llmload.run.agent import Agent, Seat
 from llmload.run.llm_client import LLMClient
-from llmload.run.session import Session
+from llmload.run.process_run import ProcessRun
 from llmload.sim.process import SimProcess, start_sim
 from llmload.transport.base import HttpRequest, ResponseSink, Transport
 from llmload.workload.agents import TOOL_RESULT_PREFIX, AgentSpec
@@ -81,7 +81,7 @@ class Wire:
         return Capturing()
 
 
-def _session(sim: SimProcess, tmp_path: Path, agent: AgentSpec, wire: Wire) -> Session:
+def _session(sim: SimProcess, tmp_path: Path, agent: AgentSpec, wire: Wire) -> ProcessRun:
     workload = WorkloadConfig(
         prompt_tokens=24, max_tokens=12, conversation=ConversationSpec(turns=4), agent=agent
     )
@@ -95,7 +95,7 @@ def _session(sim: SimProcess, tmp_path: Path, agent: AgentSpec, wire: Wire) -> S
         results_dir=str(tmp_path),
         run_id="agents",
     )
-    session = Session(config)
+    session = ProcessRun(config)
     transports = session.transports  # every connection, sub-agents' too, through the wire
     session.transports = SimpleNamespace(new=lambda: wire.wrap(transports.new()), close=transports.close)  # type: ignore[assignment]
     for phase in (Phase.WARMUP, Phase.MEASURE):
@@ -103,7 +103,7 @@ def _session(sim: SimProcess, tmp_path: Path, agent: AgentSpec, wire: Wire) -> S
     return session
 
 
-def _run(session: Session, key: str) -> tuple[Any, list[dict[str, Any]]]:
+def _run(session: ProcessRun, key: str) -> tuple[Any, list[dict[str, Any]]]:
     transport = session.transports.new()
     client = LLMClient(lambda **_: None, session, 0, lambda: transport)
     texts = iter(range(1, 1000))

@@ -20,7 +20,7 @@ from llmload.core.record import CANCELLED, OK, RequestRecord
 from llmload.core.recorder import Timeouts
 from llmload.core.stages import Announcement
 from llmload.run.llm_client import LLMClient
-from llmload.run.session import Session
+from llmload.run.process_run import ProcessRun
 from llmload.sim.process import SimProcess, start_sim
 from llmload.workload.cancel import CancelSpec
 from tests.support.timing.judge import Judge
@@ -42,7 +42,7 @@ def sim() -> Iterator[SimProcess]:
 
 
 @contextmanager
-def _client(sim: SimProcess, tmp_path: Path, cancel: CancelSpec) -> Iterator[tuple[Session, LLMClient]]:
+def _client(sim: SimProcess, tmp_path: Path, cancel: CancelSpec) -> Iterator[tuple[ProcessRun, LLMClient]]:
     config = RunConfig(
         host=sim.url,
         request=RequestConfig(model="sim-llama-3-8b"),
@@ -53,7 +53,7 @@ def _client(sim: SimProcess, tmp_path: Path, cancel: CancelSpec) -> Iterator[tup
         results_dir=str(tmp_path),
         run_id="cancel",
     )
-    session = Session(config)
+    session = ProcessRun(config)
     for phase in (Phase.WARMUP, Phase.MEASURE):
         session.apply(Announcement(0, phase, time.time(), 1))
     transport = session.transports.new()

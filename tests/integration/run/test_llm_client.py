@@ -18,7 +18,7 @@ from llmload.core.phases import Phase
 from llmload.core.recorder import Timeouts
 from llmload.core.stages import Announcement
 from llmload.run.llm_client import LLMClient, Reply
-from llmload.run.session import Session
+from llmload.run.process_run import ProcessRun
 from llmload.sim.process import SimProcess, start_sim
 from llmload.workload.messages import tool_result, user_message
 from tests.support.timing.judge import Judge
@@ -55,7 +55,7 @@ def sim() -> Iterator[SimProcess]:
 
 
 @pytest.fixture
-def run(sim: SimProcess, tmp_path: Path) -> Iterator[tuple[Session, LLMClient, Events]]:
+def run(sim: SimProcess, tmp_path: Path) -> Iterator[tuple[ProcessRun, LLMClient, Events]]:
     config = RunConfig(
         host=sim.url,
         request=RequestConfig(model="sim-llama-3-8b"),
@@ -66,7 +66,7 @@ def run(sim: SimProcess, tmp_path: Path) -> Iterator[tuple[Session, LLMClient, E
         results_dir=str(tmp_path),
         run_id="run",
     )
-    session = Session(config)
+    session = ProcessRun(config)
     for phase in (Phase.WARMUP, Phase.MEASURE):
         session.apply(Announcement(0, phase, time.time(), 1))
     transport = session.transports.new()
@@ -81,7 +81,7 @@ def by_id(sim: SimProcess, reply: Reply) -> dict[str, Any]:
     return [e for e in sim.requests() if e["client_request_id"] == reply.request_id][-1]
 
 
-def test_a_tool_call_and_its_follow_up(run: tuple[Session, LLMClient, Events], sim: SimProcess) -> None:
+def test_a_tool_call_and_its_follow_up(run: tuple[ProcessRun, LLMClient, Events], sim: SimProcess) -> None:
     session, client, events = run
     ask = client.chat([user_message("where is it")], max_tokens=8, tools=TOOLS, name="ask")
     assert ask.ok and ask.finish_reason in ("tool_calls", "length")
@@ -112,7 +112,7 @@ SCHEMA = {"type": "object", "properties": {"query": {"type": "string"}}}
 @pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])
 @pytest.mark.parametrize("api", ["responses", "messages"])
 def test_tool_calls_on_the_newer_apis_reassemble_as_written(
-    run: tuple[Session, LLMClient, Events], sim: SimProcess, api: str, stream: bool
+    run: tuple[ProcessRun, LLMClient, Events], sim: SimProcess, api: str, stream: bool
 ) -> None:
     _, client, _ = run
     if api == "responses":
@@ -141,7 +141,7 @@ def test_tool_calls_on_the_newer_apis_reassemble_as_written(
 
 @pytest.mark.timing
 def test_the_reply_carries_the_requests_own_timings(
-    run: tuple[Session, LLMClient, Events], sim: SimProcess, judge: Judge
+    run: tuple[ProcessRun, LLMClient, Events], sim: SimProcess, judge: Judge
 ) -> None:
     _, client, _ = run
     t0 = time.perf_counter_ns()
@@ -163,7 +163,7 @@ def test_the_reply_carries_the_requests_own_timings(
     assert len(reply.text.split()) == 16
 
 
-def test_a_failed_check_is_a_failure_of_its_own_kind(run: tuple[Session, LLMClient, Events]) -> None:
+def test_a_failed_check_is_a_failure_of_its_own_kind(run: tuple[ProcessRun, LLMClient, Events]) -> None:
     session, client, events = run
     reply = client.chat([user_message("hi")], max_tokens=4, check=lambda r: "wanted French", name="fr")
     assert not reply.ok and reply.outcome == "check_failed" and reply.error == "wanted French"
@@ -176,7 +176,7 @@ def test_a_failed_check_is_a_failure_of_its_own_kind(run: tuple[Session, LLMClie
     assert isinstance(events.fired[0]["exception"], RuntimeError)
 
 
-def test_structured_output_parses(run: tuple[Session, LLMClient, Events]) -> None:
+def test_structured_output_parses(run: tuple[ProcessRun, LLMClient, Events]) -> None:
     _, client, _ = run
     schema = {"type": "object", "properties": {"n": {"type": "integer"}, "s": {"type": "string"}}}
     for stream in (True, False):
@@ -190,7 +190,7 @@ def test_structured_output_parses(run: tuple[Session, LLMClient, Events]) -> Non
         assert answer["n"] == 0 and len(answer["s"].split()) == reply.output_tokens
 
 
-def test_embeddings(run: tuple[Session, LLMClient, Events], sim: SimProcess) -> None:
+def test_embeddings(run: tuple[ProcessRun, LLMClient, Events], sim: SimProcess) -> None:
     session, client, _ = run
     reply = client.embeddings(["one two three", "four five"], name="embed", dimensions=8)
     assert reply.ok and [len(v) for v in reply.embeddings] == [8, 8]
@@ -201,7 +201,7 @@ def test_embeddings(run: tuple[Session, LLMClient, Events], sim: SimProcess) -> 
     assert named is not None and named["embed"].counts.window_prompt_tokens == 5
 
 
-def test_rerank(run: tuple[Session, LLMClient, Events], sim: SimProcess) -> None:
+def test_rerank(run: tuple[ProcessRun, LLMClient, Events], sim: SimProcess) -> None:
     session, client, _ = run
     documents = ["red fox", "a quick brown fox jumps", "lazy dog sleeps", "quick brown fox"]
     reply = client.rerank("quick brown fox", documents, top_n=3, name="rank")
@@ -218,7 +218,7 @@ def test_rerank(run: tuple[Session, LLMClient, Events], sim: SimProcess) -> None
     assert not refused.ok and refused.status == 400 and "query" in (refused.error or "")
 
 
-def test_an_error_answer_is_quoted_not_read(run: tuple[Session, LLMClient, Events]) -> None:
+def test_an_error_answer_is_quoted_not_read(run: tuple[ProcessRun, LLMClient, Events]) -> None:
     _, client, _ = run
     reply = client.chat([user_message("hi")], max_tokens=0)  # the simulator refuses max_tokens=0
     assert reply.outcome == "http_4xx" and reply.status == 400
@@ -226,7 +226,7 @@ def test_an_error_answer_is_quoted_not_read(run: tuple[Session, LLMClient, Event
 
 
 def test_synthetic_text_is_salted_per_call_and_apart_from_prompts(
-    run: tuple[Session, LLMClient, Events],
+    run: tuple[ProcessRun, LLMClient, Events],
 ) -> None:
     session, _, _ = run
     texts = [session.texts.get(50, 0, i) for i in range(1, 4)]
@@ -235,7 +235,7 @@ def test_synthetic_text_is_salted_per_call_and_apart_from_prompts(
     assert len(firsts) == 6  # no two share the first word a prefix cache would match
 
 
-def test_max_completion_tokens_is_the_records_limit(run: tuple[Session, LLMClient, Events]) -> None:
+def test_max_completion_tokens_is_the_records_limit(run: tuple[ProcessRun, LLMClient, Events]) -> None:
     session, client, _ = run
     reply = client.chat([user_message("hi")], max_completion_tokens=5, ignore_eos=True)
     assert reply.output_tokens == 5

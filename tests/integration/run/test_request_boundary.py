@@ -18,8 +18,8 @@ import orjson
 import pytest
 from gevent import socket
 
+from llmload.run.process_run import ProcessRun
 from llmload.run.request import send_request
-from llmload.run.session import Session
 from llmload.transport.base import HttpRequest, ResponseSink
 from llmload.workload.prompts import SyntheticPrompts
 from tests.support.session import measuring
@@ -38,7 +38,7 @@ BODY = b"data: " + CHUNK + b"\n\ndata: [DONE]\n\n"
 
 
 @pytest.fixture
-def session(tmp_path: Path) -> Iterator[Session]:
+def session(tmp_path: Path) -> Iterator[ProcessRun]:
     s = measuring(tmp_path, 1)
     yield s
     s.close()
@@ -101,7 +101,7 @@ class LocustEvents:
 
 
 def one_request(
-    session: Session, transport: OneShotTransport, log: list[str], *, scheduled_ns: int | None = None
+    session: ProcessRun, transport: OneShotTransport, log: list[str], *, scheduled_ns: int | None = None
 ) -> None:
     environment = LocustEvents(log)
     on_record = session.on_record
@@ -119,7 +119,7 @@ def one_request(
     assert record.ok and record.output_tokens == 1, record
 
 
-def test_a_read_that_arrives_as_a_request_ends_goes_before_its_bookkeeping(session: Session) -> None:
+def test_a_read_that_arrives_as_a_request_ends_goes_before_its_bookkeeping(session: ProcessRun) -> None:
     log: list[str] = []
     other = OtherStream(log)
     one_request(session, OneShotTransport(log, during=other), log)
@@ -137,7 +137,7 @@ def test_a_read_that_arrives_as_a_request_ends_goes_before_its_bookkeeping(sessi
     ],
 )
 def test_a_read_that_has_arrived_before_a_request_starts(
-    session: Session, open_loop: bool, order: list[str]
+    session: ProcessRun, open_loop: bool, order: list[str]
 ) -> None:
     log: list[str] = []
     other = OtherStream(log)
@@ -157,7 +157,7 @@ class KilledAfterResponse(OneShotTransport):
         gevent.spawn(gevent.getcurrent().kill, block=False)
 
 
-def test_a_user_ended_while_it_waits_after_a_response_still_records_it(session: Session) -> None:
+def test_a_user_ended_while_it_waits_after_a_response_still_records_it(session: ProcessRun) -> None:
     log: list[str] = []
     user = gevent.spawn(one_request, session, KilledAfterResponse(log), log)
     user.join(timeout=5)

@@ -13,7 +13,7 @@ from llmload.core.failfast import REQUESTS
 from llmload.core.phases import Phase
 from llmload.core.record import Outcome, RequestRecord
 from llmload.core.stop import Stop
-from llmload.run.session import Session
+from llmload.run.process_run import ProcessRun
 from tests.support.session import config
 
 
@@ -25,7 +25,7 @@ def failed(i: int) -> RequestRecord:
 
 def stops(tmp_path: Path, max_error_rate: float | None) -> list[Stop]:
     cfg = dataclasses.replace(config(tmp_path), checks=ChecksConfig(max_error_rate=max_error_rate))
-    session = Session(cfg)
+    session = ProcessRun(cfg)
     seen: list[Stop] = []
     session.on_stop = seen.append
     try:

@@ -30,7 +30,7 @@ from llmload.metrics.classic import ClassicStats
 from llmload.metrics.timeseries import TimeSeries
 from llmload.protocol.jsonvalue import JSON
 from llmload.results.build import StageView
-from llmload.run.client import ChatClient
+from llmload.run.client import ApiClient
 from llmload.run.fold import Fold
 from llmload.run.monitor import HealthMonitor
 from llmload.run.sources import SyntheticTexts, calibrated_source, prompt_source
@@ -79,7 +79,7 @@ class StageState:
         return 0.0 if w.t0_ns is None or w.t1_ns is None else (w.t1_ns - w.t0_ns) / _NS
 
 
-class Session:
+class ProcessRun:
     """The run state of one process: config, transports, prompts, stages, records."""
 
     def __init__(self, config: RunConfig, process_tag: str = "local", user_offset: int = 0) -> None:
@@ -110,7 +110,7 @@ class Session:
         self.stages: dict[int, StageState] = {}
         self.fold = Fold(config, self.records, self.stages)
         self.stage = -1  # no stage announced yet: requests count as warm-up of stage 0
-        self._client: ChatClient | None = None
+        self._client: ApiClient | None = None
         self.texts = SyntheticTexts(config.workload)  # a scenario's self.text(n)
         # Users of different processes must not share prompt salts or request ids.
         self._user_ids = itertools.count(user_offset)
@@ -251,10 +251,10 @@ class Session:
     def new_user_id(self) -> int:
         return next(self._user_ids)
 
-    def client(self) -> ChatClient:
+    def client(self) -> ApiClient:
         if self._client is None:
-            assert self.model is not None, "Session.start() resolves the model first"
-            self._client = ChatClient(
+            assert self.model is not None, "ProcessRun.start() resolves the model first"
+            self._client = ApiClient(
                 self.config.request,
                 self.model,
                 self.config.timeouts,
