@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 from llmload.core.health import HealthSnapshot
 from llmload.core.phases import Window
@@ -95,8 +95,6 @@ def stage_summary(
     c, o, h = stats.counts, stats.outcomes, stats.hist
     failed = {kind: n for kind, n in sorted(o.items()) if kind not in NOT_FAILED}
     seconds = duration_s if duration_s > 0 else float("nan")
-    output_rate = c.window_output_tokens / seconds
-    input_rate = c.window_prompt_tokens / seconds
     # Every stage latency the catalog declares, by its field: a new one is a catalog entry
     latencies: dict[str, Any] = {f"{key}_ms": latency_ms(h[key]) for key in LATENCY_KEYS}
     return Stage(
@@ -109,19 +107,12 @@ def stage_summary(
         errors=failed,
         error_rate=_ratio(sum(failed.values()), sum(o.values())),
         attempts=_attempts(stats),
-        error_samples={
-            kind: ErrorExample(status=status, message=redact_text(message))
-            for kind, (status, message) in sorted(stats.error_samples.items())
-        },
+        error_samples=_error_samples(stats),
         partial=partial,
         finish_reasons=dict(sorted(stats.finish_reasons.items())),
         output_tokens=c.output_tokens,
         window_output_tokens=c.window_output_tokens,
-        output_tok_per_s=_round(output_rate),
-        input_tok_per_s=_round(input_rate),
-        total_tok_per_s=_round(output_rate + input_rate),
-        request_per_s=_round(c.window_completed / seconds),
-        goodput_req_per_s=_round(c.slo_met / seconds) if goodput else None,
+        **_rates(stats, seconds, goodput=goodput),
         prompt_tokens_requested_mean=_ratio(c.prompt_tokens_requested, sum(o.values())),
         cached_prompt_tokens=c.cached_prompt_tokens,
         prompt_cache_hit_rate=_ratio(c.cached_prompt_tokens, c.prompt_tokens_cache_reported),
@@ -129,12 +120,7 @@ def stage_summary(
         client_bound=bool(client_bound_by),
         client_bound_by=tuple(client_bound_by),
         client_health=client_health,
-        tokens_per_event=_mean_max(h["tokens_per_event"]),
-        events_per_read=_mean_max(h["events_per_read"]),
-        output_tokens_per_request=_mean_max(h["output_tokens"]),
-        prompt_tokens_per_request=_mean_max(h["prompt_tokens"]),
-        images_per_request=_mean_max(h["images"]),
-        image_bytes_per_request=_mean_max(h["image_bytes"]),
+        **_shapes(stats),
         warnings=tuple(warnings),
         **latencies,
         ttft_ms_by_label={label: latency_ms(hist) for label, hist in sorted(stats.ttft_by_label.items())},
@@ -149,6 +135,58 @@ def stage_summary(
         prompt_tokens_counted_vs_requested=_ratio(c.prompt_compared_server, c.prompt_compared_requested),
         output_tokens_vs_max_tokens=_ratio(c.output_tokens_asked, c.max_tokens_asked),
     )
+
+
+def _error_samples(stats: StageStats) -> dict[str, ErrorExample]:
+    """The first answer seen per failure kind, secrets out: the verdict quotes it."""
+    return {
+        kind: ErrorExample(status=status, message=redact_text(message))
+        for kind, (status, message) in sorted(stats.error_samples.items())
+    }
+
+
+class _Rates(TypedDict):
+    output_tok_per_s: float | None
+    input_tok_per_s: float | None
+    total_tok_per_s: float | None
+    request_per_s: float | None
+    goodput_req_per_s: float | None
+
+
+class _Shapes(TypedDict):
+    tokens_per_event: MeanMax | None
+    events_per_read: MeanMax | None
+    output_tokens_per_request: MeanMax | None
+    prompt_tokens_per_request: MeanMax | None
+    images_per_request: MeanMax | None
+    image_bytes_per_request: MeanMax | None
+
+
+def _rates(stats: StageStats, seconds: float, *, goodput: bool) -> _Rates:
+    """Tokens and requests per second of the window (``seconds``: NaN for an empty one)."""
+    c = stats.counts
+    output_rate = c.window_output_tokens / seconds
+    input_rate = c.window_prompt_tokens / seconds
+    return {
+        "output_tok_per_s": _round(output_rate),
+        "input_tok_per_s": _round(input_rate),
+        "total_tok_per_s": _round(output_rate + input_rate),
+        "request_per_s": _round(c.window_completed / seconds),
+        "goodput_req_per_s": _round(c.slo_met / seconds) if goodput else None,
+    }
+
+
+def _shapes(stats: StageStats) -> _Shapes:
+    """What one request and one read carried, mean and largest."""
+    h = stats.hist
+    return {
+        "tokens_per_event": _mean_max(h["tokens_per_event"]),
+        "events_per_read": _mean_max(h["events_per_read"]),
+        "output_tokens_per_request": _mean_max(h["output_tokens"]),
+        "prompt_tokens_per_request": _mean_max(h["prompt_tokens"]),
+        "images_per_request": _mean_max(h["images"]),
+        "image_bytes_per_request": _mean_max(h["image_bytes"]),
+    }
 
 
 def _reasoning(side: ReasoningSide, output_tokens: int) -> ReasoningSummary | None:
