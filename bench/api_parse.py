@@ -21,7 +21,8 @@ from pathlib import Path
 
 from llmload.core.phases import Phase
 from llmload.core.record import RequestRecord
-from llmload.core.recorder import ResponseRecorder, Timeouts
+from llmload.core.recorder import ResponseRecorder
+from llmload.core.timeouts import Timeouts
 from llmload.sim.api_render import MessagesRenderer, ResponsesRenderer
 from llmload.sim.render import DONE_EVENT, ChunkRenderer
 

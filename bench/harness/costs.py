@@ -18,7 +18,12 @@ from harness.blaster import render
 
 try:  # src/ since the layers became folders
     from llmload.core.record import Phase, RequestRecord
-    from llmload.core.recorder import ResponseRecorder, Timeouts
+    from llmload.core.recorder import ResponseRecorder
+
+    try:
+        from llmload.core.timeouts import Timeouts
+    except ImportError:  # before the limits left the recorder
+        from llmload.core.recorder import Timeouts  # type: ignore[attr-defined,no-redef]
 except ImportError:  # older src/ (hot_path_ab.py measures older revisions)
     from llmload.record import Phase, RequestRecord  # type: ignore
     from llmload.recorder import ResponseRecorder, Timeouts  # type: ignore

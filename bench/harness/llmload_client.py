@@ -33,8 +33,12 @@ try:  # src/ since the layers became folders
     from llmload.config.settings import PhaseConfig, RequestConfig, RunConfig, WorkloadConfig
     from llmload.core.phases import Phase
     from llmload.core.record import RequestRecord
-    from llmload.core.recorder import Timeouts
     from llmload.core.stages import Announcement
+
+    try:
+        from llmload.core.timeouts import Timeouts
+    except ImportError:  # before the limits left the recorder
+        from llmload.core.recorder import Timeouts  # type: ignore[attr-defined,no-redef]
 except ImportError:  # older src/ (hot_path_ab.py measures older revisions)
     from llmload.config import PhaseConfig, RequestConfig, RunConfig, WorkloadConfig  # type: ignore
     from llmload.record import RequestRecord  # type: ignore

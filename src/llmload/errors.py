@@ -77,3 +77,14 @@ class ErrorKind(StrEnum):
     BAD_PAYLOAD = "bad_payload"  # malformed HTTP framing, SSE or JSON
     ERROR_EVENT = "error_event"  # the server sent an error object inside the stream
     CHECK_FAILED = "check_failed"  # the answer arrived, and the scenario's own check rejected it
+
+    @classmethod
+    def of_status(cls, status: int) -> ErrorKind:
+        """An answer whose status was not 200."""
+        if status == 429:
+            return cls.HTTP_429
+        if 400 <= status < 500:
+            return cls.HTTP_4XX
+        if status >= 500:
+            return cls.HTTP_5XX
+        return cls.BAD_PAYLOAD  # 1xx/3xx/2xx-but-not-200: not an answer we can measure

@@ -12,8 +12,8 @@ from pathlib import Path
 from llmload.config.asked import RequestConfig, WorkloadConfig
 from llmload.config.settings import PhaseConfig, RunConfig, TransportConfig
 from llmload.core.phases import Phase
-from llmload.core.recorder import Timeouts
 from llmload.core.stages import Announcement
+from llmload.core.timeouts import Timeouts
 from llmload.run.process_run import ProcessRun
 
 URL = "http://127.0.0.1:9"

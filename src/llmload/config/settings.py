@@ -14,8 +14,8 @@ from importlib.util import find_spec
 from typing import Literal
 
 from llmload.config.asked import RequestConfig, WorkloadConfig
-from llmload.core.recorder import Timeouts
 from llmload.core.redact import redact_text, redact_url
+from llmload.core.timeouts import Timeouts
 from llmload.errors import ConfigError
 from llmload.metrics.slo import SloRule
 from llmload.protocol.jsonvalue import JSON

@@ -9,7 +9,6 @@ under Locust as in a unit test.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from llmload.core.record import (
     CANCELLED,
@@ -21,7 +20,8 @@ from llmload.core.record import (
     ServerTimings,
     TokenSource,
 )
-from llmload.errors import ConfigError, ErrorKind
+from llmload.core.timeouts import Timeouts
+from llmload.errors import ErrorKind
 from llmload.protocol.api_events import (
     messages_body,
     messages_fields,
@@ -32,7 +32,6 @@ from llmload.protocol.api_events import (
 from llmload.protocol.chunks import BadChunk, ChunkFields, ChunkInfo, event_fields, parse_response
 from llmload.protocol.sse import DONE, SSEDecoder, SSEError
 
-_NS = 1_000_000_000
 # Each API's reading of one streamed event, and of a whole body: the same tuple for all (chunks.py).
 _EVENT_FIELDS: dict[str, Callable[[bytes], ChunkFields]] = {
     "responses": responses_fields,
@@ -46,29 +45,6 @@ _BODY_FIELDS: dict[str, Callable[[bytes], ChunkFields]] = {
 _NO_OUTPUT = frozenset({"embeddings", "rerank"})
 _EVIDENCE_BYTES = 4096
 _MAX_BODY_BYTES = 64 * 1024 * 1024
-
-
-@dataclass(frozen=True, slots=True)
-class Timeouts:
-    """Per-request limits in seconds; None means no limit (the recorder enforces them)."""
-
-    first_token_s: float | None = 300.0
-    stall_s: float | None = 120.0
-    total_s: float | None = None
-
-    def __post_init__(self) -> None:
-        for flag, value in (
-            ("--first-token-timeout", self.first_token_s),
-            ("--stall-timeout", self.stall_s),
-            ("--request-timeout", self.total_s),
-        ):
-            if value is not None and value < 0:
-                raise ConfigError(flag, value, "must be 0 or more (0: no limit)")
-
-    @classmethod
-    def from_flags(cls, first_token_s: float, stall_s: float, total_s: float) -> Timeouts:
-        """From the flags' seconds, in which 0 means no limit."""
-        return cls(first_token_s or None, stall_s or None, total_s or None)
 
 
 class ResponseRecorder:
@@ -171,15 +147,7 @@ class ResponseRecorder:
     def read_deadline_ns(self) -> int | None:
         rec = self.record
         sent = rec.sent_ns if rec.sent_ns is not None else rec.scheduled_ns
-        t = self._timeouts
-        limits = []
-        if t.total_s is not None:
-            limits.append(sent + int(t.total_s * _NS))
-        if rec.first_token_ns is None and t.first_token_s is not None:
-            limits.append(sent + int(t.first_token_s * _NS))
-        elif rec.first_token_ns is not None and t.stall_s is not None:
-            limits.append(self._last_read_ns + int(t.stall_s * _NS))
-        return min(limits) if limits else None
+        return self._timeouts.deadline_ns(sent, rec.first_token_ns, self._last_read_ns)
 
     # -- the hot path ----------------------------------------------------------------------------
 
@@ -345,12 +313,7 @@ class ResponseRecorder:
     def _timeout_kind(self, t_ns: int) -> ErrorKind:
         rec = self.record
         sent = rec.sent_ns if rec.sent_ns is not None else rec.scheduled_ns
-        total = self._timeouts.total_s
-        if total is not None and t_ns - sent >= int(total * _NS) - 1_000_000:
-            return ErrorKind.TOTAL_TIMEOUT
-        if rec.first_token_ns is None:
-            return ErrorKind.FIRST_TOKEN_TIMEOUT
-        return ErrorKind.STALL_TIMEOUT
+        return self._timeouts.kind(t_ns, sent, rec.first_token_ns)
 
     def _fail(self, t_ns: int, kind: ErrorKind, detail: str) -> None:
         if self._failed:
@@ -386,7 +349,7 @@ class ResponseRecorder:
         rec = self.record
         if not self._failed and self.evidence is not None:
             evidence = self.evidence.decode("utf-8", "replace")
-            self._fail(t_ns, _status_kind(rec.status or 0), evidence)
+            self._fail(t_ns, ErrorKind.of_status(rec.status or 0), evidence)
         elif not self._failed and rec.stream and not self._saw_done and rec.finish_reason is None:
             self._fail(t_ns, ErrorKind.STREAM_BROKEN, "body ended without [DONE] or finish_reason")
         return self._settle(t_ns)
@@ -422,13 +385,3 @@ class ResponseRecorder:
         if rec.token_source is TokenSource.USAGE and rec.event_tokens:
             return round(rec.output_tokens * thought / len(rec.event_tokens))
         return thought
-
-
-def _status_kind(status: int) -> ErrorKind:
-    if status == 429:
-        return ErrorKind.HTTP_429
-    if 400 <= status < 500:
-        return ErrorKind.HTTP_4XX
-    if status >= 500:
-        return ErrorKind.HTTP_5XX
-    return ErrorKind.BAD_PAYLOAD  # 1xx/3xx/2xx-but-not-200: not an answer we can measure

@@ -18,7 +18,8 @@ from greenlet import GreenletExit
 from llmload.config.asked import PATHS, Endpoint, RequestConfig
 from llmload.core.phases import Window
 from llmload.core.record import RequestRecord
-from llmload.core.recorder import ResponseRecorder, Timeouts
+from llmload.core.recorder import ResponseRecorder
+from llmload.core.timeouts import Timeouts
 from llmload.core.tracecontext import HEADER, trace_ids
 from llmload.protocol.payloads import (
     chat_body,

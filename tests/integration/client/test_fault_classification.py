@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from llmload.config.asked import RequestConfig
 from llmload.core.phases import Window
 from llmload.core.record import OK, RequestRecord
-from llmload.core.recorder import Timeouts
+from llmload.core.timeouts import Timeouts
 from llmload.errors import ErrorKind
 from llmload.protocol.sse import DONE, SSEDecoder, SSEError
 from llmload.run.client import ApiClient

@@ -19,8 +19,8 @@ import pytest
 from llmload.config.asked import RequestConfig, WorkloadConfig
 from llmload.config.settings import PhaseConfig, RunConfig, TransportConfig
 from llmload.core.phases import Phase
-from llmload.core.recorder import Timeouts
 from llmload.core.stages import Announcement
+from llmload.core.timeouts import Timeouts
 from llmload.run.agent import Agent, Seat
 from llmload.run.llm_client import LLMClient
 from llmload.run.process_run import ProcessRun

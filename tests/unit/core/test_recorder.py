@@ -10,7 +10,8 @@ import pytest
 
 from llmload.core.phases import Phase, Window
 from llmload.core.record import RequestRecord, TokenSource
-from llmload.core.recorder import ResponseRecorder, Timeouts
+from llmload.core.recorder import ResponseRecorder
+from llmload.core.timeouts import Timeouts
 from llmload.errors import ErrorKind
 from llmload.metrics import derive
 from llmload.metrics.aggregate import StageStats

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from llmload.core.phases import Phase
 from llmload.core.record import RequestRecord
-from llmload.core.recorder import ResponseRecorder, Timeouts
+from llmload.core.recorder import ResponseRecorder
+from llmload.core.timeouts import Timeouts
 
 MS = 1_000_000
 

@@ -9,7 +9,8 @@ import pytest
 
 from llmload.core.phases import Phase, Window
 from llmload.core.record import RequestRecord, TokenSource
-from llmload.core.recorder import ResponseRecorder, Timeouts
+from llmload.core.recorder import ResponseRecorder
+from llmload.core.timeouts import Timeouts
 from llmload.metrics import derive
 from llmload.metrics.aggregate import StageStats
 from llmload.results.from_stats import stage_summary

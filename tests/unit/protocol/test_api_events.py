@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from llmload.core.phases import Phase
 from llmload.core.record import RequestRecord, TokenSource
-from llmload.core.recorder import ResponseRecorder, Timeouts
+from llmload.core.recorder import ResponseRecorder
+from llmload.core.timeouts import Timeouts
 from llmload.errors import ErrorKind
 from llmload.protocol.api_events import messages_body, messages_fields, responses_body, responses_fields
 from llmload.protocol.chunks import BadChunk

@@ -7,7 +7,7 @@ import orjson
 
 from llmload.config.asked import Endpoint, RequestConfig
 from llmload.core.phases import Window
-from llmload.core.recorder import Timeouts
+from llmload.core.timeouts import Timeouts
 from llmload.errors import ErrorKind
 from llmload.run.client import ApiClient
 from llmload.transport.base import HttpRequest, ResponseSink, TransportFailure
