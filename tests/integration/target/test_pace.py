@@ -15,7 +15,7 @@ from tests.support.timing.judge import Judge
 pytestmark = pytest.mark.integration
 
 SIM_TOK_S = 50.0  # --step-ms 20: one token-bearing event every 20 ms
-SPAN_MS = (PROBE_TOKENS - 1) * 20  # from the first token-bearing event to the last
+SPAN_MS = (PROBE_TOKENS - 2) * 20  # from the second token-bearing event to the last
 READ_MS = 1.0  # the probe's own work from an event's arrival to its stamp (httpx, the parse)
 
 
@@ -27,7 +27,7 @@ def test_one_stream_is_paced_at_the_simulators_step(judge: Judge) -> None:
         given = stream_rate(sim.url, "any-name", None)  # the simulator serves any model name
         served = sim.requests()
         judge.server(sim.stats())
-    # The simulator's steps are drift-free, so the span of 47 steps (under a second) is off
+    # The simulator's steps are drift-free, so the span of 46 steps (under a second) is off
     # only by the reads at its two ends: the probe's own work there (the base; the old factor of
     # two was room for a busy machine), and what the machine's scheduler and the simulator's own
     # lateness add, which the judge measures.
