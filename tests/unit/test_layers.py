@@ -2,7 +2,7 @@
 
 Each folder of ``src/llmload`` is a layer, and a layer imports only the layers below it:
 
-    errors < protocol, workload, sim < core < metrics < config < results
+    errors, flags < protocol, workload, sim < core < metrics < config < results
            < transport, target, history < export < run < locust < scenarios < cli
 
 - Exactly one package imports locust: ``llmload.locust``, and the locustfiles that ship in
@@ -11,8 +11,8 @@ Each folder of ``src/llmload`` is a layer, and a layer imports only the layers b
   a plain process.
 - The pure core (everything up to ``results``) imports no socket, gevent, locust, httpx or
   prometheus_client.
-- The simulator is a process of its own: it imports nothing of llmload but the error tree, and
-  only the commands (``cli``) start it.
+- The simulator is a process of its own: it imports nothing of llmload but the error tree and
+  the flag declaration, and only the commands (``cli``) start it.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parents[2] / "src" / "llmload"
 # Lowest first; a folder may import its own layer's and every lower layer's modules.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors",),
+    ("errors", "flags"),
     ("protocol", "workload", "sim"),
     ("core",),
     ("metrics",),
@@ -145,9 +145,9 @@ def test_each_layer_imports_only_the_layers_below_it() -> None:
     assert upward == {}
 
 
-def test_the_simulator_imports_only_the_error_tree_and_only_the_commands_start_it() -> None:
+def test_the_simulator_imports_only_the_error_tree_and_flags_and_only_the_commands_start_it() -> None:
     assert {
-        n for p in files("sim") for n in imports(p) if layer_of(n) not in (None, "sim", "errors")
+        n for p in files("sim") for n in imports(p) if layer_of(n) not in (None, "sim", "errors", "flags")
     } == set()
     starters = {str(p.relative_to(SRC)) for p in files(".") if any(layer_of(n) == "sim" for n in imports(p))}
     assert {s for s in starters if not s.startswith(("sim/", "cli/"))} == set()

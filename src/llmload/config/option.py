@@ -1,15 +1,14 @@
-"""One option of llmload's table (``llmload.config.options``): its flag, ``LLMLOAD_*``
-variable, type, default, help, group and the ``RunConfig`` field it sets, with what argparse,
-the web UI's start form and ``llmload sweep`` need to know of it."""
+"""One option of llmload's table (``llmload.config.options``): a ``Flag`` (``llmload.flags``)
+with its ``LLMLOAD_*`` variable and the ``RunConfig`` field it sets."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, get_args, get_origin, get_type_hints
 
 from llmload.config.settings import RunConfig
 from llmload.config.values import Parse
+from llmload.flags import Flag
 
 _NOT_PASSED = object()
 
@@ -32,13 +31,10 @@ def choices_of(path: str) -> tuple[str, ...] | None:
 
 
 @dataclass(frozen=True, slots=True)
-class Option:
-    flag: str
-    help: str
-    # What argparse turns the text into: a type, or a parser that raises ConfigError naming the
-    # flag (config/values.py); bool: a switch, off unless given
-    kind: Callable[[str], Any] = str
-    default: Any = None
+class Option(Flag):
+    """A flag of Locust's run or of the llmload commands, with what argparse, the web UI's start
+    form and ``llmload sweep`` need to know of it."""
+
     group: str = "workload"
     # llmload sweep|search take the option too, with this default, and pass it on to Locust
     sweep_default: Any = _NOT_PASSED
@@ -47,13 +43,6 @@ class Option:
     to: str | tuple[str, ...] = ""
     # How its value becomes the field's, when a type alone does not say (config/values.py).
     parse: Parse | None = None
-    # Given once per value (--label a=1 --label b=2): the parsed value is a list, or None
-    repeated: bool = False
-    # Other spellings it answers to, kept so that command lines written for them still work
-    aliases: tuple[str, ...] = ()
-    # The values it takes, where no RunConfig field's Literal says (the commands' own options)
-    allowed: tuple[str, ...] = ()
-    metavar: str | None = None  # the value's name in --help, where the flag's own is unclear
 
     @property
     def fields(self) -> tuple[str, ...]:
@@ -73,22 +62,12 @@ class Option:
         return self.group in _PER_RUN_GROUPS
 
     @property
-    def dest(self) -> str:
-        return self.flag.removeprefix("--").replace("-", "_")
-
-    @property
     def env(self) -> str:
         return "LLMLOAD_" + self.dest.upper()
 
     @property
     def in_sweep(self) -> bool:
         return self.sweep_default is not _NOT_PASSED
-
-    def shown_default(self, default: Any = _NOT_PASSED) -> str:
-        value = self.default if default is _NOT_PASSED else default
-        if self.kind is bool:
-            return "on" if value else "off"
-        return "" if value is None else str(value)
 
 
 # The groups a web UI swarm sets per run: what a run asks, not where its results go

@@ -222,21 +222,13 @@ def add_arguments(
     for option in options:
         default = option.sweep_default if sweep and option.in_sweep else option.default
         default = (defaults or {}).get(option.flag, default)
-        text = option.help.replace("%", "%%")  # argparse formats help with %
+        text = option.help
         if sweep and option.shown_default(default) not in ("", "off"):
             text += f" (default {option.shown_default(default)})"
-        kwargs: dict[str, Any] = {"help": text, "default": default}
+        kwargs = option.argparse_kwargs(default, text)
         kwargs |= {"env_var": option.env} if env else {}
-        kwargs |= {"metavar": option.metavar} if option.metavar else {}
-        if option.repeated:
-            kwargs["action"] = "append"
-        elif option.kind is bool:
-            kwargs.pop("metavar", None)
-            kwargs["default"] = bool(default)
-            kwargs["action"] = _BooleanOptional if sweep and default else "store_true"
-        else:
-            kwargs["type"] = option.kind
-            kwargs |= {"choices": option.choices} if option.choices else {}
+        if option.kind is bool and sweep and default and not option.repeated:
+            kwargs["action"] = _BooleanOptional
         added = group.add_argument(option.flag, *option.aliases, **kwargs)
         # Locust's web UI lists the actions that carry this mark (its own parser sets it on
         # arguments added to the parser itself, not to a group)

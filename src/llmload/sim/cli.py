@@ -7,15 +7,16 @@ import dataclasses
 import re
 from collections.abc import Sequence
 from fractions import Fraction
-from pathlib import Path
 
 from llmload.errors import ConfigError
+from llmload.flags import add_flags
 from llmload.sim.config import SimConfig
-from llmload.sim.faults import FaultPolicy, modes_text, parse_modes
+from llmload.sim.faults import FaultPolicy, parse_modes
+from llmload.sim.flags import SIM_FLAGS
 from llmload.sim.model import NS_PER_MS, FixedTiming, ModelParams, Speculation
-from llmload.sim.profiles import Profile, get_profile, profile_names
-from llmload.sim.router import ROUTER_POLICIES, SESSION_HEADER, RouterPolicy
-from llmload.sim.slowdown import add_slowdown, slower
+from llmload.sim.profiles import Profile, get_profile
+from llmload.sim.router import RouterPolicy
+from llmload.sim.slowdown import slower
 
 # Flags of the batching model: (flag, ModelParams field, scale from the flag's unit to the field's).
 _STEP_FLAGS = (
@@ -34,129 +35,8 @@ def _parser() -> argparse.ArgumentParser:
         prog="llmload sim",
         description="A simulated OpenAI-compatible LLM server with a batching performance model.",
     )
-    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=8000, help="port; 0 picks a free one")
-    p.add_argument("--profile", default="vllm", choices=profile_names(), help="default vllm")
-    _served(p)
-    p.add_argument("--seed", type=int, default=0, help="seed of every random choice")
-    timing = p.add_argument_group("fixed timing (no batching): both or neither")
-    timing.add_argument("--ttft-ms", type=float, help="first token this long after arrival")
-    timing.add_argument("--step-ms", type=float, help="then one event every this many ms")
-    model = p.add_argument_group("batching model (override the profile's solved values)")
-    model.add_argument("--step-base-ms", type=float, help="fixed cost of a decode step")
-    model.add_argument("--step-per-seq-ms", type=float, help="cost per running sequence")
-    model.add_argument("--step-per-seq2-ms", type=float, help="cost per running sequence squared")
-    model.add_argument("--prefill-per-token-ms", type=float, help="cost per admitted prompt token")
-    model.add_argument("--max-running", type=int, help="running sequences cap; more queue")
-    model.add_argument("--kv-budget-tokens", type=int, help="KV-cache tokens (preemption)")
-    model.add_argument(
-        "--no-prefix-cache",
-        action="store_true",
-        help="prefill every prompt token, as with prefix caching disabled",
-    )
-    model.add_argument(
-        "--prefix-cache-tokens", type=int, help="prefix cache capacity in tokens (default: the KV budget)"
-    )
-    add_slowdown(p)
-    _model_output(p)
-    _speculation(p)
-    _replicas(p)
-    p.add_argument("--emit-timestamps", action="store_true", help="send_ns in every chunk")
-    p.add_argument("--request-log", type=Path, help="append per-request ground truth (JSONL)")
-    p.add_argument("--fault", help=f"MODE[,MODE...] for every request: {modes_text()}")
-    p.add_argument("--fault-rate", type=float, default=1.0, help="share of requests faulted")
-    p.add_argument(
-        "--fault-first",
-        type=int,
-        default=0,
-        help="fault only the first N requests to arrive (e.g. a slow warm-up)",
-    )
-    _serving(p)
+    add_flags(p, SIM_FLAGS)
     return p
-
-
-def _served(p: argparse.ArgumentParser) -> None:
-    """The served models and what switching between them costs."""
-    p.add_argument(
-        "--model",
-        "--served-models",
-        dest="model",
-        metavar="NAME[,NAME...]",
-        help="served model names: the first is the default (base) model, any others LoRA adapters "
-        "on it (default: the profile's)",
-    )
-    p.add_argument(
-        "--adapter-switch-ms",
-        type=float,
-        default=0.0,
-        help="a step whose batch holds an adapter the previous step did not is this much longer, "
-        "per such adapter (default 0)",
-    )
-
-
-def _replicas(p: argparse.ArgumentParser) -> None:
-    group = p.add_argument_group("replicas (independent engines behind a built-in router)")
-    group.add_argument("--replicas", type=int, default=1, help="engines, each with its own batch, "
-                       "KV budget and prefix cache (default 1)")  # fmt: skip
-    group.add_argument("--router", choices=ROUTER_POLICIES, default="round-robin",
-                       help="round-robin, or session: a session key's requests to one replica")  # fmt: skip
-    group.add_argument(
-        "--session-header",
-        default=SESSION_HEADER,
-        help="the request header with the session key (default X-Session-Affinity; X-Session-ID "
-        "is read when it is absent)",
-    )
-
-
-def _serving(p: argparse.ArgumentParser) -> None:
-    """How the server runs and what it exposes beside the API."""
-    p.add_argument("--startup-delay-s", type=float, default=0.0, help="simulated model loading")
-    p.add_argument("--hang", action="store_true", help="accept connections, never answer")
-    p.add_argument("--log-file", type=Path, help="server log (loading progress)")
-    p.add_argument(
-        "--realtime",
-        action="store_true",
-        help="run at SCHED_FIFO priority 1 if permitted, so CPU contention cannot delay steps",
-    )
-    p.add_argument("--dcgm", action="store_true", help="/metrics also has a simulated GPU's DCGM gauges")
-    p.add_argument(
-        "--no-tokenize-route",
-        action="store_true",
-        help="no POST /tokenize (404), as a gateway or a hosted API answers",
-    )
-    metrics = p.add_mutually_exclusive_group()
-    metrics.add_argument(
-        "--enable-per-request-metrics",
-        action="store_true",
-        help="vLLM's flag: each answer's final usage event (or body) carries its own timing "
-        "`metrics` (the vLLM profiles' default here)",
-    )
-    metrics.add_argument(
-        "--no-per-request-metrics",
-        action="store_true",
-        help="answer as a vLLM started without --enable-per-request-metrics does",
-    )
-    p.add_argument("--certfile", type=Path, help="TLS certificate (PEM): serve https")
-    p.add_argument("--keyfile", type=Path, help="TLS private key (PEM)")
-    p.add_argument(
-        "--api-key",
-        help="vLLM's --api-key: the /v1 routes answer 401 without 'Authorization: Bearer KEY' "
-        "(or Anthropic's x-api-key: KEY)",
-    )
-
-
-def _speculation(p: argparse.ArgumentParser) -> None:
-    spec = p.add_argument_group("speculative decoding (a drafter over the batching model)")
-    spec.add_argument("--draft-tokens", type=int, help="tokens the drafter proposes per step")
-    spec.add_argument(
-        "--draft-acceptance", type=float, help="chance each draft token is accepted, in turn (default 0.7)"
-    )
-    spec.add_argument("--draft-ms", type=float, help="one drafter pass (default 5%% of the step base)")
-    spec.add_argument(
-        "--draft-verify-cost",
-        type=float,
-        help="a verified draft token's share of a sequence's per-step cost (default 0.75)",
-    )
 
 
 def _speculation_of(
@@ -184,22 +64,6 @@ def _speculation_of(
         acceptance,
         base.draft_ns if args.draft_ms is None else _ns("--draft-ms", args.draft_ms),
         verify,
-    )
-
-
-def _model_output(p: argparse.ArgumentParser) -> None:
-    """What the imitated model writes: chunking and a reasoning model's thinking."""
-    p.add_argument("--tokens-per-chunk", type=int, help="tokens per event after the first")
-    p.add_argument(
-        "--reasoning-tokens",
-        type=int,
-        default=0,
-        help="a reasoning model: every chat answer first streams N tokens as reasoning_content",
-    )
-    p.add_argument(
-        "--tokens-per-word",
-        default="1",
-        help="prompt tokens per word, e.g. 1.3 as a real tokenizer counts English (default 1)",
     )
 
 
@@ -320,6 +184,10 @@ def _check_serving(args: argparse.Namespace, profile: Profile) -> None:
         raise ConfigError("--startup-delay-s", args.startup_delay_s, "must be >= 0")
     if args.reasoning_tokens < 0:
         raise ConfigError("--reasoning-tokens", args.reasoning_tokens, "must be >= 0")
+    if args.enable_per_request_metrics and args.no_per_request_metrics:
+        raise ConfigError(
+            "--no-per-request-metrics", True, "cannot be combined with --enable-per-request-metrics"
+        )
     if args.enable_per_request_metrics and profile.engine != "vllm":
         raise ConfigError(
             "--enable-per-request-metrics",

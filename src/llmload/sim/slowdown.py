@@ -12,24 +12,6 @@ from llmload.errors import ConfigError
 from llmload.sim.model import FixedTiming, ModelParams
 
 
-def add_slowdown(p: argparse.ArgumentParser) -> None:
-    slow = p.add_argument_group("a slower engine, by a known factor")
-    slow.add_argument(
-        "--slowdown",
-        type=float,
-        default=1.0,
-        metavar="FACTOR",
-        help="every step and prefill takes FACTOR times as long (1.05: tok/s about 5%% lower)",
-    )
-    slow.add_argument(
-        "--prefill-slowdown",
-        type=float,
-        default=1.0,
-        metavar="FACTOR",
-        help="prefill alone takes FACTOR times as long (TTFT up; with fixed timing, --ttft-ms)",
-    )
-
-
 def slower(
     args: argparse.Namespace, params: ModelParams, timing: FixedTiming | None
 ) -> tuple[ModelParams, FixedTiming | None]:

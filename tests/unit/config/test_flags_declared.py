@@ -1,5 +1,6 @@
 """Every flag a parser under ``src/`` takes is declared once, in ``config/options.py`` (what Locust
-takes) or ``config/commands.py`` (what the commands take), and means the same to every command.
+takes) or ``config/commands.py`` (what the commands take), and means the same to every command;
+the simulated server's, a program of its own, in ``sim/flags.py``.
 
 A flag declared by hand drifts: ``llmload demo`` once took ``--max-tokens`` as an int while
 ``llmload sweep`` took a distribution, and ``llmload wait`` called ``--timeout`` what the sweep
@@ -21,15 +22,14 @@ import pytest
 from llmload.cli import calibrate, demo, search, sweep, tune
 from llmload.config.commands import COMMAND_OPTIONS, option_of
 from llmload.config.options import OPTIONS
+from llmload.sim import cli as sim_cli
+from llmload.sim.flags import SIM_FLAGS
 from llmload.target import wait
 
 SRC = Path(__file__).resolve().parents[3] / "src" / "llmload"
 
 # Parsers not yet built from the tables, each a step of its own:
 EXEMPT = {
-    # The simulator's 42 flags (sim/cli.py, sim/slowdown.py): the next step. It imports only
-    # llmload.errors (tests/unit/test_layers.py), so its table is its own or the layering moves.
-    "sim/": "the simulator's parser: the next step",
     # The commands that read results. Moving them into the table needs a naming decision, since
     # the same flag means different things to them today: --format (gate: text|md, compare:
     # console|markdown|html, report: html|md), --out (compare: a file, report: a directory),
@@ -95,6 +95,13 @@ def test_each_flag_is_declared_once_over_both_tables() -> None:
     assert [f for f, n in spelled.items() if n > 1] == []
 
 
+def test_the_simulators_parser_is_its_table() -> None:
+    spelled = Counter(f for o in SIM_FLAGS for f in (o.flag, *o.aliases))
+    assert [f for f, n in spelled.items() if n > 1] == []
+    taken = {f for action in sim_cli._parser()._actions for f in action.option_strings}
+    assert taken - {"-h", "--help"} == set(spelled)
+
+
 PARSERS: dict[str, Callable[[], argparse.ArgumentParser]] = {
     "demo": demo._parser,
     "sweep": sweep._parser,
@@ -129,3 +136,8 @@ def test_a_flag_means_the_same_to_every_command(flag: str) -> None:
         if flag in action.option_strings
     }
     assert len(set(shapes.values())) <= 1, shapes
+
+
+def test_the_simulators_documentation_names_every_flag() -> None:
+    doc = (SRC.parents[1] / "docs" / "sim.md").read_text(encoding="utf-8")
+    assert [f.flag for f in SIM_FLAGS if f"`{f.flag}" not in doc and f"{f.flag} " not in doc] == []

@@ -73,6 +73,7 @@ def test_faults_and_tls() -> None:
         (["--startup-delay-s", "-1"], "--startup-delay-s"),
         (["--port", "70000"], "--port"),
         (["--profile", "sglang", "--enable-per-request-metrics"], "--enable-per-request-metrics"),
+        (["--enable-per-request-metrics", "--no-per-request-metrics"], "--no-per-request-metrics"),
         (["--prefix-cache-tokens", "0"], "--prefix-cache-tokens"),
         (["--no-prefix-cache", "--prefix-cache-tokens", "64"], "--prefix-cache-tokens"),
         (["--draft-acceptance", "0.5"], "--draft-tokens"),
