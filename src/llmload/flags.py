@@ -35,6 +35,7 @@ class Flag:
     # The values it takes; the parser offers exactly those
     allowed: tuple[str, ...] = ()
     metavar: str | None = None  # the value's name in --help, where the flag's own is unclear
+    required: bool = False  # the command cannot run without it
 
     @property
     def dest(self) -> str:
@@ -58,6 +59,8 @@ class Flag:
         kwargs["default"] = value
         if self.metavar:
             kwargs["metavar"] = self.metavar
+        if self.required:
+            kwargs["required"] = True
         if self.repeated:
             kwargs["action"] = "append"
         elif self.kind is bool:

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from llmload.cli.store import open_existing, store_option
+from llmload.config.commands import declare
 from llmload.errors import ConfigError, ResultsError
 from llmload.export import compare_render
 from llmload.export.compare import compare
@@ -33,25 +34,19 @@ def _parser() -> argparse.ArgumentParser:
         prog="llmload compare", description="Compare runs side by side, with ratios to the first."
     )
     p.add_argument("runs", nargs="+", type=Path, metavar="RUN_DIR", help="two or more results directories")
-    p.add_argument(
-        "--baseline",
-        metavar="NAME",
-        help="a pinned baseline of the results store (llmload history pin RUN --as NAME), compared first",
-    )
+    declare(p, "--baseline")
     store_option(p)
-    p.add_argument("--format", choices=("console", "markdown", "html"), default="console")
-    p.add_argument("--out", type=Path, help="write to this file instead of stdout")
-    p.add_argument(
-        "--stages",
-        help="concurrency levels for the latency rows, e.g. 1,32,128 "
-        "(default: the lowest, a middle and the highest common level)",
-    )
+    declare(p, "--format", "--out", "--stages")
     return p
 
 
 def main(argv: Sequence[str]) -> int:
     args = _parser().parse_args(list(argv))
     if args.baseline is not None:
+        if args.baseline.startswith("rolling:"):
+            raise ConfigError(
+                "--baseline", args.baseline, "compare takes a pinned run's NAME; rolling:N is the gate's"
+            )
         args.runs = [_pinned(args.baseline, args.history), *args.runs]
     if len(args.runs) < 2:
         raise ConfigError("RUN_DIR", " ".join(map(str, args.runs)), "give at least two runs to compare")

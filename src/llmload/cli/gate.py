@@ -1,7 +1,8 @@
 """`llmload gate`: did this run get slower than its baseline? (docs/history.md#the-gate)
 
-  llmload gate [RUN] [--policy FILE] [--baseline NAME|rolling:N] [--format text|md] [--junit PATH]
-  llmload gate accept RUN --reason TEXT        accept RUN's regression (a waiver in the store)
+  llmload gate [RUN] [--policy FILE] [--baseline NAME|rolling:N] [--format console|markdown]
+               [--junit PATH]
+  llmload gate accept RUN --reason TEXT [--accepted-by WHO]   accept RUN's regression (a waiver)
   llmload history pin RUN --as NAME            name RUN as a baseline (llmload.cli.gate.pin)
 
 RUN is a run id as `llmload history` shows it (or its start; the newest match); without one,
@@ -23,6 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from llmload.cli.store import open_existing, store_option
+from llmload.config.commands import declare
 from llmload.errors import ConfigError, HistoryError
 from llmload.export import gate_render
 from llmload.history.rows import Pin, Waiver
@@ -37,10 +39,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="llmload gate", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     p.add_argument("run", nargs="?", metavar="RUN", help="the run judged (default: the newest)")
-    p.add_argument("--policy", type=Path, metavar="FILE", help="a TOML policy (default: the built-in one)")
-    p.add_argument("--baseline", metavar="NAME|rolling:N", help="overrides the policy's baseline")
-    p.add_argument("--format", choices=("text", "md"), default="text", help="what is printed (md: Markdown)")
-    p.add_argument("--junit", type=Path, metavar="PATH", help="also write the cells as JUnit XML here")
+    declare(p, "--policy", "--baseline", "--format", "--junit")
     store_option(p)
     return p
 
@@ -51,8 +50,7 @@ def _accept_parser() -> argparse.ArgumentParser:
         description="Accept a run's regression: the gate passes it, naming the reason.",
     )
     p.add_argument("run", metavar="RUN")
-    p.add_argument("--reason", required=True, help="why the regression is accepted")
-    p.add_argument("--by", default=None, help="who accepts it (default: the user's login name)")
+    declare(p, "--reason", "--accepted-by")
     store_option(p)
     return p
 
@@ -60,7 +58,7 @@ def _accept_parser() -> argparse.ArgumentParser:
 def _pin_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="llmload history pin", description="Name a run as a baseline.")
     p.add_argument("run", metavar="RUN")
-    p.add_argument("--as", dest="name", required=True, metavar="NAME", help="the baseline's name: main")
+    declare(p, "--as")
     store_option(p)
     return p
 
@@ -162,8 +160,10 @@ def main(argv: Sequence[str]) -> int:
     if list(argv[:1]) == ["accept"]:
         return accept(argv[1:])
     args = _parser().parse_args(list(argv))
+    if args.format == "html":
+        raise ConfigError("--format", args.format, "the gate prints console text or markdown")
     result = judge(args)
-    print(gate_render.markdown(result) if args.format == "md" else gate_render.text(result), end="")
+    print(gate_render.markdown(result) if args.format == "markdown" else gate_render.text(result), end="")
     if args.junit is not None:
         try:
             args.junit.write_text(gate_render.junit(result), encoding="utf-8")
@@ -179,7 +179,7 @@ def accept(argv: Sequence[str]) -> int:
         raise ConfigError("--reason", args.reason, "say why the regression is accepted")
     with open_existing(args.history) as store:
         run = find_run(store.runs(), args.run)
-        by = args.by or _login()
+        by = args.accepted_by or _login()
         store.waive(Waiver(run.run_id, run.started_at, args.reason.strip(), by, time.time()))
     who = f" by {by}" if by else ""
     print(f"llmload gate: run {run.run_id}'s regression accepted{who}: {args.reason.strip()}")
@@ -195,8 +195,9 @@ def pin(argv: Sequence[str]) -> int:
             raise ConfigError(
                 "RUN", args.run, f"failed its own checks ({run.verdict}): a baseline must pass them"
             )
-        store.pin(args.name, run, time.time())
-    print(f"llmload history: {args.name!r} is run {run.run_id} (key {run.key.hash})")
+        name = vars(args)["as"]  # a keyword: no attribute
+        store.pin(name, run, time.time())
+    print(f"llmload history: {name!r} is run {run.run_id} (key {run.key.hash})")
     return 0
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from llmload.cli.store import store_option
 from llmload.config import values
+from llmload.config.commands import declare
 from llmload.errors import ConfigError, HistoryError, ResultsError
 from llmload.export.history_page import history_page, page_metrics
 from llmload.export.history_render import levels_of, runs_table, trend_table
@@ -38,20 +39,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="llmload history", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     p.add_argument("key", nargs="?", metavar="KEY", help="a key's hash, or its start: that key's trend")
-    p.add_argument(
-        "--metric",
-        choices=(*METRICS, *RUN_METRICS),
-        metavar="NAME",
-        help=f"the trend's metric: {', '.join((*METRICS, *RUN_METRICS))} (default: output_tok_per_s)",
-    )
-    p.add_argument("--level", help="the trend at one level: users (32) or requests per second (2.5/s)")
-    p.add_argument(
-        "--html",
-        type=Path,
-        metavar="PATH",
-        help="also write the trend as a self-contained page: the metric (and output tok/s, "
-        "TTFT p99, TPOT p50) at each level, change points marked",
-    )
+    declare(p, "--metric", "--level", "--html")
     store_option(p)
     return p
 
@@ -65,9 +53,7 @@ def _reindex_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "dirs", nargs="+", type=Path, metavar="DIR", help="a results directory, or a folder of them"
     )
-    p.add_argument(
-        "--label", action="append", metavar="KEY=VALUE", help="a label to add to every run (repeatable)"
-    )
+    declare(p, "--label")
     store_option(p)
     return p
 
@@ -85,6 +71,8 @@ def main(argv: Sequence[str]) -> int:
     if args.key is None and args.metric is None and args.level is None and args.html is None:
         print(runs_table(records, str(path)))
         return 0
+    if args.metric is not None and args.metric not in (*METRICS, *RUN_METRICS):
+        raise ConfigError("--metric", args.metric, f"give one of {', '.join((*METRICS, *RUN_METRICS))}")
     records = _one_key(records, args.key, path)
     level = _level(args, records)
     print(trend_table(records, args.metric or "output_tok_per_s", level))

@@ -7,6 +7,7 @@ import argparse
 import os
 from pathlib import Path
 
+from llmload.config.commands import declare
 from llmload.config.options import BY_FLAG
 from llmload.errors import HistoryError
 from llmload.history.location import store_location
@@ -16,13 +17,8 @@ _HISTORY = BY_FLAG["--history"]
 
 
 def store_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--history",
-        metavar="STORE",
-        default=os.environ.get(_HISTORY.env),
-        help="the results store: a SQLite file's path, or a postgresql:// URL "
-        f"(default: ${_HISTORY.env}, else $XDG_DATA_HOME/llmload/history.sqlite)",
-    )
+    """``--history``, as a run takes it: ``$LLMLOAD_HISTORY`` where it is set."""
+    declare(p, "--history", defaults={"--history": os.environ.get(_HISTORY.env)})
 
 
 def open_existing(given: str | None) -> HistoryStore:

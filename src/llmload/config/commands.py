@@ -13,6 +13,7 @@ Locust never sees these; no ``RunConfig`` field comes from them.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from llmload.config.options import BY_FLAG, Option, add_arguments
@@ -30,6 +31,11 @@ def processes(text: str) -> int | None:
     if count < 0:
         raise ConfigError("--processes", text, "give auto or a number >= 0")
     return count
+
+
+def output_format(text: str) -> str:
+    """``--format``: the short names the commands once took (text, md) still mean theirs."""
+    return {"text": "console", "md": "markdown"}.get(text, text)
 
 
 _GROUP = "command"
@@ -111,6 +117,62 @@ COMMAND_OPTIONS: tuple[Option, ...] = (
     Option("--streams", "streams of the measurement", int, group=_GROUP),
     Option("--seconds", "its run time", int, group=_GROUP),
     Option("--show", "print the cached figure; measure nothing", bool, group=_GROUP),
+    # the commands over results: compare, report, history, gate
+    Option(
+        "--format",
+        "what is written: console (or text), markdown (or md) or html; each command says which it writes",
+        output_format,
+        "console",
+        group=_GROUP,
+        allowed=("console", "markdown", "html"),
+    ),
+    Option(
+        "--out",
+        "write there instead: compare, into this file (default: stdout); report, into this "
+        "directory (default: RUN_DIR)",
+        Path,
+        group=_GROUP,
+        metavar="PATH",
+    ),
+    Option(
+        "--baseline",
+        "the baseline: a run pinned as NAME (llmload history pin RUN --as NAME); the gate also "
+        "takes rolling:N, the last N comparable runs, over its policy's",
+        group=_GROUP,
+        metavar="NAME|rolling:N",
+    ),
+    Option("--policy", "the gate's policy, a TOML file (default: the built-in one)", Path, group=_GROUP),
+    Option("--junit", "also write the gate's cells as JUnit XML here", Path, group=_GROUP, metavar="PATH"),
+    Option("--reason", "why the regression is accepted", group=_GROUP, required=True),
+    Option("--accepted-by", "who accepts it (default: the user's login name)", group=_GROUP, metavar="WHO"),
+    Option("--as", "the baseline's name, e.g. main", group=_GROUP, required=True, metavar="NAME"),
+    Option(
+        "--metric",
+        "the trend's metric (default: output_tok_per_s; a wrong name lists them)",
+        group=_GROUP,
+        metavar="NAME",
+    ),
+    Option("--level", "the trend at one level: users (32) or requests per second (2.5/s)", group=_GROUP),
+    Option(
+        "--html",
+        "also write the trend as a self-contained page: the metric (and output tok/s, TTFT p99, "
+        "TPOT p50) at each level, change points marked",
+        Path,
+        group=_GROUP,
+        metavar="PATH",
+    ),
+    Option(
+        "--stages",
+        "concurrency levels for the latency rows, e.g. 1,32,128 (default: the lowest, a middle "
+        "and the highest common level)",
+        group=_GROUP,
+    ),
+    Option(
+        "--png",
+        "also draw every chart as <name>.png (needs the report extra: pip install 'llmload[report]')",
+        bool,
+        group=_GROUP,
+    ),
 )
 
 COMMAND_BY_FLAG: Mapping[str, Option] = {o.flag: o for o in COMMAND_OPTIONS}

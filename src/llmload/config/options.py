@@ -92,7 +92,8 @@ OPTIONS: tuple[Option, ...] = (
     # the results store every run is recorded in (docs/history.md)
     Option(
         "--history",
-        "the results store this run is recorded in: a SQLite file's path, or a team's "
+        "the results store runs are recorded in and llmload history and gate read: a SQLite "
+        "file's path, or a team's "
         "postgresql://USER@HOST/DB URL (the postgres extra; default: history.sqlite in "
         "$XDG_DATA_HOME/llmload, else ~/.local/share/llmload)",
         group="history",
@@ -111,7 +112,8 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "--label",
-        "KEY=VALUE recorded with the run in the results store, e.g. image=vllm:0.9.2 or "
+        "KEY=VALUE recorded with the run (llmload history reindex: with each run) in the results "
+        "store, e.g. image=vllm:0.9.2 or "
         "hardware=h100 (repeat it, or separate several by commas; hardware is part of the "
         "comparability key)",
         group="history",

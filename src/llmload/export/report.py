@@ -16,7 +16,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from llmload.errors import ResultsError
+from llmload.config.commands import declare
+from llmload.errors import ConfigError, ResultsError
 from llmload.export.charts import chart_data, charts_block
 from llmload.export.distributions import distribution_figures, read_histograms
 from llmload.export.markdown import report_markdown
@@ -71,24 +72,15 @@ def _parser() -> argparse.ArgumentParser:
         "directory, or print its Markdown summary.",
     )
     p.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="a results directory (holds summary.json)")
-    p.add_argument("--out", type=Path, help="write into this directory instead of RUN_DIR")
-    p.add_argument(
-        "--png",
-        action="store_true",
-        help="also draw every chart as <name>.png (needs the report extra: pip install 'llmload[report]')",
-    )
-    p.add_argument(
-        "--format",
-        choices=("html", "md"),
-        default="html",
-        help="md: print a Markdown summary (for a pull-request comment) instead of writing files",
-    )
+    declare(p, "--out", "--png", "--format", defaults={"--format": "html"})
     return p
 
 
 def main(argv: Sequence[str]) -> int:
     args = _parser().parse_args(list(argv))
-    if args.format == "md":
+    if args.format == "console":
+        raise ConfigError("--format", args.format, "report writes html files or prints markdown")
+    if args.format == "markdown":  # for a pull-request comment, instead of writing files
         sys.stdout.write(report_markdown(load_run(args.run_dir)))
         return 0
     path = write_report(args.run_dir, args.out, png=args.png)
