@@ -28,7 +28,7 @@ from llmload.locust.control import (
 )
 from llmload.results.summary import Level, Summary
 from llmload.run.conductor import Conductor
-from llmload.run.finish import conclude, start_exporter_if, write_results
+from llmload.run.finish import conclude, start_exporter_if, write_data, write_summary
 from llmload.run.live import LiveView, RunState
 from llmload.run.server_watch import ServerWatch
 
@@ -112,16 +112,25 @@ class RunLifecycle(ABC):
             self.conductor.start_ticking(users=target_users(environment), done=lambda: stop_run(environment))
         self.conductor.start_progress(tokens_received)
 
-    def write(self, *, complete: bool) -> Summary:
+    def write_so_far(self) -> None:
+        """The results so far, summary.json without a verdict: a finished stage survives an
+        interrupted run (the end writes them again, with the last deltas in)."""
+        self._write_data()
+        write_summary(self.results, self._summary(complete=False))
+
+    def final_summary(self) -> Summary:
+        """The whole run's summary, the files beside it written; summary.json itself is
+        written once, with the verdict (``_conclude``)."""
+        self._write_data()
+        return self._summary(complete=True)
+
+    def _write_data(self) -> None:
         state = self.state
-        summary = self._summary(complete=complete)
-        write_results(
+        write_data(
             self.results,
-            summary,
             [v.stats.to_dict() for v in state.views()],
             state.timeseries.rows(state.announcements),
         )
-        return summary
 
     def _levels_so_far(self) -> tuple[Level, ...]:
         head = self._summary(complete=False).headline

@@ -134,9 +134,8 @@ class MasterRole(RunLifecycle):
         self.server.on_phase(a)
         self._runner.send_message(PHASE, self._phase_message(a))
         if finished >= 0 and a.stage != finished:
-            # A finished stage survives an interrupted run (the end rewrites it with the last
-            # deltas in; a stage's own numbers are complete once its drain ended).
-            self.write(complete=False)
+            # a stage's own numbers are complete once its drain ended
+            self.write_so_far()
 
     def _phase_message(self, a: Announcement) -> dict[str, JSON]:
         # The run id tells a worker which swarm an announcement belongs to: the last ones of a
@@ -226,7 +225,7 @@ class MasterRole(RunLifecycle):
                     runner.server.send_to_client(Message("quit", None, cid))  # type: ignore[no-untyped-call]
 
     def test_stop(self) -> None:
-        self._conclude(self.write(complete=True))
+        self._conclude(self.final_summary())
 
     def _on_verdict(self, exit_code: int) -> None:
         self.fleet.exit_code = exit_code

@@ -133,7 +133,7 @@ class LocalRole(RunLifecycle):
         self.session.apply(a)
         self.server.on_phase(a)
         if finished >= 0 and (a.phase is Phase.DONE or a.stage != finished):
-            self.write(complete=False)  # a finished stage survives an interrupted run
+            self.write_so_far()
 
     def test_start(self) -> None:
         self.server.start()
@@ -157,7 +157,7 @@ class LocalRole(RunLifecycle):
     def test_stop(self) -> None:
         self.session.finish_stages()
         self.server.stop()
-        summary = self.write(complete=True)
+        summary = self.final_summary()
         self.session.close()
         self._conclude(summary)
 

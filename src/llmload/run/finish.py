@@ -23,11 +23,13 @@ from llmload.results.summary import Summary, to_json
 from llmload.results.verdict import judge
 
 
-def write_results(
-    results: ResultsDir, summary: Summary, stats: Sequence[Mapping[str, JSON]], series: Sequence[TimeRow]
-) -> None:
+def write_data(results: ResultsDir, stats: Sequence[Mapping[str, JSON]], series: Sequence[TimeRow]) -> None:
+    """The files beside the summary: each stage's histograms and the per-second series."""
     results.write_json("histograms.json", {"stages": stats})
     results.write_csv("timeseries.csv", series)
+
+
+def write_summary(results: ResultsDir, summary: Summary) -> None:
     results.write_json("summary.json", to_json(summary))
 
 
@@ -55,7 +57,7 @@ def conclude(
     is what stays on screen, its verdict line last)."""
     verdict = judge(summary, config.checks)
     summary = summary.with_exit(verdict.to_exit())
-    results.write_json("summary.json", to_json(summary))
+    write_summary(results, summary)  # once, with its verdict
     record(config, results, summary)
     write_report(results.path)
     code = exit_code_on_error if verdict.code is ExitCode.ERRORS_OVER_LIMIT else int(verdict.code)
