@@ -32,6 +32,7 @@ BENCHMARKS: list[tuple[str, list[str], str | None]] = [
     ("accuracy", [], "--out"),
     ("memory", [], "--out"),
     ("master_scale", [], "--out"),
+    ("fleet_netns", [], "--out"),
     ("exporter_overhead", [], "--out"),
     ("client_bound", [], "--json"),
     ("otlp_cost", [], "--out"),
@@ -43,6 +44,7 @@ TABLES = {
     "accuracy": render.accuracy_table,
     "memory": render.memory_table,
     "master_scale": render.master_table,
+    "fleet_netns": render.fleet_table,
     "client_bound": render.client_bound_table,
 }
 

@@ -133,6 +133,28 @@ def master_table(doc: dict[str, Any]) -> list[str]:
     return lines
 
 
+def fleet_table(doc: dict[str, Any]) -> list[str]:
+    if doc.get("refused"):
+        return [f"not run: {doc['refused']}"]
+    lines = [
+        f"| streams over {doc['workers']} workers | client TTFT p50 | truth p50 | off | merged p50 | "
+        "added TTFT p50 / p99 | client-bound |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in doc["levels"]:
+        added = r["added_ttft"]
+        lines.append(
+            f"| {r['users']:,} | {r['ttft_p50_ms']:.3f} ms | {r['truth_ttft_p50_ms']:.3f} ms | "
+            f"{r['ttft_p50_off_ms']:+.3f} ms | {r['merged_ttft_p50_ms']:.2f} ms | "
+            f"{added['p50_ms']} / {added['p99_ms']} ms | {'yes' if r['client_bound'] else 'no'} |"
+        )
+    lines.append(
+        f"\nThe most streams within {doc['within_ms']:g} ms of the truth's TTFT p50, not client-bound: "
+        f"**{doc['max_streams_within']}**"
+    )
+    return lines
+
+
 # vLLM bench serve on a 2-core machine (docs/pitfalls.md): mean added TTFT, mock TTFT 50 ms, 10 ms ITL.
 FIELD_NOTES_VLLM_MS = {1: 6.8, 10: 6.1, 100: 22.9, 500: 141.8}
 
