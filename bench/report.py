@@ -158,6 +158,14 @@ def generate(current: str) -> str:
         [render.master_table(master)] if master else [],
         FINDINGS["master"],
     )
+    fleet = load("fleet_netns")
+    lines += section(
+        "A fleet in network namespaces",
+        fleet,
+        _doc("fleet_netns"),
+        [render.fleet_table(fleet)] if fleet else [],
+        FINDINGS["fleet"],
+    )
     bound = load("client_bound")
     lines += section(
         "Self-measurement",
