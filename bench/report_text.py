@@ -194,8 +194,10 @@ this machine's, not a worker's: **up to 256 streams across four namespaced worke
 TTFT p50 stays within 1 ms of the simulator's truth** (the added p50 is what the veth pairs, the
 bridge and the client's reads add), and the merged p50 agrees with the exact one within its 1%
 buckets. The added p99 (14 to 70 ms below 512 streams) is a tail of about 1% of the requests
-that this run did not explain: it is not in the p50 the claim is about, and it is not yet
-understood. From 512 streams the workers' loop lag p99 passes llmload's 5 ms limit, llmload calls
+that this run does not take apart: by its definition it holds, besides the client, the time a
+request waits in the simulator's socket before the simulator's loop reads it (the truth starts
+at that read), on a machine where six processes share two cores. It is not in the p50 the claim
+is about. From 512 streams the workers' loop lag p99 passes llmload's 5 ms limit, llmload calls
 the stage client-bound, and the TTFT error grows with it: the verdict and the error agree. A
 cluster gives each worker its own cores; docs/kubernetes.md projects 10,000 streams from the
 capacity and master-scale rows above.
