@@ -179,6 +179,24 @@ def test_a_failure_beside_other_tests_under_cpu_pressure_is_unjudged(
     assert seen[0].outcome is outcome
 
 
+@pytest.mark.parametrize(("share", "outcome"), [(0.35, Outcome.UNJUDGED), (0.02, Outcome.FAIL)])
+def test_a_client_that_calls_the_machine_busy_is_believed_only_on_the_kernels_word(
+    tmp_path: Path, share: float, outcome: Outcome
+) -> None:
+    log = _canary(tmp_path, [0.1] * 100)
+    _pressure(tmp_path, share)
+    seen: list[Judgement] = []
+    judge = Judge("t", log, 0, seen.append)  # alone: the refusal is no failure beside others
+    judge.during(0, 10_000 * MS)
+    if outcome is Outcome.FAIL:  # its reads fell behind on idle CPUs: the client's own slowness
+        with pytest.raises(AssertionError):
+            judge.busy_as_the_client_says("refused")
+    else:
+        judge.busy_as_the_client_says("refused")
+    assert seen[0].outcome is outcome
+    assert seen[0].observed == pytest.approx(share, rel=0.01)
+
+
 def test_the_kernels_pressure_line_is_read() -> None:
     text = "some avg10=14.69 avg60=10.98 avg300=26.16 total=2397247946\nfull avg10=0.00 total=0\n"
     assert waited_us(text) == 2397247946 and waited_us("") is None

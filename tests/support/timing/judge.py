@@ -223,6 +223,31 @@ class Judge:
         ends inside ``EDGE_NS`` of it unless it is longer (and then it shows as its length)."""
         return self._canary.wakes(self._canary_kind, t_ns, t_ns + EDGE_NS).at(Stat.EVERY)
 
+    def busy_as_the_client_says(self, what: str) -> Judgement:
+        """The client refused to measure, calling the machine busy by its own reads (they fell
+        behind). A slower client falls behind too, so its word is not enough: the refusal is
+        unjudged only where the kernel saw the CPUs oversubscribed over the window (some task
+        waiting for a CPU more than ``PRESSURE_LIMIT`` of it), and fails otherwise."""
+        t0, t1 = self._window
+        pressure = self._canary.cpu_pressure(t0, t1 if t1 is not None else time.perf_counter_ns())
+        busy = pressure is not None and pressure > PRESSURE_LIMIT
+        judgement = Judgement(
+            self._test,
+            what,
+            "cpu pressure",
+            "share",
+            pressure or 0.0,  # none read (no /proc/pressure/cpu): no word to take
+            PRESSURE_LIMIT,
+            0.0,
+            0.0,
+            0.0,
+            0.0,
+            PRESSURE_LIMIT,
+            Outcome.UNJUDGED if busy else Outcome.FAIL,
+            pressure=pressure,
+        )
+        return self._settle(judgement)
+
     def few_late(self, late: int, total: int, over_ms: float, what: str) -> Judgement:
         """At most as many of ``total`` requests were late by more than ``over_ms`` as the
         canary's own share of wake-ups that late allows: the count it would exceed by chance
