@@ -3,8 +3,8 @@
     .venv/bin/python bench/hot_path_ab.py --before REV [--after REV] [--smoke] [--out PATH]
 
 Each revision's ``src/`` is exported with ``git archive`` (``--after`` defaults to the working
-tree) and measured in child processes with ``PYTHONPATH`` pointing at it, alternately, best of
-the rounds: per event, framing only (``ResponseParser.feed``), framing and recording
+tree) and measured in child processes with ``PYTHONPATH`` pointing at it, alternately (before
+first in even rounds, after first in odd ones), best of the rounds: per event, framing only (``ResponseParser.feed``), framing and recording
 (``ResponseParser`` + ``ResponseRecorder``, ``harness/costs.py``), in reads of 64 KiB and of
 one event; then the worker end to end on sockets (``llmload_proc.py capacity``: blaster, 8
 streams; simulator ``--ttft-ms 0 --step-ms 20``, 500 and 1,000 streams), server and client
@@ -106,6 +106,15 @@ def floor(url: str, streams: int, mode: str, *, seconds: float, pin: list[str]) 
     return round(1e6 * float(r["cpu_window_s"]) / int(r["events"]), 3)
 
 
+def in_turn(trees: dict[str, Path], i: int) -> list[tuple[str, Path]]:
+    """The revisions in round ``i``'s order: before first in even rounds, after first in odd
+    ones. Measured one after the other, the first of a pair ran faster here by as much as the
+    gap measured (7df3917 against itself: 57,206 first in a round, 43,598 last), so a fixed
+    order reads as a change."""
+    pairs = list(trees.items())
+    return pairs if i % 2 == 0 else pairs[::-1]
+
+
 def per_round(events_per_cpu_s: list[float], floor_us: list[float]) -> list[float]:
     """CPU per event over the floor's, round by round."""
     return [round(1e6 / rate / cost, 3) for rate, cost in zip(events_per_cpu_s, floor_us, strict=True)]
@@ -115,7 +124,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--before", required=True, help="revision before the tuning")
     parser.add_argument("--after", help="revision after it (default: the working tree)")
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=4, help="even: each revision first as often")
     parser.add_argument("--smoke", action="store_true", help="micro numbers only, one round")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
@@ -127,8 +136,8 @@ def main() -> None:
             "after": export(args.after, Path(tmp) / "after") if args.after else results.REPO / "src",
         }
         micro: dict[str, list[dict[str, Any]]] = {k: [] for k in trees}
-        for _ in range(rounds):
-            for name, src in trees.items():
+        for i in range(rounds):
+            for name, src in in_turn(trees, i):
                 micro[name].append(child(src, ["-c", MICRO.format(bench=str(HERE))]))
         ends: dict[str, dict[str, list[float]]] = {
             k: {"many_per_read": [], "one_per_read": [], "one_per_read_1000": []} for k in trees
@@ -136,14 +145,14 @@ def main() -> None:
         floors: dict[str, list[float]] = {"wait-first": [], "callback": []}
         if not args.smoke:
             with blaster.running(1000, pins[0]) as url:
-                for _ in range(rounds):
-                    for name, src in trees.items():
+                for i in range(rounds):
+                    for name, src in in_turn(trees, i):
                         ends[name]["many_per_read"].append(worker(src, url, 8, 1000, seconds=6, pin=pins[1]))
             with start_sim(["--ttft-ms", "0", "--step-ms", "20", "--realtime"]) as sim:
                 if pins[0]:
                     subprocess.run([*pins[0], str(sim.pid)], check=True, capture_output=True)
-                for _ in range(rounds):
-                    for name, src in trees.items():
+                for i in range(rounds):
+                    for name, src in in_turn(trees, i):
                         rate = worker(src, sim.url, 500, 128, seconds=6, pin=pins[1])
                         ends[name]["one_per_read"].append(rate)
                     # The issue 29 regime: 1,000 streams, each read one event. The greenlet floor
@@ -151,7 +160,7 @@ def main() -> None:
                     # is to the mean of the two: the floor drifts by a fifth between runs of this
                     # machine, more than the gap the ratio is about.
                     first = floor(sim.url, 1000, "wait-first", seconds=8, pin=pins[1])
-                    for name, src in trees.items():
+                    for name, src in in_turn(trees, i):
                         rate = worker(src, sim.url, 1000, 128, seconds=8, pin=pins[1])
                         ends[name]["one_per_read_1000"].append(rate)
                     last = floor(sim.url, 1000, "wait-first", seconds=8, pin=pins[1])
