@@ -39,6 +39,7 @@ OWNED = (
     "Accuracy against ground truth",
     "Memory",
     "Master scale",
+    "A fleet in network namespaces",
     "Self-measurement",
 )
 
