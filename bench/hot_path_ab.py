@@ -4,13 +4,14 @@
 
 Each revision's ``src/`` is exported with ``git archive`` (``--after`` defaults to the working
 tree) and measured in child processes with ``PYTHONPATH`` pointing at it, alternately (before
-first in even rounds, after first in odd ones), best of the rounds: per event, framing only (``ResponseParser.feed``), framing and recording
-(``ResponseParser`` + ``ResponseRecorder``, ``harness/costs.py``), in reads of 64 KiB and of
-one event; then the worker end to end on sockets (``llmload_proc.py capacity``: blaster, 8
-streams; simulator ``--ttft-ms 0 --step-ms 20``, 500 and 1,000 streams), server and client
-pinned apart. At 1,000 streams each round also runs a bare gevent client (``gevent_floor.py``)
-before and after both revisions, and reports each revision's CPU per event over that round's
-floor; the row is the median of the rounds' ratios.
+first in even rounds, after first in odd ones), best of the rounds: per event, framing only
+(``ResponseParser.feed``), framing and recording (``ResponseParser`` + ``ResponseRecorder``,
+``harness/costs.py``), in reads of 64 KiB and of one event; then the worker end to end on
+sockets (``llmload_proc.py capacity``: blaster, 8 streams; simulator ``--ttft-ms 0 --step-ms
+20``, 500 and 1,000 streams), server and client pinned apart. At 1,000 streams each round also
+runs a bare gevent client (``gevent_floor.py``) before and after both revisions, and reports
+each revision's CPU per event over that round's floor; the row is the median of the rounds'
+ratios.
 """
 
 from __future__ import annotations
