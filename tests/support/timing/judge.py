@@ -94,7 +94,7 @@ class Judgement:
             + (
                 ""
                 if self.pressure is None
-                else f", beside other tests with the CPUs oversubscribed {self.pressure:.0%} of the window"
+                else f", the CPUs oversubscribed {self.pressure:.0%} of the window"
             )
         )
 
