@@ -48,12 +48,8 @@ WITHIN_MS = 1.0
 def run_level(tmp: Path, users: int, seconds: int) -> dict[str, Any]:
     log = tmp / "sim-requests.jsonl"
     with Lab() as lab:
-        sim_ns, master_ns = lab.ns("sim"), lab.ns("master")
-        lab.bridge(sim_ns, f"{SIM}/24")
-        lab.link(master_ns, f"{MASTER}/24", sim_ns)
-        spaces = [lab.ns(f"w{i}") for i in range(len(WORKERS))]
-        for ns, address in zip(spaces, WORKERS, strict=True):
-            lab.link(ns, f"{address}/24", sim_ns)
+        workers = [(f"w{i}", address) for i, address in enumerate(WORKERS)]
+        sim_ns, (master_ns, *spaces) = lab.star(("sim", SIM), ("master", MASTER), *workers)
         sim_args = ("--ttft-ms", "50", "--step-ms", "20", "--request-log", str(log))
         with (
             lab.sim(sim_ns, SIM, tmp / "sim.out", *sim_args) as url,

@@ -135,6 +135,16 @@ class Lab:
         ip("-n", ns, "addr", "add", address, "dev", "br0")
         ip("-n", ns, "link", "set", "br0", "up")
 
+    def star(self, hub: tuple[str, str], *spokes: tuple[str, str]) -> tuple[str, list[str]]:
+        """A namespace per ``(name, address)``: the hub's holds the bridge (its address on it),
+        each spoke's is linked to it by a veth pair. Returns the hub's and the spokes' names."""
+        hub_ns = self.ns(hub[0])
+        self.bridge(hub_ns, f"{hub[1]}/24")
+        spaces = [self.ns(name) for name, _ in spokes]
+        for ns, (_, address) in zip(spaces, spokes, strict=True):
+            self.link(ns, f"{address}/24", hub_ns)
+        return hub_ns, spaces
+
     def has_netem(self, ns: str) -> bool:
         if self.netem is None:
             probe = subprocess.run(
