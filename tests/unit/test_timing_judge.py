@@ -3,12 +3,13 @@ the client's lag capped at the health limit, three outcomes, and the ledger's to
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from tests.support.timing import ledger
-from tests.support.timing.canary import RECORD, waited_us
+from tests.support.timing.canary import CPU_RECORD, RECORD, busy_ticks, process_ticks, waited_us
 from tests.support.timing.judge import Judge, Judgement, Outcome
 from tests.support.timing.noise import CanaryLog, Stat
 
@@ -195,6 +196,47 @@ def test_a_client_that_calls_the_machine_busy_is_believed_only_on_the_kernels_wo
         judge.busy_as_the_client_says("refused")
     assert seen[0].outcome is outcome
     assert seen[0].observed == pytest.approx(share, rel=0.01)
+
+
+def _cpu(tmp_path: Path, busy: float, ours: float) -> None:
+    """CPU samples every 100 ms over 10 s: the machine's CPUs ``busy`` of the time, the tests'
+    own processes ``ours`` of it (shares of all the machine's CPUs)."""
+    cpus = os.cpu_count() or 1
+    with (tmp_path / "cpu.bin").open("ab") as f:
+        for i in range(101):
+            us = i * 100_000 * cpus
+            f.write(CPU_RECORD.pack(i * 100 * MS, int(us * busy), int(us * ours)))
+
+
+@pytest.mark.parametrize(("busy", "ours", "beside_others", "outcome"), [
+    (0.9, 0.4, False, Outcome.UNJUDGED),  # half the machine taken outside the tests, alone too
+    (0.9, 0.4, True, Outcome.UNJUDGED),
+    (0.9, 0.85, False, Outcome.FAIL),  # the tests' own processes (the client among them) took it
+    (0.3, 0.2, False, Outcome.FAIL),  # a tenth outside: not enough to excuse
+])  # fmt: skip
+def test_a_failure_while_something_outside_the_tests_took_the_cpus_is_unjudged(
+    tmp_path: Path, busy: float, ours: float, beside_others: bool, outcome: Outcome
+) -> None:
+    log = _canary(tmp_path, [0.1] * 100)
+    _cpu(tmp_path, busy, ours)
+    assert log.outside_cpu(0, 10_000 * MS) == pytest.approx(busy - ours, rel=0.01)
+    seen: list[Judgement] = []
+    judge = Judge("t", log, 0, seen.append, beside_others=beside_others)
+    judge.during(0, 10_000 * MS)
+    if outcome is Outcome.FAIL:
+        with pytest.raises(AssertionError):
+            judge.at_most(3.0, 1.0, Stat.MEDIAN, "median")
+    else:
+        judge.at_most(3.0, 1.0, Stat.MEDIAN, "median")
+        assert "50% of the CPUs taken outside the tests" in seen[0].explain()
+    assert seen[0].outcome is outcome
+
+
+def test_the_kernels_cpu_counts_are_read() -> None:
+    assert busy_ticks("cpu  100 5 20 900 7 1 2 3 0 0\ncpu0 1 2 3 4 5 6 7 8 0 0\n") == 131
+    # a process's name may hold spaces and parentheses: the fields are counted after the last one
+    stat = "42 (a (b) c) S 7 42 42 0 -1 4194560 1 2 3 4 10 20 30 40 20 0 1 0 5 6 7"
+    assert process_ticks(stat) == (7, 100)
 
 
 def test_the_kernels_pressure_line_is_read() -> None:

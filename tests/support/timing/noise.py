@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import math
 import mmap
+import os
+import struct
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from tests.support.timing.canary import PERIOD_NS, RECORD
+from tests.support.timing.canary import CPU_RECORD, PERIOD_NS, RECORD
 
 
 class Stat(StrEnum):
@@ -87,31 +89,51 @@ class CanaryLog:
     def cpu_pressure(self, t0_ns: int, t1_ns: int) -> float | None:
         """The share of the window in which some task waited for a CPU (the kernel's pressure
         stall information, from the samples just around the window); None where there is none."""
-        path = self.directory / "pressure.bin"
-        self._wait_past(path, t1_ns, timeout_s=0.3)
-        if not path.exists() or path.stat().st_size < 2 * RECORD.size:
+        edges = self._around("pressure.bin", RECORD, t0_ns, t1_ns)
+        if edges is None:
+            return None
+        (a_ns, a_us), (b_ns, b_us) = edges
+        return (b_us - a_us) * 1000 / (b_ns - a_ns)
+
+    def outside_cpu(self, t0_ns: int, t1_ns: int) -> float | None:
+        """The share of the machine's CPUs that processes other than the tests' own (or the
+        hypervisor) took in the window; None where it was not read."""
+        edges = self._around("cpu.bin", CPU_RECORD, t0_ns, t1_ns)
+        if edges is None:
+            return None
+        (a_ns, a_busy, a_ours), (b_ns, b_busy, b_ours) = edges
+        outside_us = max(0, (b_busy - a_busy) - (b_ours - a_ours))
+        return outside_us * 1000 / ((b_ns - a_ns) * (os.cpu_count() or 1))
+
+    def _around(
+        self, name: str, record: struct.Struct, t0_ns: int, t1_ns: int
+    ) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+        """The two samples of a cumulative count just around a window (every 100 ms)."""
+        path = self.directory / name
+        self._wait_past(path, t1_ns, timeout_s=0.3, record=record)
+        if not path.exists() or path.stat().st_size < 2 * record.size:
             return None
         with path.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
-            n = len(data) // RECORD.size
-            lo = max(0, _first_at(data, n, t0_ns) - 1)
-            hi = min(n - 1, _first_at(data, n, t1_ns))
+            n = len(data) // record.size
+            lo = max(0, _first_at(data, n, t0_ns, record) - 1)
+            hi = min(n - 1, _first_at(data, n, t1_ns, record))
             if hi <= lo:
                 return None
-            (a_ns, a_us), (b_ns, b_us) = (RECORD.unpack_from(data, i * RECORD.size) for i in (lo, hi))
-        return (b_us - a_us) * 1000 / (b_ns - a_ns) if b_ns > a_ns else None
+            a, b = (record.unpack_from(data, i * record.size) for i in (lo, hi))
+        return (a, b) if b[0] > a[0] else None
 
     @staticmethod
-    def _wait_past(path: Path, t_ns: int, timeout_s: float = 0.5) -> None:
+    def _wait_past(path: Path, t_ns: int, timeout_s: float = 0.5, record: struct.Struct = RECORD) -> None:
         """The canary flushes every few ms: wait until its file reaches ``t_ns``, or stops
         growing (a canary that ended)."""
         give_up = time.monotonic() + timeout_s
         sizes: list[int] = []
         while time.monotonic() < give_up:
             size = path.stat().st_size if path.exists() else 0
-            if size >= RECORD.size:
+            if size >= record.size:
                 with path.open("rb") as f:
-                    f.seek(size - size % RECORD.size - RECORD.size)
-                    if RECORD.unpack(f.read(RECORD.size))[0] >= t_ns:
+                    f.seek(size - size % record.size - record.size)
+                    if record.unpack(f.read(record.size))[0] >= t_ns:
                         return
             sizes.append(size)
             if len(sizes) > 5 and sizes[-5] == size:  # no flush in 25 ms: it is not running
@@ -119,11 +141,11 @@ class CanaryLog:
             time.sleep(0.005)
 
 
-def _first_at(data: mmap.mmap, n: int, t_ns: int) -> int:
+def _first_at(data: mmap.mmap, n: int, t_ns: int, record: struct.Struct = RECORD) -> int:
     lo, hi = 0, n
     while lo < hi:
         mid = (lo + hi) // 2
-        if RECORD.unpack_from(data, mid * RECORD.size)[0] < t_ns:
+        if record.unpack_from(data, mid * record.size)[0] < t_ns:
             lo = mid + 1
         else:
             hi = mid
