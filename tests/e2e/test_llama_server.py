@@ -269,14 +269,41 @@ def test_fewer_slots_than_users_queue_inside_the_server(run_locust: RunLocust, t
     assert stage["server"]["running"]["max"] <= 2  # never more requests processing than slots
 
 
+def _kill_once_generating(server: LlamaServer, stop: threading.Event, tokens: int = 48) -> None:
+    """Kill the server once it has generated ``tokens`` (three of the users' answers): mid-run
+    whenever the run's start happens to come. A fixed delay killed it, on a loaded machine
+    (CI beside a CPU loop, 2026-12-06), before Locust's users had sent anything."""
+    give_up = time.monotonic() + 60
+    while not stop.wait(0.2) and time.monotonic() < give_up:
+        try:
+            with urllib.request.urlopen(f"{server.url}/metrics", timeout=2) as response:
+                text = response.read().decode()
+        except OSError:
+            continue
+        done = next(
+            (
+                line.split()[-1]
+                for line in text.splitlines()
+                if line.startswith("llamacpp:tokens_predicted_total")
+            ),
+            "0",
+        )
+        if float(done) >= tokens:
+            break
+    if not stop.is_set():
+        server.kill()
+
+
 def test_the_server_killed_mid_run(run_locust: RunLocust, tmp_path: Path) -> None:
     with llama_server(tmp_path, slots=4, context=4096) as doomed:
-        killer = threading.Timer(6, doomed.kill)
+        stop = threading.Event()
+        killer = threading.Thread(target=_kill_once_generating, args=(doomed, stop), daemon=True)
         killer.start()
         try:
             run = run_locust(doomed.url, *SHORT, users=2, run_time="14s", expect_code=None)
         finally:
-            killer.cancel()
+            stop.set()
+            killer.join(5)
     assert run.returncode in (1, 2), run.output[-2000:]
     assert "Traceback" not in run.output
     kinds = {r["outcome"] for r in run.records} - {"ok"}

@@ -4,12 +4,14 @@ the client's lag capped at the health limit, three outcomes, and the ledger's to
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from tests.support.timing import ledger
-from tests.support.timing.canary import CPU_RECORD, RECORD, busy_ticks, process_ticks, waited_us
+from tests.support.timing.canary import CPU_RECORD, RECORD, busy_ticks, process_ticks, tree_ticks, waited_us
 from tests.support.timing.judge import Judge, Judgement, Outcome
 from tests.support.timing.noise import CanaryLog, Stat
 
@@ -237,6 +239,13 @@ def test_the_kernels_cpu_counts_are_read() -> None:
     # a process's name may hold spaces and parentheses: the fields are counted after the last one
     stat = "42 (a (b) c) S 7 42 42 0 -1 4194560 1 2 3 4 10 20 30 40 20 0 1 0 5 6 7"
     assert process_ticks(stat) == (7, 100)
+
+
+def test_the_tests_own_cpu_includes_a_child_that_ended() -> None:
+    before = tree_ticks(os.getpid())
+    burn = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass"
+    subprocess.run([sys.executable, "-c", burn], check=True)  # reaped: its CPU moves to ours
+    assert tree_ticks(os.getpid()) - before >= 0.3 * os.sysconf("SC_CLK_TCK")
 
 
 def test_the_kernels_pressure_line_is_read() -> None:

@@ -52,7 +52,7 @@ FALSE_ALARM = 1e-3
 # the machine's, not the client's, until the claim is judged again alone.
 PRESSURE_LIMIT = 0.10
 # A failure while something outside the tests took this share of the machine's CPUs is the
-# machine's (a CPU-heavy loop pinned to one of two cores takes half; this machine at rest, 1-3%).
+# machine's (a CPU-heavy loop pinned to one of two cores takes half; this machine at rest, 0%).
 OUTSIDE_LIMIT = 0.15
 # How long after a rate's window edge a stall across it is looked for (a stall that covered the
 # edge instant wakes the canary when it ends)
