@@ -92,7 +92,13 @@ def summary(docs: dict[str, dict[str, Any] | None]) -> list[str]:
     if master:
         row = master["rows"][len(master["rows"]) // 2]
         out.append(
-            f"- Master: {row['master_cpu_us_per_report']:,.0f} µs of CPU per worker report at "
+            f"- Master: {row['master_cpu_us_per_report']:,.0f} µs of CPU per worker report"
+            + (
+                f" ({row['master_instructions_per_report'] / 1e6:,.1f} M instructions)"
+                if "master_instructions_per_report" in row
+                else ""
+            )
+            + " at "
             f"{row['requests_per_s_per_worker']:,.0f} requests/s per worker: "
             f"**{row['workers_at_half_a_core']:,}** workers per master at 1 s reports on half a core."
         )

@@ -120,15 +120,18 @@ def memory_table(doc: dict[str, Any]) -> list[str]:
 
 
 def master_table(doc: dict[str, Any]) -> list[str]:
+    counted = all("master_instructions_per_report" in r for r in doc["rows"])
     lines = [
         "| requests per second per worker | report size | master CPU per report | "
-        f"workers per master at {doc['report_interval_s']:g} s reports, ≤ 50% of a core |",
-        "|---|---|---|---|",
+        + ("instructions per report | " if counted else "")
+        + f"workers per master at {doc['report_interval_s']:g} s reports, ≤ 50% of a core |",
+        "|---|---|---|---|" + ("---|" if counted else ""),
     ]
     for r in doc["rows"]:
+        instructions = f"{r['master_instructions_per_report'] / 1e6:,.2f} M | " if counted else ""
         lines.append(
             f"| {r['requests_per_s_per_worker']:,.0f} | {r['payload_bytes']:,} B | "
-            f"{r['master_cpu_us_per_report']:,.0f} µs | **{r['workers_at_half_a_core']:,}** |"
+            f"{r['master_cpu_us_per_report']:,.0f} µs | {instructions}**{r['workers_at_half_a_core']:,}** |"
         )
     return lines
 

@@ -25,5 +25,6 @@ def test_run_all_smoke() -> None:
     for name in ("capacity", "accuracy", "memory", "master_scale", "fleet_netns"):
         assert f"## {name}" in out, out[-3000:]
     assert "Locust FastHttpUser lines" in out
+    assert "instructions per report" in out  # the master's cost, counted under callgrind
     if importlib.util.find_spec("aiohttp") is not None:  # the bench extra
         assert "vLLM-style (aiohttp)" in out
