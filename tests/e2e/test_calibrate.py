@@ -20,6 +20,7 @@ from tests.support.timing.noise import Stat
 pytestmark = pytest.mark.e2e
 
 SECONDS = 6
+BUSY = "the machine is too busy to measure one event per read"
 
 
 def calibrate(cache: Path, *args: str, capacity: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -42,7 +43,14 @@ def calibrate(cache: Path, *args: str, capacity: str | None = None) -> subproces
 
 @pytest.mark.timing  # it measures CPU: it runs alone
 def test_calibrate_measures_caches_and_shows_the_cached_figure(tmp_path: Path, judge: Judge) -> None:
+    judge.during(time.perf_counter_ns())
     measured = calibrate(tmp_path, "--seconds", str(SECONDS))
+    if measured.returncode == 2 and BUSY in measured.stderr:
+        # Its own refusal (CI beside a CPU loop, 2026-12-07): judged by the machine's view of
+        # the CPUs, not by its word.
+        assert "Traceback" not in measured.stderr, measured.stderr
+        judge.busy_as_the_client_says("llmload calibrate refused: the machine too busy")
+        return
     assert measured.returncode == 0, measured.stdout + measured.stderr
     print(measured.stdout)
     assert "measuring" in measured.stdout and "measured now" in measured.stdout

@@ -234,6 +234,20 @@ def test_a_failure_while_something_outside_the_tests_took_the_cpus_is_unjudged(
     assert seen[0].outcome is outcome
 
 
+def test_a_client_that_calls_the_machine_busy_is_believed_when_something_outside_took_the_cpus(
+    tmp_path: Path,
+) -> None:
+    log = _canary(tmp_path, [0.1] * 100)
+    _pressure(tmp_path, 0.02)  # no queue on the CPUs: alone, this refusal would fail
+    _cpu(tmp_path, 0.9, 0.4)
+    seen: list[Judgement] = []
+    judge = Judge("t", log, 0, seen.append)
+    judge.during(0, 10_000 * MS)
+    judge.busy_as_the_client_says("refused")
+    assert seen[0].outcome is Outcome.UNJUDGED
+    assert "50% of the CPUs taken outside the tests" in seen[0].explain()
+
+
 def test_the_kernels_cpu_counts_are_read() -> None:
     assert busy_ticks("cpu  100 5 20 900 7 1 2 3 0 0\ncpu0 1 2 3 4 5 6 7 8 0 0\n") == 131
     # a process's name may hold spaces and parentheses: the fields are counted after the last one

@@ -105,9 +105,10 @@ def tree_ticks(root: int) -> int:
                 continue  # it ended while being read
     total = 0
     for pid, own in ticks.items():
-        up = pid
-        while up > 1 and up != root:
-            up = parent.get(up, 0)
+        up, steps = pid, 0
+        # the table is read one file at a time: a reused pid could close a loop, hence the bound
+        while up > 1 and up != root and steps < 64:
+            up, steps = parent.get(up, 0), steps + 1
         if up == root:
             total += own
     return total

@@ -242,17 +242,22 @@ class Judge:
     def busy_as_the_client_says(self, what: str) -> Judgement:
         """The client refused to measure, calling the machine busy by its own reads (they fell
         behind). A slower client falls behind too, so its word is not enough: the refusal is
-        unjudged only where the kernel saw the CPUs oversubscribed over the window (some task
-        waiting for a CPU more than ``PRESSURE_LIMIT`` of it), and fails otherwise."""
+        unjudged only where the machine says so as well over the window, the kernel seeing the
+        CPUs oversubscribed (some task waiting for a CPU more than ``PRESSURE_LIMIT`` of it) or
+        something outside the tests taking more than ``OUTSIDE_LIMIT`` of them; it fails
+        otherwise."""
         t0, t1 = self._window
-        pressure = self._canary.cpu_pressure(t0, t1 if t1 is not None else time.perf_counter_ns())
-        busy = pressure is not None and pressure > PRESSURE_LIMIT
+        t1 = t1 if t1 is not None else time.perf_counter_ns()
+        load = _Load(self._canary.cpu_pressure(t0, t1), self._canary.outside_cpu(t0, t1))
+        busy = (load.pressure is not None and load.pressure > PRESSURE_LIMIT) or (
+            load.outside is not None and load.outside > OUTSIDE_LIMIT
+        )
         judgement = Judgement(
             self._test,
             what,
             "cpu pressure",
             "share",
-            pressure or 0.0,  # none read (no /proc/pressure/cpu): no word to take
+            load.pressure or 0.0,  # none read (no /proc/pressure/cpu): no word to take
             PRESSURE_LIMIT,
             0.0,
             0.0,
@@ -260,7 +265,8 @@ class Judge:
             0.0,
             PRESSURE_LIMIT,
             Outcome.UNJUDGED if busy else Outcome.FAIL,
-            pressure=pressure,
+            pressure=load.pressure,
+            outside=load.outside,
         )
         return self._settle(judgement)
 
