@@ -185,10 +185,10 @@ fills (5 to 8 KB here), not with requests. The master's cost per report is Locus
 `Fleet.on_delta` (`StageStats.from_dict` and merge, the exporter's `ClassicStats`, `TimeSeries`).
 Counted under callgrind it is **5.2 M instructions a report at 100 requests/s per worker, 7.3 M
 at 500 and 8.6 M at 2,000**, and that count repeats: two processes counting the same reports
-agreed within 0.005%, while the CPU time of the same loop read 435, 512 and 523 µs a report at
-100 requests/s in three runs within ten minutes (818, 912 and 1,135 µs at 500). Against the
-revision before the frame's step three (7df3917), the count moved by -0.2%, +0.1% and +0.4%:
-no regression in the master. The projection still needs this core's speed, from the fastest
+agreed within 0.005%, while the CPU time of the same loop at the same revision read 435 and
+523 µs a report at 100 requests/s in two runs ten minutes apart (818 and 912 µs at 500).
+Against the revision before the frame's step three (7df3917), the count moved by -0.2%, +0.1%
+and +0.4%: no regression in the master. The projection still needs this core's speed, from the fastest
 of three timed passes: **at the default 1 s report interval one master merges about 570
 workers doing 2,000 requests/s each, and about 1,150 doing 100/s, on half a core** of this
 machine. Not included: Locust's own per-worker traffic (a heartbeat a second, its stats every
