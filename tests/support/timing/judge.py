@@ -246,9 +246,7 @@ class Judge:
         CPUs oversubscribed (some task waiting for a CPU more than ``PRESSURE_LIMIT`` of it) or
         something outside the tests taking more than ``OUTSIDE_LIMIT`` of them; it fails
         otherwise."""
-        t0, t1 = self._window
-        t1 = t1 if t1 is not None else time.perf_counter_ns()
-        load = _Load(self._canary.cpu_pressure(t0, t1), self._canary.outside_cpu(t0, t1))
+        load = self._load()
         busy = (load.pressure is not None and load.pressure > PRESSURE_LIMIT) or (
             load.outside is not None and load.outside > OUTSIDE_LIMIT
         )
@@ -361,14 +359,18 @@ class Judge:
         for every failure, so a failure's record says what the machine was doing."""
         if outcome is not Outcome.FAIL:
             return outcome, _Load()
-        t0, t1 = self._window
-        t1 = t1 if t1 is not None else time.perf_counter_ns()
-        load = _Load(self._canary.cpu_pressure(t0, t1), self._canary.outside_cpu(t0, t1))
+        load = self._load()
         if load.outside is not None and load.outside > OUTSIDE_LIMIT:
             return Outcome.UNJUDGED, load
         if self._beside_others and load.pressure is not None and load.pressure > PRESSURE_LIMIT:
             return Outcome.UNJUDGED, load
         return outcome, load
+
+    def _load(self) -> _Load:
+        """The machine's load over the window: CPU pressure and the share taken outside the tests."""
+        t0, t1 = self._window
+        t1 = t1 if t1 is not None else time.perf_counter_ns()
+        return _Load(self._canary.cpu_pressure(t0, t1), self._canary.outside_cpu(t0, t1))
 
     def _settle(self, judgement: Judgement) -> Judgement:
         self.judgements.append(judgement)
