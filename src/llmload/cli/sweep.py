@@ -118,6 +118,7 @@ def main(argv: Sequence[str]) -> int:
         command = locust_command(args, host)
         echo("llmload sweep", command)
         code = run_child(command).returncode
-        if auto and code != ExitCode.INTERRUPTED:
+        # a run that could not start measured nothing, so nothing of it was client-bound
+        if auto and code not in (ExitCode.INTERRUPTED, ExitCode.COULD_NOT_START):
             rerun_client_bound(args, host, locust_command, cores(here), prog="llmload sweep")
         return code
