@@ -164,8 +164,11 @@ class StageController:
     def phase(self) -> Phase:
         return self._phase
 
-    def tick(self, now: float, progress: Progress) -> Announcement | None:
-        """Advance if the current phase is over; return the new phase's announcement."""
+    def tick(self, now: float, progress: Progress, *, same_load: bool = False) -> Announcement | None:
+        """Advance if the current phase is over; return the new phase's announcement.
+
+        ``same_load``: change only what changes no user count. A drained stage followed by
+        another load (or by the end) stays in its drain: the caller cannot start those users."""
         plan = self.current
         if plan is None:
             return None
@@ -181,8 +184,10 @@ class StageController:
             if counted or elapsed >= plan.window_s:
                 return self._enter(Phase.DRAIN, now)
         elif self._phase is Phase.DRAIN and (progress.in_flight_measured == 0 or elapsed >= plan.drain_s):
+            if same_load and not self._repeat_follows(self._index):
+                return None
             self._index += 1
-            if self._stops_here(plan):
+            if self._stops_here():
                 self.not_run, self._index = self.plans[self._index :], len(self.plans)
             if self.current is None:
                 self._phase = Phase.DONE
@@ -190,12 +195,16 @@ class StageController:
             return self._enter(Phase.WARMUP, now)
         return None
 
-    def _stops_here(self, drained: StagePlan) -> bool:
-        following = self.current
-        if following is None or self._stop_after is None:
+    def _repeat_follows(self, position: int) -> bool:
+        """The plan after ``position`` runs the same load (a repeat of its level)."""
+        if position + 1 >= len(self.plans):
             return False
-        if (following.concurrency, following.rate) == (drained.concurrency, drained.rate):
-            return False  # a repeat of the same level follows
+        plan, following = self.plans[position], self.plans[position + 1]
+        return (following.concurrency, following.rate) == (plan.concurrency, plan.rate)
+
+    def _stops_here(self) -> bool:
+        if self.current is None or self._stop_after is None or self._repeat_follows(self._index - 1):
+            return False
         return self._stop_after(self.plans[self._index :])
 
     def retarget(self, concurrency: int, now: float) -> Announcement | None:

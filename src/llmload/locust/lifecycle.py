@@ -26,6 +26,7 @@ from llmload.locust.control import (
     stop_run,
     target_users,
 )
+from llmload.locust.load import settled
 from llmload.results.summary import Level, Summary
 from llmload.run.conductor import Conductor
 from llmload.run.finish import conclude, start_exporter_if, write_data, write_summary
@@ -107,9 +108,11 @@ class RunLifecycle(ABC):
         self.exporter = start_exporter_if(self.config, source)
         self._last_exporter = (self.config, self.run_id)
         self.live = LiveView(self.config, self.run_id, source, self.state, self.conductor.controller)
-        if self._environment.shape_class is None:
-            environment = self._environment
+        environment = self._environment
+        if environment.shape_class is None:
             self.conductor.start_ticking(users=target_users(environment), done=lambda: stop_run(environment))
+        else:
+            self.conductor.tick_between_shape_ticks(settled(environment))
         self.conductor.start_progress(tokens_received)
 
     def write_so_far(self) -> None:

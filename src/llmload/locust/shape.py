@@ -3,36 +3,31 @@
 from __future__ import annotations
 
 from locust import LoadTestShape, User
-from locust.runners import MasterRunner
 
 from llmload.core.phases import Phase
+from llmload.locust.load import users_of
 from llmload.locust.openloop import OpenLoopUser
 from llmload.locust.plugin import conductor_of
+
+Load = tuple[int, float, list[type[User]]]  # a shape tick's answer: users, spawn rate, classes
 
 
 class SweepShape(LoadTestShape):
     """Holds each level's users through warm-up, window and drain, then moves on."""
 
-    def tick(self) -> tuple[int, float, list[type[User]]] | None:
+    def tick(self) -> Load | None:
         assert self.runner is not None, "Locust sets the runner before ticking the shape"
-        environment = self.runner.environment
-        conductor = conductor_of(environment)
+        conductor = conductor_of(self.runner.environment)
         conductor.tick()
         plan = conductor.controller.current
         if plan is None or conductor.controller.phase is Phase.DONE:
             return None
-        classes: list[type[User]] = list(environment.user_classes)
-        open_loop = [u for u in classes if issubclass(u, OpenLoopUser)]
-        closed = [u for u in classes if not issubclass(u, OpenLoopUser)]
-        if plan.rate is not None:
-            # One open-loop user per process; it sends the stage's share of the schedule.
-            opts = environment.parsed_options
-            processes = 1
-            if isinstance(self.runner, MasterRunner) and opts is not None:
-                processes = int(opts.expect_workers or 1)
-            return processes, float(processes), list(open_loop)
+        users = users_of(self.runner, plan)
+        open_loop = plan.rate is not None
+        everyone = self.runner.environment.user_classes
+        classes = [u for u in everyone if issubclass(u, OpenLoopUser) is open_loop]
         # Start a level's users at once: warm-up, not the ramp, absorbs the cold start.
-        return plan.concurrency, float(plan.concurrency), closed
+        return users, float(users), classes
 
 
 class TraceShape(SweepShape):
@@ -42,7 +37,7 @@ class TraceShape(SweepShape):
 
     use_common_options = True
 
-    def tick(self) -> tuple[int, float, list[type[User]]] | None:
+    def tick(self) -> Load | None:
         assert self.runner is not None, "Locust sets the runner before ticking the shape"
         limit = getattr(self.runner.environment.parsed_options, "run_time", None)
         if limit and self.get_run_time() >= limit:  # type: ignore[no-untyped-call]

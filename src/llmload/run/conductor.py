@@ -76,17 +76,34 @@ class Conductor:
             )
         ]
 
-    def tick(self) -> Announcement | None:
+    def tick(self, *, same_load: bool = False) -> Announcement | None:
         """Announce what changed; a stage without warm-up (a ramp's step) opens its window in
-        the same tick it begins, not a shape tick (a second) later."""
+        the same tick it begins, not a shape tick (a second) later. ``same_load``: only the
+        changes that start or stop no user (see ``StageController.tick``)."""
         now = time.time()  # both at once: announcing (it writes results) takes time
-        first = a = self.controller.tick(now, self._progress())
+        first = a = self.controller.tick(now, self._progress(), same_load=same_load)
         while a is not None:
             self._announce(a)
             if a.phase is not Phase.WARMUP:
                 break
-            a = self.controller.tick(now, self._progress())
+            a = self.controller.tick(now, self._progress(), same_load=same_load)
         return first
+
+    def tick_between_shape_ticks(self, settled: Callable[[StagePlan], bool], interval_s: float = 0.1) -> None:
+        """Locust ticks a shape once a second, so a phase change waits up to a second to be
+        seen: with 2 s windows, most of a stage went to waiting for its warm-up and its drain
+        to be noticed over. Between those ticks this one moves on the phases that start or
+        stop no user (a warm-up done, a window's end, a drain followed by a repeat of its
+        level), once Locust runs the users the current stage asked for (``settled``)."""
+
+        def loop() -> None:
+            while self.controller.phase is not Phase.DONE:
+                gevent.sleep(interval_s)
+                plan = self.controller.current
+                if plan is not None and settled(plan):
+                    self.tick(same_load=True)
+
+        self._ticker = gevent.spawn(loop)
 
     def start_ticking(
         self,

@@ -128,3 +128,40 @@ def test_sweeps_and_open_loop_stages_ignore_user_count_changes() -> None:
     open_loop.tick(0, Progress(0, 0))
     open_loop.tick(1, Progress(5, 0))
     assert open_loop.retarget(1, 2) is None and len(open_loop.plans) == 1
+
+
+def test_a_tick_between_shape_ticks_moves_on_to_a_repeat_but_not_to_another_level() -> None:
+    """The conductor's fast ticks change only what starts or stops no user: a drained stage
+    goes on to its level's repeat, but waits in its drain for Locust's own tick before a new
+    level (whose users only the shape can start) and before the end."""
+    c = StageController(sweep_plans([2, 4], window_s=10, drain_s=60, repeat=2))
+    seen = []
+
+    def tick(now: float, progress: Progress, *, same_load: bool = True) -> None:
+        a = c.tick(now, progress, same_load=same_load)
+        if a is not None:
+            seen.append((now, a.stage, a.phase.value, a.concurrency))
+
+    tick(0, Progress(0, 0), same_load=False)  # the shape's first tick
+    tick(1, Progress(2, 0))  # -> measure
+    tick(11, Progress(9, 2))  # -> drain
+    tick(12, Progress(10, 0))  # drained: the repeat at 2 users follows -> stage 1 warm-up
+    tick(13, Progress(2, 0))  # -> measure
+    tick(23, Progress(9, 1))  # -> drain
+    tick(24, Progress(10, 0))  # drained, but 4 users follow: held
+    tick(25, Progress(10, 0))  # still held
+    tick(26, Progress(10, 0), same_load=False)  # the shape's tick -> stage 2 warm-up at 4
+    tick(27, Progress(4, 0))  # -> measure
+    tick(37, Progress(9, 1))  # -> drain
+    tick(38, Progress(10, 0))  # -> stage 3 warm-up (a repeat)
+    tick(39, Progress(4, 0))  # -> measure
+    tick(49, Progress(9, 1))  # -> drain
+    tick(50, Progress(10, 0))  # drained, the end follows: held for the shape
+    tick(51, Progress(10, 0), same_load=False)  # -> done
+    assert [(now, stage, phase) for now, stage, phase, _ in seen] == [
+        (0, 0, "warmup"), (1, 0, "measure"), (11, 0, "drain"),
+        (12, 1, "warmup"), (13, 1, "measure"), (23, 1, "drain"),
+        (26, 2, "warmup"), (27, 2, "measure"), (37, 2, "drain"),
+        (38, 3, "warmup"), (39, 3, "measure"), (49, 3, "drain"),
+        (51, 3, "done"),
+    ]  # fmt: skip
