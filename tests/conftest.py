@@ -71,8 +71,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """A test marked timing takes the judge. The tests of a module that share a module-scoped
     fixture (a Prometheus, a llama-server, a run they all read) go to one xdist worker (``--dist
     loadgroup``), so the fixture is set up once, not once per worker: spread over four,
-    test_prometheus.py's run cost 3 x 44 s."""
+    test_prometheus.py's run cost 3 x 44 s. The tests marked long go first: collected in file
+    order, the last of them (tune's, the bench smoke) started late and ran on by themselves for
+    a minute or two at the end of the waiting tier. (Not those on llama-server: on a fresh machine
+    they would hold a worker waiting for its build.)"""
     check_collected(items)
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)
     for item in items:
         if not isinstance(item, pytest.Function):
             continue

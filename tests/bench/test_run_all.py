@@ -16,6 +16,7 @@ REPO = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.e2e]
 
 
+@pytest.mark.long
 @pytest.mark.timeout(320)
 def test_run_all_smoke() -> None:
     command = [sys.executable, "bench/run_all.py", "--smoke", "--skip", "client_bound,exporter_overhead"]

@@ -23,6 +23,7 @@ STAGE_S = 3
 TICK_BASE_MS = 20.0
 
 
+@pytest.mark.long
 def test_until_saturated_stops_where_the_simulators_batch_is_full(tmp_path: Path) -> None:
     # --processes 2: the master decides from the fleet's merged numbers, not one process's
     levels = "4,8,16,32,64,128"

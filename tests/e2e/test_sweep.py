@@ -59,6 +59,7 @@ def judge_rate(
     judge.rate(stage["output_tok_per_s"], expected, 0.03, what)
 
 
+@pytest.mark.long
 def test_sweeps_reproduce_the_engine_table_and_compare_explains_it(tmp_path: Path, judge: Judge) -> None:
     targets = {"vllm": (82.5, 1536.0), "sglang-nograph": (27.0, 2216.0)}
     # Both engines at once, each its own simulator process: the sweeps wait on their windows
@@ -108,6 +109,7 @@ def test_sweeps_reproduce_the_engine_table_and_compare_explains_it(tmp_path: Pat
     assert f"{ratio:.2f}" in table, (ratio, table)
 
 
+@pytest.mark.long
 def test_an_interior_peak_is_found_below_the_top_level(tmp_path: Path) -> None:
     code, summary, output = sweep(
         tmp_path,
@@ -186,6 +188,7 @@ def test_warmup_is_excluded_from_the_numbers(run_locust: RunLocust, judge: Judge
     judge.close(stage["ttft_ms"]["p50"], 50, 1.0, Stat.MEDIAN, "TTFT p50 of the window")
 
 
+@pytest.mark.long
 def test_repeats_give_intervals_around_the_model_and_compare_tells_the_engines_apart(
     tmp_path: Path, judge: Judge
 ) -> None:

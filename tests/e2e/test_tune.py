@@ -93,6 +93,7 @@ def _engines_experiment(tmp_path: Path) -> Path:
 
 
 @pytest.mark.timeout(600)
+@pytest.mark.long
 def test_the_engine_comparison_as_one_experiment(tmp_path: Path, judge: Judge) -> None:
     proc = tune(_engines_experiment(tmp_path), "--results-dir", tmp_path)
     output = proc.stdout + proc.stderr
@@ -346,6 +347,7 @@ def _refused(port: int) -> bool:
     return False
 
 
+@pytest.mark.long
 def test_a_server_started_and_stopped_by_hooks(tmp_path: Path, judge: Judge) -> None:
     """A server that lives elsewhere: start and stop hooks and its own URL, one configuration's
     start hook failing with the cluster's words, the next one started on the same port."""

@@ -383,14 +383,14 @@ def test_two_identical_runs_do_not_turn_into_cache_hits(run_locust: RunLocust, j
     # Long prompts, so that prefill dominates TTFT: a cache hit would show as a large drop.
     args = ("--prompt-tokens", "3000", "--max-tokens", "8", "--ignore-eos", "--seed", "7")
     with start_sim(["--profile", "vllm"]) as sim:
-        first, second = (run_locust(sim.url, *args, users=1, run_time="6s") for _ in range(2))
+        first, second = (run_locust(sim.url, *args, users=1, run_time="4s") for _ in range(2))
         judge.server(sim.stats(since_ns=first.summary["stages"][0]["window_ns"][0]))
         cached, hits = (
-            run_locust(sim.url, *args, "--prefix-cache", users=1, run_time="6s") for _ in range(2)
+            run_locust(sim.url, *args, "--prefix-cache", users=1, run_time="4s") for _ in range(2)
         )
         # The trap itself: a run repeated exactly, its salt given back.
         salt = first.summary["run"]["reproducibility"]["salt"]
-        repeat = run_locust(sim.url, *args, "--salt", salt, users=1, run_time="6s")
+        repeat = run_locust(sim.url, *args, "--salt", salt, users=1, run_time="4s")
     ttft = [run.summary["stages"][0]["ttft_ms"]["p50"] for run in (first, second, cached, hits, repeat)]
     print(f"TTFT p50: first {ttft[0]}, second {ttft[1]}, cached {ttft[2]}, hits {ttft[3]}, repeat {ttft[4]}")
     # The two unique runs' TTFTs are the same prefill of 3,000 tokens, each read from a histogram

@@ -24,6 +24,7 @@ def run(command: list[str], cwd: Path, timeout_s: float = 600) -> subprocess.Com
     return proc
 
 
+@pytest.mark.long
 def test_the_wheel_installs_and_runs_from_anywhere(tmp_path: Path) -> None:
     dist, venv, elsewhere = tmp_path / "dist", tmp_path / "venv", tmp_path / "elsewhere"
     elsewhere.mkdir()
