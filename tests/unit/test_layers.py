@@ -172,3 +172,24 @@ def test_no_two_modules_import_each_other() -> None:
         }
     )
     assert pairs == []
+
+
+# docs/architecture.md: a module that outgrows these has two jobs, and is split along the seam
+# between them; a hot loop's locals are no excuse (recorder._on_events hands the last events'
+# fields to a helper of their own).
+MODULE_LINES, FUNCTION_LINES = 400, 60
+
+
+def test_no_module_or_function_outgrows_its_limit() -> None:
+    too_long = {}
+    for path in files("."):
+        text = path.read_text(encoding="utf-8")
+        name = str(path.relative_to(SRC))
+        if len(text.splitlines()) > MODULE_LINES:
+            too_long[name] = len(text.splitlines())
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                lines = (node.end_lineno or node.lineno) - node.lineno + 1
+                if lines > FUNCTION_LINES:
+                    too_long[f"{name}:{node.name}"] = lines
+    assert too_long == {}

@@ -30,6 +30,7 @@ from llmload.protocol.api_events import (
     responses_fields,
 )
 from llmload.protocol.chunks import BadChunk, ChunkFields, ChunkInfo, event_fields, parse_response
+from llmload.protocol.jsonvalue import JSONObject
 from llmload.protocol.sse import DONE, SSEDecoder, SSEError
 
 # Each API's reading of one streamed event, and of a whole body: the same tuple for all (chunks.py).
@@ -151,7 +152,7 @@ class ResponseRecorder:
 
     # -- the hot path ----------------------------------------------------------------------------
 
-    def _on_events(self, t_ns: int, payloads: list[bytes]) -> bool:  # noqa: PLR0915 (one flat loop: see below)
+    def _on_events(self, t_ns: int, payloads: list[bytes]) -> bool:
         """The events of one read: per event a parse and, if it bears tokens, two appends.
 
         Locals stand in for attributes inside the loop, and what is the same for every event of
@@ -162,7 +163,6 @@ class ResponseRecorder:
         counts = rec.event_tokens
         add_stamp, add_count = rec.event_ns.append, counts.append
         usage, continuous, thought = self._usage_tokens, self._continuous, self._thought
-        finish_reason, prompt_tokens, cached_tokens = rec.finish_reason, rec.prompt_tokens, rec.cached_tokens
         token_events, content, stop, seen = len(counts), False, False, 0
         failure: tuple[ErrorKind, str] | None = None
         fields = self._fields
@@ -186,18 +186,10 @@ class ResponseRecorder:
                 usage = completion
             elif bearing:
                 continuous = False
-            if finish is not None:
-                finish_reason = finish
-            if prompt is not None:
-                prompt_tokens = prompt
-                if cached is not None:
-                    cached_tokens = cached
-                if thinking_usage is not None:  # with the final usage, beside prompt_tokens
-                    self._thought_usage = thinking_usage
-            if timings is not None:
-                rec.server_timings = ServerTimings.parse(timings) or rec.server_timings
-            if metrics is not None:
-                rec.server_metrics = ServerMetrics.parse(metrics) or rec.server_metrics
+            if finish is not None:  # the last events only: no local for it
+                rec.finish_reason = finish
+            if prompt is not None or timings is not None or metrics is not None:
+                self._on_last(prompt, cached, thinking_usage, timings, metrics)
             if bearing:
                 if thinking:
                     thought += tokens
@@ -209,7 +201,6 @@ class ResponseRecorder:
                 # those tokens arrived with the last token-bearing event at the latest.
                 counts[-1] += tokens
         rec.events += seen
-        rec.finish_reason, rec.prompt_tokens, rec.cached_tokens = finish_reason, prompt_tokens, cached_tokens
         self._usage_tokens, self._continuous, self._thought = usage, continuous, thought
         if len(counts) > token_events:
             rec.last_token_ns = t_ns
@@ -251,16 +242,8 @@ class ResponseRecorder:
             self._continuous = False
         if finish is not None:
             rec.finish_reason = finish
-        if prompt is not None:
-            rec.prompt_tokens = prompt
-            if cached is not None:
-                rec.cached_tokens = cached
-            if thinking_usage is not None:  # with the final usage, beside prompt_tokens
-                self._thought_usage = thinking_usage
-        if timings is not None:
-            rec.server_timings = ServerTimings.parse(timings) or rec.server_timings
-        if metrics is not None:
-            rec.server_metrics = ServerMetrics.parse(metrics) or rec.server_metrics
+        if prompt is not None or timings is not None or metrics is not None:
+            self._on_last(prompt, cached, thinking_usage, timings, metrics)
         if bearing:
             if thinking:
                 self._thought += tokens
@@ -276,6 +259,28 @@ class ResponseRecorder:
             # those tokens arrived with the last token-bearing event at the latest.
             rec.event_tokens[-1] += tokens
         return False
+
+    def _on_last(
+        self,
+        prompt: int | None,
+        cached: int | None,
+        thinking_usage: int | None,
+        timings: JSONObject | None,
+        metrics: JSONObject | None,
+    ) -> None:
+        """What only a stream's last events carry: the prompt's usage and the server's own
+        timings (off the loops above, which run per event)."""
+        rec = self.record
+        if prompt is not None:
+            rec.prompt_tokens = prompt
+            if cached is not None:
+                rec.cached_tokens = cached
+            if thinking_usage is not None:  # with the final usage, beside prompt_tokens
+                self._thought_usage = thinking_usage
+        if timings is not None:
+            rec.server_timings = ServerTimings.parse(timings) or rec.server_timings
+        if metrics is not None:
+            rec.server_metrics = ServerMetrics.parse(metrics) or rec.server_metrics
 
     # -- the end ---------------------------------------------------------------------------------
 

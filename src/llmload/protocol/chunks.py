@@ -18,7 +18,7 @@ not a JSON object of the expected shape raises ``BadChunk``, which the caller re
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import msgspec
 import orjson
@@ -86,9 +86,10 @@ def chunk_fields(data: bytes, part: str = "delta") -> ChunkFields:
     """``parse_chunk`` as a plain tuple: the recorder unpacks one per event, and an exact tuple
     unpacks in one specialised instruction where a NamedTuple goes through its iterator.
 
-    ``part`` is ``delta`` (streamed) or ``message``; completions choices carry ``text``. One
-    flat function on purpose: it runs once per event, and each helper call would cost about as
-    much as one of the lookups it wraps.
+    ``part`` is ``delta`` (streamed) or ``message``; completions choices carry ``text``. The
+    choices are read inline on purpose: they are on every event, and a helper call would cost
+    about as much as one of the lookups it wraps; the usage and the server's own timings, on
+    the last chunks, have helpers of their own.
     """
     try:
         obj = orjson.loads(data)
@@ -115,23 +116,11 @@ def chunk_fields(data: bytes, part: str = "delta") -> ChunkFields:
                 finish = choice.get("finish_reason")
         usage = obj.get("usage")
         if usage:
-            completion = usage.get("completion_tokens")
-            prompt = usage.get("prompt_tokens")
-            details = usage.get("prompt_tokens_details")
-            if details:
-                cached = details.get("cached_tokens")
-            details = usage.get("completion_tokens_details")
-            if details:
-                thinking = details.get("reasoning_tokens")
+            completion, prompt, cached, thinking = _usage_counts(usage)
         # Only the last chunks (a finish reason, or usage alone): under continuous usage every
         # chunk has usage, and the two look-ups would cost every event.
         if finish is not None or (usage and not choices):
-            timings = obj.get("timings")
-            if type(timings) is not dict:
-                timings = None
-            metrics = obj.get("metrics")
-            if type(metrics) is not dict:
-                metrics = None
+            timings, metrics = _server_own(obj)
         # Error objects carry no tokens: skipping the check for token-bearing events keeps
         # two lookups off the common path.
         if not token_bearing and ("error" in obj or obj.get("object") == "error"):
@@ -140,16 +129,35 @@ def chunk_fields(data: bytes, part: str = "delta") -> ChunkFields:
         # A field of the wrong JSON type (a string where an object belongs, ...): the payload
         # is malformed, which is the server's fault and a data point, not our bug.
         raise BadChunk(f"unexpected chunk shape: {exc}") from None
-    if (
-        (finish is not None and type(finish) is not str)
-        or (completion is not None and type(completion) is not int)
-        or (prompt is not None and type(prompt) is not int)
-        or (cached is not None and type(cached) is not int)
-        or (thinking is not None and type(thinking) is not int)
-    ):
-        raise BadChunk(f"unexpected types: finish_reason={finish!r} usage={usage!r}")
+    if finish is not None and type(finish) is not str:
+        raise BadChunk(f"unexpected types: finish_reason={finish!r}")
     return (token_bearing, has_content, finish, completion, prompt, error, cached, timings, reasoning,
             thinking, metrics)  # fmt: skip
+
+
+def _usage_counts(usage: Any) -> tuple[int | None, int | None, int | None, int | None]:
+    """A chunk's usage: completion, prompt, cached and reasoning tokens (a usage object is on
+    the last chunk, or on every chunk under continuous usage stats). ``usage`` is orjson's, of
+    any JSON type: a wrong one raises AttributeError, which the caller calls a bad chunk."""
+    completion, prompt = usage.get("completion_tokens"), usage.get("prompt_tokens")
+    cached = thinking = None
+    details = usage.get("prompt_tokens_details")
+    if details:
+        cached = details.get("cached_tokens")
+    details = usage.get("completion_tokens_details")
+    if details:
+        thinking = details.get("reasoning_tokens")
+    for count in (completion, prompt, cached, thinking):
+        if count is not None and type(count) is not int:
+            raise BadChunk(f"unexpected types: usage={usage!r}")
+    return completion, prompt, cached, thinking
+
+
+def _server_own(obj: dict[str, Any]) -> tuple[JSONObject | None, JSONObject | None]:
+    """What a server says of its own timing on a last chunk: llama.cpp's ``timings``, and
+    ``metrics`` where an engine sends them."""
+    timings, metrics = obj.get("timings"), obj.get("metrics")
+    return (timings if type(timings) is dict else None), (metrics if type(metrics) is dict else None)
 
 
 def _error(obj: JSONObject) -> str | None:
