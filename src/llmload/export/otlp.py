@@ -82,8 +82,9 @@ class RequestSpans:
         self._model = model
         self._offset = wall_minus_perf_ns  # perf_counter_ns + offset: the Unix epoch in ns
 
-    def add(self, r: RequestRecord) -> None:
-        """The record's span, queued for export; a record that sent no traceparent has none."""
+    def add(self, r: RequestRecord, m: derive.Measures) -> None:
+        """The record's span, queued for export; a record that sent no traceparent has none.
+        ``m``: the record's measures, as the fold derived them."""
         if r.trace_id is None:
             return
         self._ids.trace_id = int(r.trace_id, 16)
@@ -94,7 +95,7 @@ class RequestSpans:
             context=_ROOT,
             kind=SpanKind.CLIENT,
             start_time=begin + self._offset,
-            attributes=self._attributes(r),
+            attributes=self._attributes(r, m),
         )
         for name, stamp in (
             ("first_token", r.first_token_ns),
@@ -107,7 +108,7 @@ class RequestSpans:
             span.set_status(Status(StatusCode.ERROR, r.outcome.value))
         span.end(end_time=(r.done_ns if r.done_ns is not None else begin) + self._offset)
 
-    def _attributes(self, r: RequestRecord) -> dict[str, str | int | float]:
+    def _attributes(self, r: RequestRecord, m: derive.Measures) -> dict[str, str | int | float]:
         out: dict[str, str | int | float] = {
             "gen_ai.operation.name": _OPERATION[r.endpoint],
             "gen_ai.usage.output_tokens": r.output_tokens,
@@ -124,10 +125,10 @@ class RequestSpans:
             out["gen_ai.usage.input_tokens"] = r.prompt_tokens
         if r.status is not None:
             out["http.response.status_code"] = r.status
-        if (ttft := derive.ttft_ns(r)) is not None:
-            out["llmload.ttft_ms"] = ttft / 1e6
-        if (tpot := derive.tpot_ns(r)) is not None:
-            out["llmload.tpot_ms"] = tpot / 1e6
+        if m.ttft is not None:
+            out["llmload.ttft_ms"] = m.ttft / 1e6
+        if m.tpot is not None:
+            out["llmload.tpot_ms"] = m.tpot / 1e6
         return out
 
     def close(self) -> None:

@@ -125,11 +125,19 @@ class StageStats:
             named = self.by_name[r.name] = StageStats(by_name=None)
         return named
 
-    def add(self, r: RequestRecord, window: Window, slo: Sequence[SloRule] | None = None) -> None:
+    def add(
+        self,
+        r: RequestRecord,
+        window: Window,
+        slo: Sequence[SloRule] | None = None,
+        measures: derive.Measures | None = None,
+    ) -> None:
         """``slo``: the request-level objectives a successful measured request is judged by
-        (goodput's ``slo_met``); None: not judged."""
+        (goodput's ``slo_met``); None: not judged. ``measures``: the request's, as the fold
+        derived them once for all its consumers; None: derived here."""
+        m = derive.measure(r) if measures is None else measures
         if (named := self._named(r)) is not None:
-            named.add(r, window, slo)
+            named.add(r, window, slo, m)
         c = self.counts
         outcome = r.outcome.value  # counted by value: the counters' keys are JSON's
         self.attempts[outcome] += 1
@@ -168,9 +176,9 @@ class StageStats:
         self.reasoning.add(r)
         if r.labels:
             self.sessions.add_turn(r)
-        ttft, ttfot, e2e, tpot = self._add_latencies(r)
+        self._add_latencies(r, m)
         if slo is not None and request_meets(
-            slo, ttft_ms=_ms(ttft), tpot_ms=_ms(tpot), e2e_ms=_ms(e2e), ttfot_ms=_ms(ttfot)
+            slo, ttft_ms=_ms(m.ttft), tpot_ms=_ms(m.tpot), e2e_ms=_ms(m.e2e), ttfot_ms=_ms(m.ttfot)
         ):
             c.slo_met += 1
 
@@ -199,15 +207,13 @@ class StageStats:
             return r.output_tokens if window.contains(r.done_ns) else 0
         return derive.tokens_in(r, window.t0_ns, window.t1_ns)
 
-    def _add_latencies(self, r: RequestRecord) -> tuple[int | None, int | None, int | None, float | None]:
-        """Every latency and count histogram of one successful measured request; its TTFT,
-        TTFOT, E2E and TPOT back, derived once, for the SLO."""
+    def _add_latencies(self, r: RequestRecord, m: derive.Measures) -> None:
+        """Every latency and count histogram of one successful measured request."""
         h = self.hist
-        ttft, ttfot, e2e, tpot = derive.ttft_ns(r), derive.ttfot_ns(r), derive.e2e_ns(r), derive.tpot_ns(r)
         for key, value in (
-            ("ttft", ttft),
-            ("ttfot", ttfot),
-            ("e2e", e2e),
+            ("ttft", m.ttft),
+            ("ttfot", m.ttfot),
+            ("e2e", m.e2e),
             ("e2e_scheduled", derive.gap(r.scheduled_ns, r.done_ns)),
             ("connect", derive.connect_ns(r)),
             ("queue", derive.queue_ns(r)),
@@ -218,19 +224,18 @@ class StageStats:
         ):
             if value is not None:
                 h[key].add(value)
-        if ttft is not None:
+        if m.ttft is not None:
             for name, label in r.labels:
-                self.ttft_by_label.setdefault(f"{name}={label}", LogHistogram()).add(ttft)
-        if tpot is not None:
-            h["tpot"].add(round(tpot))
-        self.server_side.add(r)
+                self.ttft_by_label.setdefault(f"{name}={label}", LogHistogram()).add(m.ttft)
+        if m.tpot is not None:
+            h["tpot"].add(round(m.tpot))
+        self.server_side.add(r, m)
         self.http_phases.add(r)
-        runs = derive.token_reads(r)
+        runs = m.reads
         h["itl"].add_all(*runs.itl())
         h["chunk_gap"].add_all(runs.gaps())
         h["events_per_read"].add_all(runs.events)
         h["tokens_per_event"].add_all(r.event_tokens[1:])
-        return ttft, ttfot, e2e, tpot
 
     def merge(self, other: StageStats) -> None:
         for key, hist in other.hist.items():

@@ -210,9 +210,13 @@ class ClassicStats:
         # most 32 tenants); the stage's own counts stay the whole
         self.by_tenant: dict[str, ClassicStats] = {}
 
-    def add(self, r: RequestRecord, tenant: str | None = None) -> None:
+    def add(
+        self, r: RequestRecord, tenant: str | None = None, measures: derive.Measures | None = None
+    ) -> None:
+        """``measures``: the request's, as the fold derived them once; None: derived here."""
+        m = derive.measure(r) if measures is None else measures
         if tenant is not None:
-            self.by_tenant.setdefault(tenant, ClassicStats()).add(r)
+            self.by_tenant.setdefault(tenant, ClassicStats()).add(r, measures=m)
         self.outcomes[r.outcome.value] += 1  # by value: the keys are JSON's
         if r.prompt_tokens is not None:
             self.prompt_tokens_total += r.prompt_tokens
@@ -220,15 +224,14 @@ class ClassicStats:
         if r.outcome != OK:
             return
         observe = self._observe
-        observe("ttft", derive.ttft_ns(r))
-        observe("ttfot", derive.ttfot_ns(r))
-        observe("e2e", derive.e2e_ns(r))
+        observe("ttft", m.ttft)
+        observe("ttfot", m.ttfot)
+        observe("e2e", m.e2e)
         observe("queue", derive.queue_ns(r))
-        tpot = derive.tpot_ns(r)
-        observe("tpot", None if tpot is None else round(tpot))
+        observe("tpot", None if m.tpot is None else round(m.tpot))
         observe("prompt_tokens", r.prompt_tokens)
         observe("generation_tokens", r.output_tokens)
-        runs = derive.token_reads(r)
+        runs = m.reads
         self._observe_all("itl", *runs.itl())
         self._observe_all("chunk_gap", runs.gaps())
         self._observe_all("tokens_per_event", r.event_tokens[1:])

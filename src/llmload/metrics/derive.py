@@ -113,6 +113,23 @@ def token_reads(r: RequestRecord) -> TokenReads:
     return TokenReads(out_stamps, out_events, out_tokens)
 
 
+@dataclass(frozen=True, slots=True)
+class Measures:
+    """One request's metrics, derived once when it is folded, for every consumer of the fold
+    (the stage's statistics and its named parts, the exporter's buckets, the time series, the
+    spans): each used to derive them again, the token reads too."""
+
+    ttft: int | None
+    ttfot: int | None
+    e2e: int | None
+    tpot: float | None
+    reads: TokenReads
+
+
+def measure(r: RequestRecord) -> Measures:
+    return Measures(ttft_ns(r), ttfot_ns(r), e2e_ns(r), tpot_ns(r), token_reads(r))
+
+
 def reads(r: RequestRecord) -> Iterator[tuple[int, int, int]]:
     """Token-bearing reads as ``(stamp_ns, events, tokens)``, in order."""
     runs = token_reads(r)

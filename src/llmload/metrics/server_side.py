@@ -48,14 +48,14 @@ class ServerSide:
     tpot_minus_engine_itl: SignedHistogram = field(default_factory=SignedHistogram)
     decode_minus_generation: SignedHistogram = field(default_factory=SignedHistogram)
 
-    def add(self, r: RequestRecord) -> None:
+    def add(self, r: RequestRecord, m: derive.Measures) -> None:
         self.asked += r.asked_server_timings
         if r.server_timings is not None:
-            self._add_timings(r)
+            self._add_timings(r, m)
         if r.server_metrics is not None:
-            self._add_metrics(r)
+            self._add_metrics(r, m)
 
-    def _add_timings(self, r: RequestRecord) -> None:
+    def _add_timings(self, r: RequestRecord, m: derive.Measures) -> None:
         t = r.server_timings
         assert t is not None
         self.requests += 1
@@ -64,9 +64,8 @@ class ServerSide:
         self.prefill.add(prefill_ns)
         if t.predicted_n > 0:
             self.decode_per_token.add(round(predicted_ns / t.predicted_n))
-        ttft = derive.ttft_ns(r)
-        if ttft is not None:
-            self.ttft_minus_prefill.add(ttft - prefill_ns)
+        if m.ttft is not None:
+            self.ttft_minus_prefill.add(m.ttft - prefill_ns)
         span = derive.gap(r.first_token_ns, r.last_token_ns)
         if span is not None and r.output_tokens >= 2:
             self.decode_minus_predicted.add(span - predicted_ns)
@@ -76,11 +75,11 @@ class ServerSide:
                 round(span / (r.output_tokens - 1) - predicted_ns / (t.predicted_n - 1))
             )
 
-    def _add_metrics(self, r: RequestRecord) -> None:
+    def _add_metrics(self, r: RequestRecord, measures: derive.Measures) -> None:
         m = r.server_metrics
         assert m is not None
         self.metrics_requests += 1
-        ttft = derive.ttft_ns(r)
+        ttft = measures.ttft
         engine_ttft = None if m.ttft_ms is None else round(m.ttft_ms * _MS)
         queue = None if m.queue_ms is None else round(m.queue_ms * _MS)
         if engine_ttft is not None:
@@ -96,7 +95,7 @@ class ServerSide:
         if m.mean_itl_ms is not None:
             itl = round(m.mean_itl_ms * _MS)
             self.engine_itl.add(max(itl, 0))
-            tpot = derive.tpot_ns(r)
+            tpot = measures.tpot
             if tpot is not None:
                 self.tpot_minus_engine_itl.add(round(tpot) - itl)
         span = derive.gap(r.first_token_ns, r.last_token_ns)

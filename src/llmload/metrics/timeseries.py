@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import TypeAlias
 
 from llmload.core.record import OK, UNFINISHED, RequestRecord
-from llmload.metrics import derive
 from llmload.metrics.histogram import LogHistogram
 from llmload.protocol.jsonvalue import JSON, JSONObject, integer, obj
 
@@ -30,8 +29,9 @@ class TimeSeries:
     in_flight: Counter[int] = field(default_factory=Counter)  # summed over processes
     ttft: dict[int, LogHistogram] = field(default_factory=dict)
 
-    def add(self, r: RequestRecord, wall_minus_perf_ns: int) -> None:
-        """Fold one record; ``wall_minus_perf_ns`` converts this process's stamps to wall time."""
+    def add(self, r: RequestRecord, wall_minus_perf_ns: int, ttft_ns: int | None) -> None:
+        """Fold one record; ``wall_minus_perf_ns`` converts this process's stamps to wall time;
+        ``ttft_ns``: the record's, as the fold derived it."""
 
         def second(t_ns: int) -> int:
             return (t_ns + wall_minus_perf_ns) // _NS
@@ -47,9 +47,8 @@ class TimeSeries:
             self.tokens[second(r.done_ns)] += r.output_tokens
         if r.done_ns is not None and r.outcome != UNFINISHED:
             (self.ok if r.outcome == OK else self.errors)[second(r.done_ns)] += 1
-        ttft = derive.ttft_ns(r)
-        if ttft is not None and r.sent_ns is not None and r.outcome == OK:
-            self.ttft.setdefault(second(r.sent_ns), LogHistogram()).add(ttft)
+        if ttft_ns is not None and r.sent_ns is not None and r.outcome == OK:
+            self.ttft.setdefault(second(r.sent_ns), LogHistogram()).add(ttft_ns)
 
     def sample_in_flight(self, wall_s: float, count: int) -> None:
         self.in_flight[int(wall_s)] = count

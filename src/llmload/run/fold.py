@@ -22,6 +22,7 @@ from llmload.config.settings import RunConfig
 from llmload.core.phases import Window
 from llmload.core.record import RequestRecord
 from llmload.export.results import RecordLog
+from llmload.metrics import derive
 from llmload.metrics.aggregate import StageStats
 from llmload.metrics.classic import ClassicStats
 from llmload.metrics.slo import SloRule
@@ -119,20 +120,21 @@ class Fold:
         """Fold one record in steps; the folder greenlet lets arrived reads go in between."""
         self._records.write(record)
         yield
+        m = derive.measure(record)  # once, for every consumer below
         if self.spans is not None:
-            self.spans.add(record)
+            self.spans.add(record, m)
             yield
-        self.timeseries.add(record, self._wall_minus_perf_ns)
+        self.timeseries.add(record, self._wall_minus_perf_ns, m.ttft)
         if self._config.exporter.port:  # exact buckets cost ~0.5 µs per event: only when exported
             yield
             tenant = self._tenant_names.get(record.name) if record.name else None
-            self.classic.setdefault(record.stage, ClassicStats()).add(record, tenant)
+            self.classic.setdefault(record.stage, ClassicStats()).add(record, tenant, m)
         yield
         state = self._stages[record.stage]
         if late:
             state.stats.add_late(record, state.window)
         else:
-            state.stats.add(record, state.window, self._slo_of(record))
+            state.stats.add(record, state.window, self._slo_of(record), m)
         self._add_tokens_to_later_windows(record)
 
     def _slo_of(self, r: RequestRecord) -> Sequence[SloRule]:

@@ -13,6 +13,7 @@ from llmload.core.record import Outcome, RequestRecord
 from llmload.core.tracecontext import trace_ids
 from llmload.errors import ErrorKind
 from llmload.export.otlp import RequestSpans, traces_url
+from llmload.metrics import derive
 
 pytest.importorskip("opentelemetry.sdk")
 
@@ -36,7 +37,7 @@ def test_each_record_is_one_client_span_under_the_traceparent_it_sent() -> None:
     )
     records = [_record("local-0-0"), _record("local-0-1", Outcome.failed(ErrorKind.HTTP_5XX))]
     for r in records:
-        spans.add(r)
+        spans.add(r, derive.measure(r))
     spans.close()  # flushes the batch: nothing queued is lost
     got = {s.attributes["llmload.request_id"]: s for s in exporter.get_finished_spans()}
     assert set(got) == {r.request_id for r in records}

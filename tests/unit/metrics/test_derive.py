@@ -70,7 +70,7 @@ def test_tokens_in_a_window_and_per_second(
     assert derive.tokens_in(r, t0, t1) == sum(tok for t, tok in pairs if t >= t0 and (t1 is None or t < t1))
     offset = 1_700_000_000 * NS + 123_456_789  # wall minus perf: seconds do not start at stamp 0
     series = TimeSeries()
-    series.add(r, offset)
+    series.add(r, offset, derive.ttft_ns(r))
     want: Counter[int] = Counter()
     for t, tok in pairs:
         want[(t + offset) // NS] += tok
