@@ -167,8 +167,8 @@ class StageController:
     def tick(self, now: float, progress: Progress, *, same_load: bool = False) -> Announcement | None:
         """Advance if the current phase is over; return the new phase's announcement.
 
-        ``same_load``: change only what changes no user count. A drained stage followed by
-        another load (or by the end) stays in its drain: the caller cannot start those users."""
+        ``same_load``: change only what starts or stops no user. A drained stage followed by a
+        stage of other users (or by the end) stays in its drain: the caller cannot start them."""
         plan = self.current
         if plan is None:
             return None
@@ -184,7 +184,7 @@ class StageController:
             if counted or elapsed >= plan.window_s:
                 return self._enter(Phase.DRAIN, now)
         elif self._phase is Phase.DRAIN and (progress.in_flight_measured == 0 or elapsed >= plan.drain_s):
-            if same_load and not self._repeat_follows(self._index):
+            if same_load and not self._same_users_follow(self._index):
                 return None
             self._index += 1
             if self._stops_here():
@@ -194,6 +194,16 @@ class StageController:
                 return Announcement(plan.index, Phase.DONE, now, plan.concurrency, plan.rate)
             return self._enter(Phase.WARMUP, now)
         return None
+
+    def _same_users_follow(self, position: int) -> bool:
+        """The plan after ``position`` runs the same users: a repeat of its level, or the next
+        rate of an open-loop sweep (whose users, one per process, send whatever rate the stage
+        says)."""
+        if position + 1 >= len(self.plans):
+            return False
+        plan, following = self.plans[position], self.plans[position + 1]
+        open_loop = plan.rate is not None
+        return following.concurrency == plan.concurrency and (following.rate is not None) == open_loop
 
     def _repeat_follows(self, position: int) -> bool:
         """The plan after ``position`` runs the same load (a repeat of its level)."""

@@ -94,7 +94,8 @@ class Conductor:
         seen: with 2 s windows, most of a stage went to waiting for its warm-up and its drain
         to be noticed over. Between those ticks this one moves on the phases that start or
         stop no user (a warm-up done, a window's end, a drain followed by a repeat of its
-        level), once Locust runs the users the current stage asked for (``settled``)."""
+        level or by an open-loop sweep's next rate), once Locust runs the users the current
+        stage asked for (``settled``)."""
 
         def loop() -> None:
             while self.controller.phase is not Phase.DONE:

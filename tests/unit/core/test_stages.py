@@ -165,3 +165,26 @@ def test_a_tick_between_shape_ticks_moves_on_to_a_repeat_but_not_to_another_leve
         (38, 3, "warmup"), (39, 3, "measure"), (49, 3, "drain"),
         (51, 3, "done"),
     ]  # fmt: skip
+
+
+def test_between_shape_ticks_an_open_loop_sweep_moves_on_to_its_next_rate() -> None:
+    """An open-loop stage's users are one per process whatever its rate: the next rate needs
+    nothing of Locust, so a fast tick starts it; the end still waits for the shape's tick."""
+    c = StageController(sweep_plans([], window_s=10, drain_s=60, rates=[2.0, 4.0], max_in_flight=64))
+    seen = []
+    for now, progress, same_load in [
+        (0, Progress(0, 0), False),
+        (1, Progress(2, 0), True),  # -> measure
+        (11, Progress(9, 2), True),  # -> drain
+        (12, Progress(10, 0), True),  # drained -> the 4 req/s stage warms up
+        (13, Progress(4, 0), True),  # -> measure
+        (23, Progress(9, 1), True),  # -> drain
+        (24, Progress(10, 0), True),  # drained, the end follows: held
+    ]:
+        a = c.tick(now, progress, same_load=same_load)
+        if a is not None:
+            seen.append((now, a.stage, a.phase.value, a.rate))
+    assert seen == [
+        (0, 0, "warmup", 2.0), (1, 0, "measure", 2.0), (11, 0, "drain", 2.0),
+        (12, 1, "warmup", 4.0), (13, 1, "measure", 4.0), (23, 1, "drain", 4.0),
+    ]  # fmt: skip
