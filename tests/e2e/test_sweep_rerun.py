@@ -68,7 +68,7 @@ def test_a_client_bound_level_with_no_core_to_spare_is_said_with_its_figures(tmp
     spinner = subprocess.Popen(["chrt", "-f", "2", "taskset", "-c", str(cpu), sys.executable, "-c", SPIN])
     try:
         done = sweep(
-            "--sim", "vllm", *(f"--sim-arg={a}" for a in SIM_ARGS), "--levels", "1,64", "--stage-s", "6",
+            "--sim", "vllm", *(f"--sim-arg={a}" for a in SIM_ARGS), "--levels", "64", "--stage-s", "4",
             "--results-dir", str(tmp_path), "--run-id", "hog",
             prefix=("taskset", "-c", str(cpu)),
         )  # fmt: skip
