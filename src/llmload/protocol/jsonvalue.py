@@ -13,9 +13,14 @@ beside this one (workload, sim) keep their JSON as ``object`` values and narrow 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-JSON: TypeAlias = bool | int | float | str | Sequence["JSON"] | Mapping[str, "JSON"] | None
+if TYPE_CHECKING:
+    JSON: TypeAlias = bool | int | float | str | Sequence["JSON"] | Mapping[str, "JSON"] | None
+else:
+    # At run time a JSON value is whatever the decoder read: msgspec, which decodes the typed
+    # files (results/summary.py), cannot follow a recursive alias, and keeps ``Any`` as read.
+    JSON = Any
 JSONObject: TypeAlias = Mapping[str, JSON]
 
 

@@ -10,12 +10,14 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+import msgspec
+
 from llmload.config.asked import WorkloadConfig
 from llmload.config.settings import ChecksConfig, RunConfig
 from llmload.core.health import HealthLimits, HealthSnapshot, is_client_bound
 from llmload.core.phases import Window
 from llmload.core.redact import redact_text, redact_url
-from llmload.core.stop import FailedFast, Interrupted, Stop
+from llmload.core.stop import FailedFast, Interrupted, Stopped
 from llmload.metrics.aggregate import StageStats
 from llmload.metrics.catalog import by_key
 from llmload.protocol.jsonvalue import JSON
@@ -233,7 +235,7 @@ def build_summary(
     lost_workers: Sequence[LostWorker] = (),
     clocks: Sequence[WorkerClock] = (),
     warnings: Sequence[str] = (),
-    stopped: Stop | None = None,
+    stopped: Stopped | None = None,
     saturation: Saturation | None = None,
     tokenize: str | None = None,
 ) -> Summary:
@@ -258,7 +260,7 @@ def build_summary(
         for view in views
     ]
     if isinstance(stopped, FailedFast):
-        stopped = replace(stopped, message=redact_text(stopped.message))
+        stopped = msgspec.structs.replace(stopped, message=redact_text(stopped.message))
     run = replace(
         _run_info(config, run_id, started_at, model, workers=workers, tokenize=tokenize),
         records=tuple(records),

@@ -2,7 +2,8 @@
 
 Every writer builds these objects and every reader gets them back, through one pair of
 functions: ``to_json`` (plain JSON values, in field order) and ``from_json`` (a decoded
-``summary.json`` of the current version; ``export/rundata.py`` upgrades older ones first).
+``summary.json`` of the current version; ``export/rundata.py`` upgrades older ones first). The
+types are the codec: msgspec reads and writes them as declared, with no code of their own.
 Fields are documented in docs/summary.md; docs/summary.schema.json is the same shape as a JSON
 Schema, and the tests validate what ``to_json`` writes against it.
 
@@ -13,14 +14,15 @@ copy of a shape owned elsewhere.
 
 from __future__ import annotations
 
-import types
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, is_dataclass, replace
-from typing import TypeVar, Union, get_args, get_origin, get_type_hints
+from dataclasses import dataclass, field, replace
+from typing import TypeVar
 
-from llmload.core.stop import Stop
+import msgspec
+
+from llmload.core.stop import Stopped
 from llmload.metrics.confidence import Interval
-from llmload.protocol.jsonvalue import JSON, JSONObject, array, obj
+from llmload.protocol.jsonvalue import JSON, JSONObject
 from llmload.results.summary_stage import Stage
 
 SCHEMA_VERSION = 2  # 2: verdicts (exit, run.stopped, attempts, ...); export/rundata.py reads 1
@@ -141,7 +143,7 @@ class RunInfo:
     options: Mapping[str, JSON]  # RunConfig.public_dict(): the options as the run used them
     records: tuple[Mapping[str, JSON], ...]  # the requests*.jsonl files, one per process
     reproducibility: Mapping[str, JSON]
-    stopped: Stop | None  # how the run ended early, if it did (verdict.py)
+    stopped: Stopped | None  # how the run ended early, if it did (verdict.py)
     lost_workers: tuple[LostWorker, ...] = ()
     clocks: tuple[WorkerClock, ...] = ()  # a distributed run's workers, as last estimated
 
@@ -177,58 +179,17 @@ class Summary:
 
 
 def to_json(value: object) -> JSON:
-    """Dataclasses as objects in field order, tuples as arrays, a ``Stop`` as its own form;
-    every other value as it is, if JSON has it."""
-    if isinstance(value, Stop):
-        return value.to_json()
-    if is_dataclass(value) and not isinstance(value, type):
-        return {f.name: to_json(getattr(value, f.name)) for f in fields(value)}
-    if isinstance(value, Mapping):
-        return {k: to_json(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [to_json(v) for v in value]
-    if value is None or isinstance(value, str | int | float):
-        return value
-    raise TypeError(f"summary.json has no {type(value).__name__} values: {value!r}")
+    """Plain JSON values (objects in field order), as the file holds them: arrays as lists, a
+    NaN as null."""
+    out: JSON = msgspec.json.decode(msgspec.json.encode(value))
+    return out
 
 
 def from_json(cls: type[T], data: JSONObject) -> T:
-    """``cls`` from its JSON object. Keys it does not declare are ignored (they belong to
-    another part of the schema or a writer's extra); a declared key that is missing takes the
-    field's default, and one without a default is an error naming it."""
-    hints = get_type_hints(cls)
-    kwargs = {}
-    for f in fields(cls):  # type: ignore[arg-type]
-        if f.name in data:
-            kwargs[f.name] = _decode(hints[f.name], data[f.name])
-    try:
-        return cls(**kwargs)
-    except TypeError as exc:
-        raise ValueError(f"{cls.__name__}: {exc}") from None
-
-
-def _decode(tp: object, value: JSON) -> object:
-    """``value`` as the field type ``tp`` declares (as ``get_type_hints`` gives it)."""
-    if value is None:
-        return None
-    origin = get_origin(tp)
-    if origin is Union or origin is types.UnionType:
-        inner = [a for a in get_args(tp) if a is not type(None)]
-        # one type or None; more than one is a JSON value (protocol/jsonvalue.py), kept as read
-        return _decode(inner[0], value) if len(inner) == 1 else value
-    if tp is Stop:
-        return Stop.from_json(obj(value))
-    if isinstance(tp, type) and is_dataclass(tp):
-        return from_json(tp, obj(value))
-    if origin is tuple:
-        args = get_args(tp)
-        if len(args) == 2 and args[1] is Ellipsis:
-            return tuple(_decode(args[0], v) for v in array(value))
-        return tuple(_decode(a, v) for a, v in zip(args, array(value), strict=True))
-    if origin is Mapping or origin is dict:
-        _key, item = get_args(tp)
-        return {k: _decode(item, v) for k, v in obj(value).items()}
-    return value
+    """``cls`` from its JSON object, as its fields declare. Keys it does not declare are ignored
+    (another part of the schema, or a writer's extra); a declared key that is missing takes
+    the field's default, and one without a default is a ``ValueError`` naming its path."""
+    return msgspec.convert(data, cls)
 
 
 def read(data: JSONObject) -> Summary:

@@ -18,8 +18,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+import msgspec
+
 from llmload.core.health import HealthSnapshot
-from llmload.core.stop import Stop
+from llmload.core.stop import Stopped, stop_of
 from llmload.metrics.aggregate import StageStats
 from llmload.metrics.classic import ClassicStats
 from llmload.metrics.timeseries import TimeSeries
@@ -59,7 +61,7 @@ class Delta:
     health: Mapping[int, HealthSnapshot] = field(default_factory=dict)
     lateness: Mapping[int, Mapping[str, float]] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
-    stopped: Stop | None = None
+    stopped: Stopped | None = None
 
     def to_wire(self) -> dict[str, JSON]:
         return {
@@ -82,7 +84,7 @@ class Delta:
             "health": {str(k): v.to_dict() for k, v in self.health.items()},
             "lateness": _str_keys(self.lateness),
             "warnings": list(self.warnings),
-            "stopped": None if self.stopped is None else self.stopped.to_json(),
+            "stopped": None if self.stopped is None else msgspec.to_builtins(self.stopped),
         }
 
     @classmethod
@@ -111,7 +113,7 @@ class Delta:
                 for k, v in _objects(data, "lateness").items()
             },
             warnings=tuple(str(w) for w in array(data.get("warnings") or ())),
-            stopped=Stop.from_json(obj(stopped, "stopped")) if stopped else None,
+            stopped=stop_of(stopped) if stopped else None,
         )
 
 

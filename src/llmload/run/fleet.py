@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from llmload.core.health import HealthSnapshot
 from llmload.core.phases import Phase
 from llmload.core.stages import Announcement, Progress
-from llmload.core.stop import Stop
+from llmload.core.stop import Stopped, with_process
 from llmload.metrics.aggregate import StageStats
 from llmload.metrics.classic import ClassicStats
 from llmload.metrics.timeseries import TimeSeries
@@ -66,7 +66,7 @@ class Fleet:
         self.timeseries = TimeSeries()
         self.classic: dict[int, ClassicStats] = {}
         self.announcements: list[tuple[float, int, str]] = []
-        self.stopped: Stop | None = None  # why the run ends early (verdict.py)
+        self.stopped: Stopped | None = None  # why the run ends early (verdict.py)
         self.exit_code: int | None = None  # the verdict, once the run has ended
         self.warnings: list[str] = []  # what the workers' starts found doubtful, once each
 
@@ -117,7 +117,7 @@ class Fleet:
         self.model = self.model or d.model
         self.warnings += [x for x in dict.fromkeys(d.warnings) if x not in self.warnings]
         if d.stopped is not None and self.stopped is None:
-            self.stopped = replace(d.stopped, process=w.name)
+            self.stopped = with_process(d.stopped, w.name)
         w.final = w.final or d.final
 
     def progress(self) -> Progress:

@@ -22,7 +22,7 @@ from llmload.core.health import HealthSnapshot
 from llmload.core.phases import Phase, Window
 from llmload.core.record import NOT_FAILED, OK, RequestRecord
 from llmload.core.stages import Announcement, Progress
-from llmload.core.stop import Stop
+from llmload.core.stop import Stopped
 from llmload.errors import TargetError
 from llmload.export.results import ResultsDir, new_run_id
 from llmload.metrics.aggregate import StageStats
@@ -126,9 +126,9 @@ class ProcessRun:
         # --max-error-rate 1 accepts every failure: a run meant to measure them is not stopped.
         accepts_all = config.checks.max_error_rate is not None and config.checks.max_error_rate >= 1
         self._fail_fast = FailFast(armed=not accepts_all)
-        self.stopped: Stop | None = None  # why the run ends early, once it must
+        self.stopped: Stopped | None = None  # why the run ends early, once it must
         self.exit_code: int | None = None  # the verdict, once the run has ended (the exporter)
-        self.on_stop: Callable[[Stop], None] | None = None  # the role stops the run
+        self.on_stop: Callable[[Stopped], None] | None = None  # the role stops the run
         # --requests: the conductor, asked at once when a request past the count would start
         # (a tick's wait, up to Locust's second in a sweep, would let more in)
         self.on_window_full: Callable[[], object] | None = None
@@ -315,7 +315,7 @@ class ProcessRun:
             if self.on_stop is not None:
                 self.on_stop(stop)
 
-    def stop(self, why: Stop) -> None:
+    def stop(self, why: Stopped) -> None:
         """The run ends early (interrupted, or another process failed fast): say why."""
         if self.stopped is None:
             self.stopped = why

@@ -5,7 +5,7 @@ from __future__ import annotations
 from llmload.core.failfast import FailFast
 from llmload.core.phases import Phase
 from llmload.core.record import OK, UNFINISHED, Outcome, RequestRecord
-from llmload.core.stop import Stop
+from llmload.core.stop import stop_of
 
 
 def record(outcome: str, status: int | None = None, detail: str = "") -> RequestRecord:
@@ -20,7 +20,7 @@ def test_twenty_identical_failures_stop_the_run_once() -> None:
     check = FailFast()
     stops = [check.observe(record("http_4xx", 400, "bad field")) for _ in range(25)]
     assert stops[:19] == [None] * 19
-    assert stops[19] == Stop.from_json(
+    assert stops[19] == stop_of(
         {
             "by": "fail_fast",
             "kind": "http_4xx",

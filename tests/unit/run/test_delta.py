@@ -8,7 +8,7 @@ import msgpack  # type: ignore[import-untyped]
 
 from llmload.core.health import HealthSnapshot
 from llmload.core.phases import Window
-from llmload.core.stop import Stop
+from llmload.core.stop import stop_of
 from llmload.metrics.aggregate import StageStats
 from llmload.metrics.timeseries import TimeSeries
 from llmload.run.delta import Delta
@@ -38,7 +38,7 @@ def test_a_delta_survives_the_wire_with_int_stages_and_the_same_stats() -> None:
         health={2: HealthSnapshot(loop_lag_p99_ms=1.5)},
         lateness={2: {"measure": 0.001}},
         warnings=("w",),
-        stopped=Stop.from_json({"by": "interrupt"}),
+        stopped=stop_of({"by": "interrupt"}),
     )
     wire = msgpack.unpackb(msgpack.packb(sent.to_wire()), strict_map_key=False)  # as Locust sends it
     assert all(isinstance(k, str) for k in wire["stages"])

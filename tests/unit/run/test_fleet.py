@@ -6,7 +6,7 @@ from typing import Any
 
 from llmload.core.phases import Phase
 from llmload.core.stages import Announcement
-from llmload.core.stop import Stop
+from llmload.core.stop import stop_of
 from llmload.metrics.aggregate import StageStats
 from llmload.run.fleet import Fleet
 
@@ -79,4 +79,4 @@ def test_the_first_worker_to_stop_the_run_is_named() -> None:
     fleet = Fleet()
     fleet.on_delta("a", delta(0, stopped={"by": "fail_fast", "kind": "http_5xx"}))
     fleet.on_delta("b", {**delta(0, stopped={"by": "interrupt"}), "name": "worker-1"})
-    assert fleet.stopped == Stop.from_json({"by": "fail_fast", "kind": "http_5xx", "process": "worker-0"})
+    assert fleet.stopped == stop_of({"by": "fail_fast", "kind": "http_5xx", "process": "worker-0"})

@@ -12,7 +12,7 @@ from llmload.config.settings import ChecksConfig
 from llmload.core.failfast import REQUESTS
 from llmload.core.phases import Phase
 from llmload.core.record import Outcome, RequestRecord
-from llmload.core.stop import Stop
+from llmload.core.stop import Stopped
 from llmload.run.process_run import ProcessRun
 from tests.support.session import config
 
@@ -23,10 +23,10 @@ def failed(i: int) -> RequestRecord:
     return r
 
 
-def stops(tmp_path: Path, max_error_rate: float | None) -> list[Stop]:
+def stops(tmp_path: Path, max_error_rate: float | None) -> list[Stopped]:
     cfg = dataclasses.replace(config(tmp_path), checks=ChecksConfig(max_error_rate=max_error_rate))
     session = ProcessRun(cfg)
-    seen: list[Stop] = []
+    seen: list[Stopped] = []
     session.on_stop = seen.append
     try:
         for i in range(REQUESTS * 2):
