@@ -240,7 +240,7 @@ class Worker:
                     user=str(user_id),
                     stage=stage,
                     window=window,
-                    active=session.active,
+                    **_in_flight(session),
                 )
                 session.in_flight -= 1
             count += 1
@@ -250,3 +250,26 @@ class Worker:
             if self._keep is not None:
                 self._keep(record, transport.last if isinstance(transport, TeeTransport) else [])
         transport.close()
+
+
+class _Active:
+    """The live count's part of a request's bookkeeping, and no more (no fold, no Locust)."""
+
+    def __init__(self, active: set[RequestRecord]) -> None:
+        self._active = active
+
+    def began(self, record: RequestRecord) -> None:
+        self._active.add(record)
+
+    def ended(self, record: RequestRecord) -> None:
+        self._active.discard(record)
+
+
+def _in_flight(session: ProcessRun) -> dict[str, Any]:
+    """The in-flight set, as the revision under test takes it: a ``flight`` (one sink for a
+    request's start and end) since the frame's third step, an ``active`` set before."""
+    import inspect
+
+    if "flight" in inspect.signature(_chat_client(session).run).parameters:
+        return {"flight": _Active(session.active)}
+    return {"active": session.active}

@@ -231,8 +231,12 @@ def test_a_server_that_never_answers_measured_nothing(run_locust: RunLocust) -> 
 
 
 def test_requests_that_never_finish_measured_nothing(run_locust: RunLocust) -> None:
+    # 12 s: beside a CPU loop and three other tests, Locust's start and llmload's first look
+    # once took all of an 8 s run, and the run rightly said no request was sent (CI29)
     with start_sim(["--ttft-ms", "60000", "--step-ms", "10"]) as sim:
-        run = run_locust(sim.url, "--drain-s", "1", users=2, run_time="4s", expect_code=None)
+        run = run_locust(sim.url, "--drain-s", "1", users=2, run_time="12s", expect_code=None)
+        arrived = len(sim.requests())
+    assert arrived == 2, f"the simulator saw {arrived} requests: the run ended before its users sent"
     assert_verdict(
         run,
         ExitCode.COULD_NOT_START,

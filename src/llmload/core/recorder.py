@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from llmload.core.phases import Window
 from llmload.core.record import (
     CANCELLED,
     OK,
@@ -18,9 +19,9 @@ from llmload.core.record import (
     RequestRecord,
     ServerMetrics,
     ServerTimings,
-    TokenSource,
 )
 from llmload.core.timeouts import Timeouts
+from llmload.core.token_count import settle_tokens
 from llmload.errors import ErrorKind
 from llmload.protocol.api_events import (
     messages_body,
@@ -44,6 +45,8 @@ _BODY_FIELDS: dict[str, Callable[[bytes], ChunkFields]] = {
     "rerank": rerank_body,
 }
 _NO_OUTPUT = frozenset({"embeddings", "rerank"})
+# A scenario's check of a successful answer: the failure it found, or None.
+RecordCheck = Callable[[RequestRecord], "str | None"]
 _EVIDENCE_BYTES = 4096
 _MAX_BODY_BYTES = 64 * 1024 * 1024
 
@@ -51,8 +54,18 @@ _MAX_BODY_BYTES = 64 * 1024 * 1024
 class ResponseRecorder:
     """A ``ResponseSink`` that fills one record. Call ``finish`` or ``fail`` exactly once."""
 
-    def __init__(self, record: RequestRecord, timeouts: Timeouts, keep: list[bytes] | None = None) -> None:
+    def __init__(
+        self,
+        record: RequestRecord,
+        timeouts: Timeouts,
+        keep: list[bytes] | None = None,
+        *,
+        window: Window | None = None,
+    ) -> None:
         self.record = record
+        # The stage's window: a request's latency belongs to the phase it was *sent* in
+        # (docs/metrics.md), known once it ends. None leaves the phase it was created with.
+        self._window = window
         # The response's payloads (SSE data, or the whole body), for a caller that reads the
         # answer itself (``answer.py``); None keeps nothing, as measuring alone needs nothing.
         self._keep = keep
@@ -349,44 +362,27 @@ class ResponseRecorder:
             )
         return self._settle(t_ns)
 
-    def finish(self, t_ns: int) -> RequestRecord:
-        """Classify the finished exchange and settle its token counts."""
+    def finish(self, t_ns: int, check: RecordCheck | None = None) -> RequestRecord:
+        """Classify the exchange that ended at ``t_ns`` and settle its token counts; then, if
+        it succeeded, ``check`` reads it (and the payloads kept): a failure it names makes the
+        record a failed check. The record is final when it leaves here."""
         rec = self.record
         if not self._failed and self.evidence is not None:
             evidence = self.evidence.decode("utf-8", "replace")
             self._fail(t_ns, ErrorKind.of_status(rec.status or 0), evidence)
         elif not self._failed and rec.stream and not self._saw_done and rec.finish_reason is None:
             self._fail(t_ns, ErrorKind.STREAM_BROKEN, "body ended without [DONE] or finish_reason")
-        return self._settle(t_ns)
+        self._settle(t_ns)
+        if check is not None and rec.outcome == OK and (failure := check(rec)) is not None:
+            rec.outcome = Outcome.CHECK_FAILED
+            rec.error_detail = failure[:500]
+        return rec
 
     def _settle(self, t_ns: int) -> RequestRecord:
         rec = self.record
         if rec.done_ns is None:
             rec.done_ns = t_ns
-        usage = self._usage_tokens
-        if rec.stream and usage is not None and self._continuous and rec.event_tokens:
-            rec.token_source = TokenSource.CONTINUOUS
-            rec.output_tokens = usage
-        elif usage is not None and rec.outcome == OK:
-            rec.token_source = TokenSource.USAGE
-            rec.output_tokens = usage
-            rec.spread_tokens(usage)
-        else:
-            rec.token_source = TokenSource.ESTIMATED
-            rec.output_tokens = len(rec.event_ns) if rec.stream else (usage or 0)
-            for i in range(len(rec.event_tokens)):
-                rec.event_tokens[i] = 1
-        rec.reasoning_tokens = self._reasoning_tokens()
+        settle_tokens(rec, self._usage_tokens, self._continuous, self._thought, self._thought_usage)
+        if self._window is not None:
+            rec.phase = self._window.phase_at(rec.sent_ns if rec.sent_ns is not None else rec.scheduled_ns)
         return rec
-
-    def _reasoning_tokens(self) -> int:
-        """The server's count of the thinking when it sent one; else the tokens of the reasoning
-        events: exact under continuous usage, one each when estimated, and a final usage spread
-        over the events gives the reasoning events their share of it."""
-        rec = self.record
-        if self._thought_usage is not None:
-            return max(0, min(self._thought_usage, rec.output_tokens))
-        thought = self._thought
-        if rec.token_source is TokenSource.USAGE and rec.event_tokens:
-            return round(rec.output_tokens * thought / len(rec.event_tokens))
-        return thought

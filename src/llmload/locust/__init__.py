@@ -28,10 +28,10 @@ if TYPE_CHECKING:  # the names _EXPORTS serves, spelled out for type checkers
     from llmload.locust.user import EmbeddingsUser as EmbeddingsUser
     from llmload.locust.user import LLMUser as LLMUser
     from llmload.locust.user import RerankUser as RerankUser
-    from llmload.run.llm_client import Check as Check
     from llmload.run.llm_client import LLMClient as LLMClient
-    from llmload.run.llm_client import Reply as Reply
-    from llmload.run.llm_client import Timings as Timings
+    from llmload.run.reply import Check as Check
+    from llmload.run.reply import Reply as Reply
+    from llmload.run.reply import Timings as Timings
     from llmload.workload.messages import rag_messages as rag_messages
     from llmload.workload.messages import system_message as system_message
     from llmload.workload.messages import tool_result as tool_result
@@ -58,9 +58,9 @@ _EXPORTS: dict[str, str] = {
     "install": "llmload.locust.plugin",
     # self.client and what its calls return
     "LLMClient": _CLIENT,
-    "Reply": _CLIENT,
-    "Timings": _CLIENT,
-    "Check": _CLIENT,
+    "Reply": "llmload.run.reply",
+    "Timings": "llmload.run.reply",
+    "Check": "llmload.run.reply",
     "Answer": "llmload.core.answer",
     "ToolCall": "llmload.core.answer",
     # what self.prompt() returns, and the messages a request is built of

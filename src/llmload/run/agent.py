@@ -22,8 +22,9 @@ from greenlet import GreenletExit
 
 from llmload.config.asked import Endpoint
 from llmload.core.phases import Phase
-from llmload.run.llm_client import LLMClient, Reply
+from llmload.run.llm_client import LLMClient
 from llmload.run.process_run import ProcessRun
+from llmload.run.reply import Reply
 from llmload.run.request import RequestEvent
 from llmload.workload.agent_replay import fit
 from llmload.workload.agent_trace import TraceSession, session_for

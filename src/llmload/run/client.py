@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import TypedDict
+from typing import Protocol, TypedDict
 
 import gevent
 from greenlet import GreenletExit
@@ -18,7 +18,7 @@ from greenlet import GreenletExit
 from llmload.config.asked import PATHS, Endpoint, RequestConfig
 from llmload.core.phases import Window
 from llmload.core.record import RequestRecord
-from llmload.core.recorder import ResponseRecorder
+from llmload.core.recorder import RecordCheck, ResponseRecorder
 from llmload.core.timeouts import Timeouts
 from llmload.core.tracecontext import HEADER, trace_ids
 from llmload.protocol.payloads import (
@@ -35,6 +35,15 @@ from llmload.workload.prompts import Prompt
 # The endpoints whose answers vLLM's per-request metrics ride on (--enable-per-request-metrics):
 # chat and completions, as its docs say; the simulator also writes them on Responses answers.
 _TIMED: frozenset[Endpoint] = frozenset({"chat", "completions", "responses"})
+
+
+class Flight(Protocol):
+    """Where one request's record goes: seen as it starts, and once as it ends, however it
+    ends (the process's run state counts it in flight, then folds it)."""
+
+    def began(self, record: RequestRecord) -> None: ...
+
+    def ended(self, record: RequestRecord) -> None: ...
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -215,18 +224,18 @@ class ApiClient:
         user: str,
         stage: int,
         window: Window,
+        flight: Flight | None = None,
         scheduled_ns: int | None = None,
-        on_unfinished: Callable[[RequestRecord], None] | None = None,
-        active: set[RequestRecord] | None = None,
         keep: list[bytes] | None = None,
+        check: RecordCheck | None = None,
         cancel_after_s: float | None = None,
     ) -> RequestRecord:
-        """Send one request and return its record; failures are data on the record.
+        """Send one request and return its record, final; failures are data on the record.
 
-        If the greenlet is killed mid-request, the record is completed as unfinished and
-        handed to ``on_unfinished`` before the kill proceeds. While in flight, the record is in
-        ``active`` (if given), so live progress can count tokens before the request ends.
-        ``keep`` receives the response's payloads, for a caller that reads the answer.
+        ``flight`` sees the record when it starts (live progress counts its tokens) and once
+        when it ends, however it ends: also when the greenlet is killed mid-request (the
+        record then unfinished) before the kill goes on. ``keep`` receives the response's
+        payloads and ``check`` judges a successful answer (``ResponseRecorder.finish``).
         ``cancel_after_s``: close the request that long after it starts (``--cancel``).
         """
         now = self._clock()
@@ -246,9 +255,7 @@ class ApiClient:
             image_bytes=call.image_bytes,
         )
         record.asked_server_timings = self._asks and call.endpoint in _TIMED
-        recorder = ResponseRecorder(record, self._timeouts, keep)
-        if active is not None:
-            active.add(record)
+        recorder = ResponseRecorder(record, self._timeouts, keep, window=window)
         headers = (*self._headers[call.stream], *self._api_headers.get(call.endpoint, ()), *call.headers,
                    ("X-Request-Id", request_id))  # fmt: skip
         if self._trace:
@@ -256,13 +263,13 @@ class ApiClient:
             record.trace_id, record.span_id = ids
             headers = (*headers, (HEADER, ids.traceparent))
         http = HttpRequest("POST", self.request_path(call.endpoint), headers, call.body)
+        if flight is None:
+            return self._exchange(transport, http, recorder, check, cancel_after_s)
+        flight.began(record)
         try:
-            return self._exchange(
-                transport, http, recorder, window, on_unfinished, cancel_after_s=cancel_after_s
-            )
+            return self._exchange(transport, http, recorder, check, cancel_after_s)
         finally:
-            if active is not None:
-                active.discard(record)
+            flight.ended(record)
 
     @staticmethod
     def request_path(endpoint: Endpoint) -> str:
@@ -273,10 +280,8 @@ class ApiClient:
         transport: Transport,
         http: HttpRequest,
         recorder: ResponseRecorder,
-        window: Window,
-        on_unfinished: Callable[[RequestRecord], None] | None,
-        *,
-        cancel_after_s: float | None = None,
+        check: RecordCheck | None,
+        cancel_after_s: float | None,
     ) -> RequestRecord:
         recorder.record.began_ns = self._clock()
         # The cancel is raised in this greenlet wherever it waits (connect, write, a read) and
@@ -289,23 +294,22 @@ class ApiClient:
             recorder.fail(self._clock(), failure.kind, failure.detail)
         except Cancel:
             transport.close()
-            done = recorder.cancelled(self._clock())
-            done.phase = window.phase_at(done.sent_ns or done.scheduled_ns)
-            return done
+            return recorder.cancelled(self._clock())
         except GreenletExit:
             transport.close()
-            done = recorder.unfinished(self._clock())
-            done.phase = window.phase_at(done.sent_ns or done.scheduled_ns)
-            if on_unfinished is not None:
-                on_unfinished(done)
+            recorder.unfinished(self._clock())
             raise
         finally:
             if cancel is not None:
                 cancel.close()
-        done = recorder.finish(self._clock())
-        # Latency belongs to the window the request was *sent* in (docs/metrics.md).
-        done.phase = window.phase_at(done.sent_ns or done.scheduled_ns)
-        return done
+        done_ns = self._clock()
+        try:
+            # The reads that arrived meanwhile go before the bookkeeping (the answer's check,
+            # the fold): a read that waits behind them is stamped late by as much.
+            gevent.idle()
+        finally:  # a kill meanwhile still ends a request that had finished
+            recorder.finish(done_ns, check)
+        return recorder.record
 
 
 class Cancel(BaseException):

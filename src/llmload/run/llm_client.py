@@ -12,117 +12,20 @@ the built-in users read nothing, and pay nothing for it.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from llmload.config.asked import Endpoint
 from llmload.config.tenants import Tenant
-from llmload.core.answer import Answer, Ranked, ToolCall, read_answer
-from llmload.core.api_answer import read_messages, read_responses, response_id_of
+from llmload.core.api_answer import response_id_of
 from llmload.core.phases import Window
-from llmload.core.record import OK, Outcome, RequestRecord
-from llmload.metrics import derive
-from llmload.protocol.jsonvalue import JSON
+from llmload.core.record import RequestRecord
+from llmload.core.recorder import RecordCheck
 from llmload.run.client import ApiClient, Call
 from llmload.run.process_run import ProcessRun
+from llmload.run.reply import Check, Reply, reply_of
 from llmload.run.request import RequestEvent, send_request
 from llmload.transport.base import Transport
 from llmload.workload.prompts import Prompt
-
-_MS = 1e6
-# A check returns None or True when the answer is right, else False or the reason it is not.
-Check = Callable[["Reply"], "str | bool | None"]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Timings:
-    """One request's measured times in ms, as the summary's percentiles count them; None where
-    the request does not define the metric (a non-streamed request has no TTFT)."""
-
-    ttft_ms: float | None
-    ttfot_ms: float | None  # first *answer* token: after any reasoning and tool-call tokens
-    tpot_ms: float | None
-    e2e_ms: float | None
-    itl_ms: tuple[float, ...]  # one gap per token after the first, as the ITL histogram has them
-
-    @classmethod
-    def of(cls, r: RequestRecord) -> Timings:
-        gaps, counts = derive.token_reads(r).itl()
-        tpot = derive.tpot_ns(r)
-        return cls(
-            ttft_ms=_ms(derive.ttft_ns(r)),
-            ttfot_ms=_ms(derive.ttfot_ns(r)),
-            tpot_ms=None if tpot is None else tpot / _MS,
-            e2e_ms=_ms(derive.e2e_ns(r)),
-            itl_ms=tuple(g / _MS for g, n in zip(gaps, counts, strict=True) for _ in range(n)),
-        )
-
-
-def _ms(ns: int | None) -> float | None:
-    return None if ns is None else ns / _MS
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Reply:
-    """What one call got back. A failed call has an empty answer and says why in ``error``."""
-
-    request_id: str
-    outcome: Outcome  # OK, a failure (``http_4xx``, ``check_failed``, ...) or UNFINISHED
-    status: int | None
-    error: str | None
-    answer: Answer
-    timings: Timings
-    prompt_tokens: int | None
-    output_tokens: int
-    cached_tokens: int | None = None  # of prompt_tokens, what the server's usage says its cache held
-    sent: tuple[Mapping[str, object], ...] = ()  # the chat messages that were sent
-
-    @property
-    def ok(self) -> bool:
-        return self.outcome == OK
-
-    @property
-    def text(self) -> str:
-        return self.answer.text
-
-    @property
-    def reasoning(self) -> str:
-        return self.answer.reasoning
-
-    @property
-    def tool_calls(self) -> tuple[ToolCall, ...]:
-        return self.answer.tool_calls
-
-    @property
-    def finish_reason(self) -> str | None:
-        return self.answer.finish_reason
-
-    @property
-    def usage(self) -> Mapping[str, JSON] | None:
-        return self.answer.usage
-
-    @property
-    def embeddings(self) -> tuple[tuple[float, ...], ...]:
-        return self.answer.embeddings
-
-    @property
-    def ranking(self) -> tuple[Ranked, ...]:
-        """A rerank's documents, best first: each one's ``index`` in the request and ``score``."""
-        return self.answer.ranking
-
-    @property
-    def response_id(self) -> str | None:
-        """The server's id of the answer: a Responses API scenario's ``previous_response_id``."""
-        return self.answer.response_id
-
-    @property
-    def message(self) -> dict[str, JSON]:
-        """The assistant message to append for the next turn."""
-        return self.answer.message
-
-    @property
-    def messages(self) -> list[Mapping[str, object]]:
-        """The conversation so far: what was sent, then the assistant's answer."""
-        return [*self.sent, self.message]
 
 
 class LLMClient:
@@ -336,7 +239,7 @@ class LLMClient:
         stage_window: tuple[int, Window] | None = None,
         scheduled_ns: int | None = None,
         keep: list[bytes] | None = None,
-        judge: Callable[[RequestRecord], None] | None = None,
+        check: RecordCheck | None = None,
     ) -> RequestRecord:
         index, self.count = self.count, self.count + 1
         return send_request(
@@ -349,51 +252,29 @@ class LLMClient:
             stage_window=stage_window,
             scheduled_ns=scheduled_ns,
             keep=keep,
-            judge=judge,
+            check=check,
         )
 
     def _reply(self, call: Call, check: Check | None, sent: tuple[Mapping[str, object], ...]) -> Reply:
         payloads: list[bytes] = []
-        replies: list[Reply] = []
+        if check is None:
+            return reply_of(self._send(call, keep=payloads), payloads, sent)
+        read: list[Reply] = []
 
-        def judge(record: RequestRecord) -> None:
-            # Before the record is counted: a check that fails makes it a failure of its own kind.
-            reply = _reply_of(record, payloads, sent)
-            if check is not None and reply.ok:
-                verdict = check(reply)
-                if verdict is not None and verdict is not True:
-                    record.outcome = Outcome.CHECK_FAILED
-                    record.error_detail = (verdict or "the scenario's check failed")[:500]
-                    reply = replace(reply, outcome=record.outcome, error=record.error_detail)
-            replies.append(reply)
+        def failure(record: RequestRecord) -> str | None:
+            # Before the record is final: a check that fails makes it a failure of its own kind.
+            read.append(reply := reply_of(record, payloads, sent))
+            verdict = check(reply)
+            return None if verdict is None or verdict is True else verdict or "the scenario's check failed"
 
-        record = self._send(call, keep=payloads, judge=judge)
-        return replies[0] if replies else _reply_of(record, payloads, sent)
+        record = self._send(call, keep=payloads, check=failure)
+        if not read:  # the request failed: there was no answer to check
+            return reply_of(record, payloads, sent)
+        return replace(read[0], outcome=record.outcome, error=record.error_detail)
 
     def _client(self) -> ApiClient:
         return self._session.client()
 
 
-_READERS = {"responses": read_responses, "messages": read_messages}
-
-
 def _pairs(headers: Mapping[str, str] | None) -> tuple[tuple[str, str], ...]:
     return tuple((headers or {}).items())
-
-
-def _reply_of(record: RequestRecord, payloads: list[bytes], sent: tuple[Mapping[str, object], ...]) -> Reply:
-    # An error answer's body is the server's complaint, not an answer: ``error`` quotes it.
-    read = _READERS.get(record.endpoint, read_answer)
-    answer = read(payloads, stream=record.stream) if record.status == 200 else Answer()
-    return Reply(
-        request_id=record.request_id,
-        outcome=record.outcome,
-        status=record.status,
-        error=record.error_detail,
-        answer=answer,
-        timings=Timings.of(record),
-        prompt_tokens=record.prompt_tokens,
-        output_tokens=record.output_tokens,
-        cached_tokens=record.cached_tokens,
-        sent=sent,
-    )

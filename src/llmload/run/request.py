@@ -7,13 +7,14 @@ the one call it makes per request (``RequestEvent``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Protocol
 
 import gevent
 
 from llmload.core.phases import Window
-from llmload.core.record import NOT_FAILED, RequestRecord
+from llmload.core.record import NOT_FAILED, UNFINISHED, RequestRecord
+from llmload.core.recorder import RecordCheck
 from llmload.run.client import Call
 from llmload.run.process_run import ProcessRun
 from llmload.transport.base import Transport
@@ -46,13 +47,14 @@ def send_request(
     stage_window: tuple[int, Window] | None = None,
     scheduled_ns: int | None = None,
     keep: list[bytes] | None = None,
-    judge: Callable[[RequestRecord], None] | None = None,
+    check: RecordCheck | None = None,
 ) -> RequestRecord:
-    """One request of a user, whatever its kind: tag it with the stage it is sent in, run it,
-    write and fold its record (also when the run ends mid-request), report it to Locust.
+    """One request of a user, whatever its kind: tag it with the stage it is sent in, run it;
+    its record, final, is folded and reported to Locust as it ends (also when the run ends
+    mid-request).
 
-    ``keep`` receives the response's payloads; ``judge`` sees the finished record before it
-    is counted, so a scenario's check of the answer can turn it into a failure."""
+    ``keep`` receives the response's payloads; ``check`` judges a successful answer before the
+    record is final, so a scenario's check of the answer can turn it into a failure."""
     if scheduled_ns is None:
         # Closed loop: the reads that have arrived go first. A request's end and the next one's
         # start (record, Locust event, prompt, body, send) take a few hundred µs on a worker
@@ -62,12 +64,13 @@ def send_request(
         # open-loop request is due at its time: waiting would count as queueing latency.
         gevent.idle()
     stage, window = stage_window or session.current()
-    counted = session.request_started(stage, window)
-
-    def unfinished(record: RequestRecord) -> None:
-        session.on_record(record, counted)
-
     client = session.client()
+    flight = _Flight(
+        session,
+        session.request_started(stage, window),
+        report,
+        call.name or client.request_path(call.endpoint),
+    )
     workload = session.config.workload
     record = client.run(
         transport,
@@ -76,22 +79,35 @@ def send_request(
         user=str(user_id),
         stage=stage,
         window=window,
+        flight=flight,
         scheduled_ns=scheduled_ns,
-        on_unfinished=unfinished,
-        active=session.active,
         keep=keep,
+        check=check,
         cancel_after_s=workload.cancel.delay_s(workload.seed, user_id, index),
     )
-    try:
-        gevent.idle()  # as above: the bookkeeping waits for the reads that arrived meanwhile
-        if judge is not None:
-            judge(record)
-    finally:  # also when the run ends the user here: a finished request is never dropped
-        session.on_record(record, counted)
-        report_to_locust(report, record.name or client.request_path(call.endpoint), record)
     if scheduled_ns is None and record.outcome not in NOT_FAILED:
         gevent.sleep(session.backoff_s())  # a failing server is not hammered by a tight loop
     return record
+
+
+@dataclass(slots=True)
+class _Flight:
+    """One request's bookkeeping, as the client hands it the record: in flight while it runs
+    (live progress counts its tokens), then counted, folded and reported to Locust."""
+
+    session: ProcessRun
+    counted: bool  # sent inside the measured window: in flight there until it ends
+    report: RequestEvent
+    name: str
+
+    def began(self, record: RequestRecord) -> None:
+        self.session.active.add(record)
+
+    def ended(self, record: RequestRecord) -> None:
+        self.session.active.discard(record)
+        self.session.on_record(record, self.counted)
+        if record.outcome != UNFINISHED:  # the run ended it, not the server: no Locust request
+            report_to_locust(self.report, self.name, record)
 
 
 def report_to_locust(report: RequestEvent, name: str, r: RequestRecord) -> None:

@@ -17,8 +17,9 @@ from llmload.config.settings import PhaseConfig, RunConfig, TransportConfig
 from llmload.core.phases import Phase
 from llmload.core.stages import Announcement
 from llmload.core.timeouts import Timeouts
-from llmload.run.llm_client import LLMClient, Reply
+from llmload.run.llm_client import LLMClient
 from llmload.run.process_run import ProcessRun
+from llmload.run.reply import Reply
 from llmload.sim.process import SimProcess, start_sim
 from llmload.workload.messages import tool_result, user_message
 from tests.support.timing.judge import Judge
