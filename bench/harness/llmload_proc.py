@@ -24,6 +24,7 @@ from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
 import gevent  # noqa: E402
+import msgspec  # noqa: E402
 import orjson  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -98,7 +99,7 @@ def run(
         "cpu_window_s": cpu1 - cpu0,
         "events": events1 - events0,
         "reads": reads1 - reads0,
-        "health": health.to_dict(),
+        "health": msgspec.to_builtins(health),  # a dataclass in every revision
         "wall_s": time.perf_counter() - start,
     }
     if tee:

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from llmload.core.health import HealthLimits, HealthSnapshot, is_client_bound
@@ -140,7 +141,7 @@ def test_nothing_listening_is_one_line(run_locust: RunLocust) -> None:
     summary = assert_verdict(run, ExitCode.COULD_NOT_START, "every request failed: connect_error")
     assert "nothing accepted a connection" in summary["exit"]["line"]
     stage = summary["stages"][0]
-    health = [HealthSnapshot.from_dict(h) for h in stage["client_health"].values()]
+    health = [msgspec.convert(h, HealthSnapshot) for h in stage["client_health"].values()]
     # A dead target must not make the client spin (its backoff keeps the CPU low: CPU time, which
     # a busy neighbour does not add to). Whether its loop lagged is this machine's doing, and
     # the flag says exactly that: the verdict of the recorded health, whatever it was.

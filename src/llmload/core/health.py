@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from llmload.protocol.jsonvalue import JSON, JSONObject, integer, number, optional_number
-
 
 @dataclass(frozen=True, slots=True)
 class HealthLimits:
@@ -23,33 +21,15 @@ class HealthLimits:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class HealthSnapshot:
     """One process's health over a window: summary.json's ``client_health`` of a stage, per
-    process, and a worker's delta carries one per stage. The defaults are a window without a
-    sample (an older summary recorded only the p99 and the CPU)."""
+    process, and a worker's delta carries one per stage (msgspec writes and reads it as
+    declared). The defaults are a window without a sample (an older summary recorded only the
+    p99 and the CPU)."""
 
     loop_lag_p50_ms: float | None = None
     loop_lag_p99_ms: float | None = None
     loop_lag_max_ms: float | None = None
     loop_lag_samples: int = 0
     cpu_percent: float = 0.0  # of one core
-
-    def to_dict(self) -> dict[str, JSON]:
-        return {
-            "loop_lag_p50_ms": self.loop_lag_p50_ms,
-            "loop_lag_p99_ms": self.loop_lag_p99_ms,
-            "loop_lag_max_ms": self.loop_lag_max_ms,
-            "loop_lag_samples": self.loop_lag_samples,
-            "cpu_percent": self.cpu_percent,
-        }
-
-    @classmethod
-    def from_dict(cls, data: JSONObject) -> HealthSnapshot:
-        return cls(
-            loop_lag_p50_ms=optional_number(data.get("loop_lag_p50_ms"), "loop_lag_p50_ms"),
-            loop_lag_p99_ms=optional_number(data.get("loop_lag_p99_ms"), "loop_lag_p99_ms"),
-            loop_lag_max_ms=optional_number(data.get("loop_lag_max_ms"), "loop_lag_max_ms"),
-            loop_lag_samples=integer(data.get("loop_lag_samples", 0), "loop_lag_samples"),
-            cpu_percent=number(data.get("cpu_percent") or 0.0, "cpu_percent"),
-        )
 
 
 def is_client_bound(snapshot: HealthSnapshot, limits: HealthLimits) -> bool:

@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
+
 from llmload.core.phases import Phase, Window
 from llmload.core.record import NOT_FAILED, OK, UNFINISHED, RequestRecord
 from llmload.metrics import derive
@@ -78,13 +80,6 @@ class Counts:
     def merge(self, other: Counts) -> None:
         for name in self.__slots__:
             setattr(self, name, getattr(self, name) + getattr(other, name))
-
-    def to_dict(self) -> dict[str, int]:
-        return {name: n for name in self.__slots__ if (n := getattr(self, name))}
-
-    @classmethod
-    def from_dict(cls, d: dict[str, int]) -> Counts:
-        return cls(**d)
 
     def __bool__(self) -> bool:
         return any(getattr(self, name) for name in self.__slots__)
@@ -260,7 +255,7 @@ class StageStats:
     def to_dict(self) -> dict[str, Any]:
         return {
             "hist": {key: h.to_dict() for key, h in self.hist.items()},
-            "counts": self.counts.to_dict(),
+            "counts": msgspec.to_builtins(self.counts),
             "outcomes": dict(self.outcomes),
             "finish_reasons": dict(self.finish_reasons),
             "token_sources": dict(self.token_sources),
@@ -279,7 +274,7 @@ class StageStats:
         stats = cls(by_name=None) if leaf else cls()
         for key, h in d["hist"].items():
             stats.hist[key] = LogHistogram.from_dict(h)
-        stats.counts = Counts.from_dict(d["counts"])
+        stats.counts = msgspec.convert(d["counts"], Counts)
         stats.outcomes.update(d["outcomes"])
         stats.finish_reasons.update(d["finish_reasons"])
         stats.token_sources.update(d["token_sources"])

@@ -81,7 +81,7 @@ class Delta:
             "in_flight_measured": _str_keys(self.in_flight_measured),
             "sent_measured": _str_keys(self.sent_measured),
             "health_now": dict(self.health_now),
-            "health": {str(k): v.to_dict() for k, v in self.health.items()},
+            "health": {str(k): msgspec.to_builtins(v) for k, v in self.health.items()},
             "lateness": _str_keys(self.lateness),
             "warnings": list(self.warnings),
             "stopped": None if self.stopped is None else msgspec.to_builtins(self.stopped),
@@ -107,7 +107,7 @@ class Delta:
             in_flight_measured=_counts(data, "in_flight_measured"),
             sent_measured=_counts(data, "sent_measured"),
             health_now={k: optional_number(v, k) for k, v in obj(data.get("health_now") or {}).items()},
-            health={k: HealthSnapshot.from_dict(v) for k, v in _objects(data, "health").items()},
+            health={k: msgspec.convert(v, HealthSnapshot) for k, v in _objects(data, "health").items()},
             lateness={
                 k: {phase: number(s, phase) for phase, s in v.items()}
                 for k, v in _objects(data, "lateness").items()
