@@ -151,8 +151,13 @@ def test_the_reply_carries_the_requests_own_timings(
     judge.server(sim.stats(t0))  # a late simulator stamps the arrival late: the trip out grows
     truth = by_id(sim, reply)
     t = reply.timings
-    assert reply.output_tokens == truth["completion_tokens"] == 16 and len(t.itl_ms) == 15
+    assert reply.output_tokens == truth["completion_tokens"] == 16
     assert t.ttft_ms is not None and t.e2e_ms is not None and t.tpot_ms is not None
+    # One gap per token after the first read: 15, or fewer where a busy machine read the first
+    # events together (their gaps unmeasured, as in the ITL histogram); together they span the
+    # decode, which ends before the request does.
+    assert len(t.itl_ms) <= 15
+    assert t.ttft_ms + sum(t.itl_ms) <= t.e2e_ms  # not timing: one request's stamps, added up
     server_ttft_ms = (truth["first_token_ns"] - truth["arrival_ns"]) / 1e6
     # The client sees it later, never earlier: by the trip out and its read of the first token,
     # its own work well under a millisecond (one request, so against the largest noise). The old
