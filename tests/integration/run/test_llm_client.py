@@ -156,8 +156,10 @@ def test_the_reply_carries_the_requests_own_timings(
     # One gap per token after the first read: 15, or fewer where a busy machine read the first
     # events together (their gaps unmeasured, as in the ITL histogram); together they span the
     # decode, which ends before the request does.
-    assert len(t.itl_ms) <= 15
-    assert t.ttft_ms + sum(t.itl_ms) <= t.e2e_ms  # not timing: one request's stamps, added up
+    assert len(t.itl_ms) <= 15  # not timing: a count of gaps, one per token at most
+    # The [DONE] may share the last token's read: equal, to float rounding.
+    # not timing: one request's own stamps, added up
+    assert t.ttft_ms + sum(t.itl_ms) <= t.e2e_ms * (1 + 1e-9)
     server_ttft_ms = (truth["first_token_ns"] - truth["arrival_ns"]) / 1e6
     # The client sees it later, never earlier: by the trip out and its read of the first token,
     # its own work well under a millisecond (one request, so against the largest noise). The old
