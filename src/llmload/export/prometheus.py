@@ -29,7 +29,7 @@ from prometheus_client.utils import floatToGoString as _untyped_go_float
 from llmload.config.settings import ExporterConfig
 from llmload.core.record import CANCELLED, OK, UNFINISHED
 from llmload.errors import ErrorKind
-from llmload.metrics.catalog import prometheus_name
+from llmload.metrics.catalog import by_key, prometheus_name
 from llmload.metrics.classic import BY_KEY, SPECS, ClassicStats
 
 COMMON_LABELS = ("target", "model", "scenario")
@@ -37,23 +37,11 @@ _NS = 1e9
 # prometheus_client's float formatting (``le="2560.0"``, ``1.5e+06``), so we render as it does.
 _go_float = cast(Callable[[float], str], _untyped_go_float)
 
-# Help text per sample stream; the names (the catalog's) and bounds are llmload.metrics.classic's
-# SPECS.
-_HELP = {
-    "ttft": "Time to the first token-bearing event.",
-    "ttfot": "Time to the first content event.",
-    "itl": "Inter-token latency, one sample per token.",
-    "tpot": "Per-request time per output token.",
-    "e2e": "End-to-end request latency.",
-    "chunk_gap": "Raw gap between token-bearing reads.",
-    "queue": "How late the client sent a scheduled request.",
-    "tokens_per_event": "Tokens of each token-bearing event but the first.",
-    "prompt_tokens": "Prompt tokens per request (usage).",
-    "generation_tokens": "Output tokens per request.",
-}
 _FINE = " Fine buckets: 1-2-5 per decade from 100 µs."
 # Classic histogram key -> (family name, help).
-HISTOGRAMS = {s.key: (s.name, _HELP[s.source] + (_FINE if s.key.endswith("_fine") else "")) for s in SPECS}
+HISTOGRAMS = {
+    s.key: (s.name, by_key(s.metric).help + (_FINE if s.key.endswith("_fine") else "")) for s in SPECS
+}
 # Source gauge key -> (family name, help).
 GAUGES: dict[str, tuple[str, str]] = {
     "users": ("llmload_users", "Running simulated users."),

@@ -22,13 +22,13 @@ import msgspec
 from llmload.core.phases import Phase, Window
 from llmload.core.record import NOT_FAILED, OK, UNFINISHED, RequestRecord
 from llmload.metrics import derive
-from llmload.metrics.catalog import LATENCY_KEYS
+from llmload.metrics.catalog import LATENCY_KEYS, PER_REQUEST
 from llmload.metrics.histogram import LogHistogram
 from llmload.metrics.http_phases import HttpPhases
 from llmload.metrics.reasoning import ReasoningSide
 from llmload.metrics.server_side import ServerSide
 from llmload.metrics.sessions import SessionSide
-from llmload.metrics.slo import SloRule, request_meets
+from llmload.metrics.slo import SloRule, request_meets, request_ms
 
 # Latency histograms (LATENCY_KEYS, the catalog's) are in ns; count histograms in their own units.
 COUNT_KEYS = (
@@ -172,9 +172,7 @@ class StageStats:
         if r.labels:
             self.sessions.add_turn(r)
         self._add_latencies(r, m)
-        if slo is not None and request_meets(
-            slo, ttft_ms=_ms(m.ttft), tpot_ms=_ms(m.tpot), e2e_ms=_ms(m.e2e), ttfot_ms=_ms(m.ttfot)
-        ):
+        if slo is not None and request_meets(slo, request_ms(r, m)):
             c.slo_met += 1
 
     def add_late(self, r: RequestRecord, window: Window) -> None:
@@ -205,25 +203,17 @@ class StageStats:
     def _add_latencies(self, r: RequestRecord, m: derive.Measures) -> None:
         """Every latency and count histogram of one successful measured request."""
         h = self.hist
-        for key, value in (
-            ("ttft", m.ttft),
-            ("ttfot", m.ttfot),
-            ("e2e", m.e2e),
-            ("e2e_scheduled", derive.gap(r.scheduled_ns, r.done_ns)),
-            ("connect", derive.connect_ns(r)),
-            ("queue", derive.queue_ns(r)),
-            ("output_tokens", r.output_tokens),
-            ("prompt_tokens", r.prompt_tokens),
-            ("images", r.images or None),  # only requests that sent images
-            ("image_bytes", r.image_bytes or None),
-        ):
+        for key, sample in PER_REQUEST:
+            value = sample(r, m)
             if value is not None:
-                h[key].add(value)
+                h[key].add(round(value))  # TPOT is a mean: to the ns
+        if r.images:  # only requests that sent images
+            h["images"].add(r.images)
+        if r.image_bytes:
+            h["image_bytes"].add(r.image_bytes)
         if m.ttft is not None:
             for name, label in r.labels:
                 self.ttft_by_label.setdefault(f"{name}={label}", LogHistogram()).add(m.ttft)
-        if m.tpot is not None:
-            h["tpot"].add(round(m.tpot))
         self.server_side.add(r, m)
         self.http_phases.add(r)
         runs = m.reads
@@ -290,7 +280,3 @@ class StageStats:
         if not leaf:
             stats.by_name = {name: cls.from_dict(n, leaf=True) for name, n in d.get("by_name", {}).items()}
         return stats
-
-
-def _ms(ns: float | None) -> float | None:
-    return None if ns is None else ns / 1e6

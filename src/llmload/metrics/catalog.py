@@ -8,18 +8,27 @@ stage in ``summary.json`` (a dotted path where nested, ``headline.`` for run-lev
 
 The code reads it too: the stage latencies (``LATENCY_KEYS``), their names in headers and the
 columns that show them (``latency_column``) come from here, so the console, ``stages.csv``, the
-report, the web UI's tab and the Prometheus families cannot name a metric differently, and a new
-latency is one entry here plus the code that measures it.
+report, the web UI's tab and the Prometheus families cannot name a metric differently. A metric
+with one value per request carries how that value is read from the request (``sample``): the
+stage's histograms, the exporter's buckets and goodput's per-request objectives fold every such
+entry, so a new per-request latency is one entry here and its field in a stage of summary.json.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from llmload.core.record import RequestRecord
+from llmload.metrics import derive
+
 Unit = Literal["ms", "tok/s", "tokens", "events", "ratio", "req/s", "requests", "%", "events/s"]
 Scope = Literal["request", "token", "read", "stage"]
+# One request's value of a per-request metric, from the record and what the fold derived from it
+# once: int ns for a latency, the metric's own unit otherwise; None where it is undefined.
+Sample = Callable[[RequestRecord, derive.Measures], float | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +49,13 @@ class MetricDef:
     # Decimals of its milliseconds in the stage tables: a TTFT of 812.4 ms needs no hundredths,
     # an ITL of 6.25 ms does.
     digits: int = 2
+    # Per-request metrics: how one request's value is read (see ``Sample``); None elsewhere,
+    # where the value comes from the reads (per token, per read) or the whole stage.
+    sample: Sample | None = None
+    # Goodput's per-request objective: ``--slo`` on it judges each request on its own value.
+    goodput: bool = False
+    # HELP of the exported histogram, where the exporter buckets it.
+    help: str = ""
 
     @property
     def short(self) -> str:
@@ -52,46 +68,53 @@ CATALOG: tuple[MetricDef, ...] = (
         "Time to the first token-bearing event: reasoning text and tool-call fragments count.",
         "vLLM's client stops its clock at the first event with a non-empty `choices` list, even "
         "a role-only or empty delta, so it reads lower.",
-        "ttft_ms", "llmload_time_to_first_token_seconds", digits=1),
+        "ttft_ms", "llmload_time_to_first_token_seconds", digits=1,
+        sample=lambda r, m: m.ttft, goodput=True, help="Time to the first token-bearing event."),
     MetricDef("ttfot", "TTFOT", "ms", "request", "first_output - sent",
         "Time to the first event with non-empty `content` (or `text`): what a user sees.",
         "GuideLLM's name. Equal to TTFT except for reasoning models, where it includes thinking.",
-        "ttfot_ms", "llmload_time_to_first_output_token_seconds", digits=1),
+        "ttfot_ms", "llmload_time_to_first_output_token_seconds", digits=1,
+        sample=lambda r, m: m.ttfot, goodput=True, help="Time to the first content event."),
     MetricDef("connect", "connect time", "ms", "request", "connected - connect_start",
         "Opening a new connection, TLS included; absent when a keep-alive connection was reused.",
         "Reported on its own, never hidden inside TTFT.",
-        "connect_ms", None, label="connect"),
+        "connect_ms", None, label="connect", sample=lambda r, m: derive.connect_ns(r)),
     MetricDef("queue", "client queue time", "ms", "request", "sent - scheduled",
         "How late the client sent a request its load model had scheduled (open-loop modes); "
         "the guard against coordinated omission. Zero in closed-loop modes.",
         "vLLM's client added the same measure after issue #54101.",
-        "queue_ms", "llmload_client_queue_seconds", label="client queue"),
+        "queue_ms", "llmload_client_queue_seconds", label="client queue",
+        sample=lambda r, m: derive.queue_ns(r), help="How late the client sent a scheduled request."),
     MetricDef("e2e", "E2E latency", "ms", "request", "done - sent",
         "From the first byte of the request written to `[DONE]` or the end of the body.",
         "Tools that start the clock before connecting fold connection setup in; llmload reports "
         "it apart, as connect time.",
-        "e2e_ms", "llmload_e2e_request_latency_seconds", label="E2E", digits=0),
+        "e2e_ms", "llmload_e2e_request_latency_seconds", label="E2E", digits=0,
+        sample=lambda r, m: m.e2e, goodput=True, help="End-to-end request latency."),
     MetricDef("e2e_scheduled", "E2E from schedule", "ms", "request", "done - scheduled",
         "E2E latency as the load model experienced it: client queueing included.",
         "Open-loop tools that report only `done - sent` hide a client that fell behind.",
-        "e2e_scheduled_ms", None, digits=0),
+        "e2e_scheduled_ms", None, digits=0, sample=lambda r, m: derive.gap(r.scheduled_ns, r.done_ns)),
     MetricDef("output_tokens", "output tokens N", "tokens", "request",
         "usage.completion_tokens, else estimated",
         "The server's own count when it sends one (asked for with "
         "`stream_options.include_usage`); otherwise estimated (see token counts), and the "
         "summary says which.",
         "SGLang's client falls back to the *requested* length; llmload never does.",
-        "output_tokens_per_request", "llmload_request_generation_tokens"),
+        "output_tokens_per_request", "llmload_request_generation_tokens",
+        sample=lambda r, m: r.output_tokens, help="Output tokens per request."),
     MetricDef("prompt_tokens", "prompt tokens", "tokens", "request", "usage.prompt_tokens",
         "The server's count of the prompt, shown beside the requested prompt length "
         "(`prompt_tokens_counted_vs_requested`; a warning beyond 2%).",
         "Chat templates add tokens, so it exceeds a length asked in words; `--tokenize` (by "
         "default, where the server has `/tokenize`) asks in the server's tokens.",
-        "prompt_tokens_per_request", "llmload_request_prompt_tokens"),
+        "prompt_tokens_per_request", "llmload_request_prompt_tokens",
+        sample=lambda r, m: r.prompt_tokens, help="Prompt tokens per request (usage)."),
     MetricDef("tpot", "TPOT", "ms", "request", "(last_token - first_token) / (N - 1), N ≥ 2",
         "Mean time per output token after the first, of one request.",
         "GuideLLM and AIPerf call this ITL.",
-        "tpot_ms", "llmload_request_time_per_output_token_seconds"),
+        "tpot_ms", "llmload_request_time_per_output_token_seconds",
+        sample=lambda r, m: m.tpot, goodput=True, help="Per-request time per output token."),
     MetricDef("decode_speed", "decode speed", "tok/s", "request",
         "(N - 1) / (last_token - first_token)",
         "Per-stream decode rate, the inverse of TPOT; the stage reports it from TPOT's median.",
@@ -141,18 +164,20 @@ CATALOG: tuple[MetricDef, ...] = (
         "read, split evenly over the tokens that read completed: one sample per token.",
         "vLLM's and SGLang's OpenAI clients record the raw gap between events, which "
         "speculative decoding inflates (several tokens per event).",
-        "itl_ms", "llmload_inter_token_latency_seconds", label="ITL"),
+        "itl_ms", "llmload_inter_token_latency_seconds", label="ITL",
+        help="Inter-token latency, one sample per token."),
     MetricDef("tokens_per_event", "tokens per event", "tokens", "token",
         "tokens carried by each token-bearing event after the first",
         "A property of the server: above 1 under speculative decoding (EAGLE-3, MTP) or when "
         "the server coalesces writes.",
         "Few clients measure it; it explains ITL differences between tools.",
-        "tokens_per_event", "llmload_tokens_per_event"),
+        "tokens_per_event", "llmload_tokens_per_event",
+        help="Tokens of each token-bearing event but the first."),
     # -- per read -------------------------------------------------------------------------
     MetricDef("chunk_gap", "chunk gap", "ms", "read", "t_read - t_previous_token_read",
         "The raw gap between consecutive token-bearing reads, not divided by tokens.",
         "AIPerf's inter-chunk latency (ICL); what vLLM's client calls ITL.",
-        "chunk_gap_ms", "llmload_chunk_gap_seconds"),
+        "chunk_gap_ms", "llmload_chunk_gap_seconds", help="Raw gap between token-bearing reads."),
     MetricDef("events_per_read", "events per read", "events", "read",
         "token-bearing events completed by one read",
         "A property of the client: above 1 means the client read late and several events "
@@ -243,6 +268,15 @@ def prometheus_name(key: str) -> str:
         raise KeyError(f"metric {key!r} has no Prometheus series in the catalog")
     return name
 
+
+# The metrics with one value per request, each with how it is read, and those of them goodput
+# judges each request by.
+PER_REQUEST: tuple[tuple[str, Sample], ...] = tuple(
+    (m.key, m.sample) for m in CATALOG if m.sample is not None
+)
+GOODPUT: tuple[tuple[str, Sample], ...] = tuple(
+    (m.key, m.sample) for m in CATALOG if m.sample is not None and m.goodput
+)
 
 # A stage latency has a histogram in the aggregation and a ``<key>_ms`` field of its own in
 # each stage of summary.json, and --slo may name it; the reasoning phases and the loop lag are

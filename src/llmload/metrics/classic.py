@@ -33,7 +33,7 @@ from operator import mul
 
 from llmload.core.record import OK, RequestRecord
 from llmload.metrics import derive
-from llmload.metrics.catalog import prometheus_name
+from llmload.metrics.catalog import Sample, by_key, prometheus_name
 from llmload.protocol.jsonvalue import JSON, JSONObject, array, integer, obj
 
 # Bump when any bound list changes: merging counts of two layouts would be silently wrong.
@@ -147,16 +147,21 @@ class Buckets:
     source: str
     bounds: tuple[int, ...]  # inclusive upper bounds (``le``), ascending; +Inf is implicit
     seconds: bool  # samples are ns, exported in seconds; else plain counts
+    metric: str  # the catalog's key: its series name, its help, and its sample per request
 
 
 def _seconds(metric: str, bounds: tuple[int, ...]) -> Buckets:
-    return Buckets(metric, prometheus_name(metric), metric, bounds, True)
+    return Buckets(metric, prometheus_name(metric), metric, bounds, True, metric)
 
 
 def _fine(metric: str) -> Buckets:
     # The fine sibling's name is the catalog's with "fine" before the unit, as Prometheus wants.
     name = prometheus_name(metric).removesuffix("_seconds") + "_fine_seconds"
-    return Buckets(f"{metric}_fine", name, metric, FINE_NS, True)
+    return Buckets(f"{metric}_fine", name, metric, FINE_NS, True, metric)
+
+
+def _counts(metric: str, bounds: tuple[int, ...], source: str = "") -> Buckets:
+    return Buckets(source or metric, prometheus_name(metric), source or metric, bounds, False, metric)
 
 
 # Names are the catalog's series of each metric; the keys here name the sample streams.
@@ -176,12 +181,10 @@ SPECS: tuple[Buckets, ...] = (
     _fine("chunk_gap"),
     # Client queueing has no server counterpart (vLLM's queue time is the server's own wait).
     _seconds("queue", FINE_NS),
-    Buckets(
-        "tokens_per_event", prometheus_name("tokens_per_event"), "tokens_per_event", TOKENS_PER_EVENT, False
-    ),
-    Buckets("prompt_tokens", prometheus_name("prompt_tokens"), "prompt_tokens", TOKENS, False),
+    _counts("tokens_per_event", TOKENS_PER_EVENT),
+    _counts("prompt_tokens", TOKENS),
     # The stream keeps vLLM's word for output tokens, as its exported family does.
-    Buckets("generation_tokens", prometheus_name("output_tokens"), "generation_tokens", TOKENS, False),
+    _counts("output_tokens", TOKENS, source="generation_tokens"),
 )
 BY_KEY = {spec.key: spec for spec in SPECS}
 SOURCES: tuple[str, ...] = tuple(dict.fromkeys(spec.source for spec in SPECS))
@@ -192,6 +195,13 @@ UNION: dict[str, tuple[int, ...]] = {
     source: tuple(sorted({b for spec in SPECS if spec.source == source for b in spec.bounds}))
     for source in SOURCES
 }
+# The streams with one sample per request, each with the catalog's reading of it; the rest (ITL,
+# chunk gap, tokens per event) have one per read or token.
+_PER_REQUEST: tuple[tuple[str, Sample], ...] = tuple(
+    (spec.source, sample)
+    for spec in SPECS
+    if spec.key == spec.source and (sample := by_key(spec.metric).sample) is not None
+)
 
 
 class ClassicStats:
@@ -223,23 +233,16 @@ class ClassicStats:
         self.generation_tokens_total += r.output_tokens
         if r.outcome != OK:
             return
-        observe = self._observe
-        observe("ttft", m.ttft)
-        observe("ttfot", m.ttfot)
-        observe("e2e", m.e2e)
-        observe("queue", derive.queue_ns(r))
-        observe("tpot", None if m.tpot is None else round(m.tpot))
-        observe("prompt_tokens", r.prompt_tokens)
-        observe("generation_tokens", r.output_tokens)
+        for source, sample in _PER_REQUEST:
+            value = sample(r, m)
+            if value is not None:
+                value = round(value)  # TPOT is a mean: to the ns
+                self.counts[source][bisect_left(UNION[source], value)] += 1
+                self.sums[source] += value
         runs = m.reads
         self._observe_all("itl", *runs.itl())
         self._observe_all("chunk_gap", runs.gaps())
         self._observe_all("tokens_per_event", r.event_tokens[1:])
-
-    def _observe(self, source: str, value: int | None) -> None:
-        if value is not None:
-            self.counts[source][bisect_left(UNION[source], value)] += 1
-            self.sums[source] += value
 
     def _observe_all(
         self,

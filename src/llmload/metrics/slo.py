@@ -8,8 +8,8 @@ threshold. Two readings of the same rules:
 - per stage (``llmload.results.slo.evaluate``): the stage's statistic against the threshold, for pass/fail and
   the exit code. Percentiles the summary does not store (``p75``) are read from the stage's
   histograms when given.
-- per request (:func:`request_meets`), for goodput: only the request-level metrics (TTFT, TTFOT,
-  TPOT, E2E, and ITL through the request's worst token gap) apply, and a percentile rule becomes a
+- per request (:func:`request_meets`), for goodput: only the request-level metrics (the
+  catalog's ``goodput`` ones: TTFT, TTFOT, TPOT, E2E) apply, and a percentile rule becomes a
   threshold on that one request's value: ``ttft_p99_ms<=200`` means "this request's TTFT
   <= 200 ms". That is how vLLM's ``--goodput`` and DistServe define goodput: the rate of requests
   that each met every latency objective. Stage-only rules (throughput, error rate) do not apply
@@ -24,8 +24,10 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from llmload.core.record import RequestRecord
 from llmload.errors import ConfigError
-from llmload.metrics.catalog import LATENCY_KEYS, latency_stat
+from llmload.metrics import derive
+from llmload.metrics.catalog import GOODPUT, LATENCY_KEYS, latency_stat
 
 OPTION = "--slo"
 # Numeric stage fields a rule may name besides the ones with a rate suffix (see _is_stage_field).
@@ -150,28 +152,23 @@ def parse_max_error_rate(value: str | float | None) -> float | None:
     return rate
 
 
-def request_meets(
-    rules: Sequence[SloRule],
-    *,
-    ttft_ms: float | None,
-    tpot_ms: float | None,
-    e2e_ms: float | None,
-    ttfot_ms: float | None = None,
-    itl_ms_max: float | None = None,
-) -> bool:
+def request_ms(r: RequestRecord, m: derive.Measures) -> dict[str, float | None]:
+    """One request's value, in ms, of each metric goodput judges per request (the catalog's)."""
+    return {key: None if (ns := sample(r, m)) is None else ns / NS_PER_MS for key, sample in GOODPUT}
+
+
+def request_meets(rules: Sequence[SloRule], values: Mapping[str, float | None]) -> bool:
     """Whether one successful request met every request-level rule (the goodput predicate).
 
-    Give only requests that succeeded: a failed request is never good. A metric the request did
-    not define (TPOT of a one-token answer, TTFT of a non-streamed one, ITL when the caller has no
-    per-request gaps) does not count against it, as vLLM's goodput treats a one-token TPOT as 0.
+    ``values``: the request's own, in ms, by metric (:func:`request_ms`); a caller that has the
+    request's worst token gap may add it as ``"itl"``. Give only requests that succeeded: a
+    failed request is never good. A metric the request did not define (TPOT of a one-token
+    answer, TTFT of a non-streamed one) does not count against it, as vLLM's goodput treats a
+    one-token TPOT as 0; any other rule is a stage-level objective (throughput, error rate,
+    connect or queue time).
     """
-    # The latencies one request defines; any other rule is a stage-level objective: throughput,
-    # error rate, connect or queue time.
-    values = {"ttft": ttft_ms, "ttfot": ttfot_ms, "tpot": tpot_ms, "e2e": e2e_ms, "itl": itl_ms_max}
     for rule in rules:
-        if rule.metric not in values:
-            continue
-        value = values[rule.metric]
+        value = values.get(rule.metric) if rule.metric is not None else None
         if value is not None and not rule.holds(value):
             return False
     return True

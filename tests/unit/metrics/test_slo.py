@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+from array import array
 from typing import Any
 
 import pytest
 
+from llmload.core.phases import Phase
+from llmload.core.record import RequestRecord
 from llmload.errors import ConfigError
+from llmload.metrics import derive
 from llmload.metrics.histogram import LogHistogram
-from llmload.metrics.slo import SloRule, parse_max_error_rate, parse_slo, request_meets
+from llmload.metrics.slo import SloRule, parse_max_error_rate, parse_slo, request_meets, request_ms
 from llmload.results.slo import evaluate
 from llmload.results.summary_stage import Stage
 from tests.support import summaries
+
+MS = 1_000_000
 
 
 def stage(**overrides: Any) -> Stage:
@@ -137,26 +143,42 @@ def test_percentiles_the_summary_lacks_come_from_the_histograms() -> None:
     assert result.passed
 
 
+def _ms(ttft: float | None, tpot: float | None, e2e: float | None, **more: float) -> dict[str, float | None]:
+    return {"ttft": ttft, "tpot": tpot, "e2e": e2e, **more}
+
+
 def test_request_meets_applies_percentile_rules_per_request() -> None:
     rules = parse_slo("ttft_p99_ms<=200,tpot_p50_ms<=50,output_tok_per_s>=1000,e2e_p90_ms<5000")
-    assert request_meets(rules, ttft_ms=150, tpot_ms=40, e2e_ms=4000)
-    assert not request_meets(rules, ttft_ms=201, tpot_ms=40, e2e_ms=4000)
-    assert not request_meets(rules, ttft_ms=150, tpot_ms=50.5, e2e_ms=4000)
-    assert not request_meets(rules, ttft_ms=150, tpot_ms=40, e2e_ms=5000)
+    assert request_meets(rules, _ms(150, 40, 4000))
+    assert not request_meets(rules, _ms(201, 40, 4000))
+    assert not request_meets(rules, _ms(150, 50.5, 4000))
+    assert not request_meets(rules, _ms(150, 40, 5000))
 
 
 def test_request_meets_ignores_undefined_and_stage_only_metrics() -> None:
     # a one-token answer has no TPOT; throughput and connect time are not a request's to meet
     rules = parse_slo("tpot_p50_ms<=50,output_tok_per_s>=1e9,connect_p99_ms<=0.001")
-    assert request_meets(rules, ttft_ms=10, tpot_ms=None, e2e_ms=20)
+    assert request_meets(rules, _ms(10, None, 20))
 
 
 def test_request_meets_checks_itl_against_the_worst_gap_when_given() -> None:
     rules = parse_slo("itl_p99_ms<=100")
-    assert request_meets(rules, ttft_ms=10, tpot_ms=20, e2e_ms=30)
-    assert request_meets(rules, ttft_ms=10, tpot_ms=20, e2e_ms=30, itl_ms_max=99)
-    assert not request_meets(rules, ttft_ms=10, tpot_ms=20, e2e_ms=30, itl_ms_max=101)
-    assert not request_meets(parse_slo("ttfot_p50_ms<5"), ttft_ms=1, tpot_ms=1, e2e_ms=1, ttfot_ms=6)
+    assert request_meets(rules, _ms(10, 20, 30))
+    assert request_meets(rules, _ms(10, 20, 30, itl=99))
+    assert not request_meets(rules, _ms(10, 20, 30, itl=101))
+    assert not request_meets(parse_slo("ttfot_p50_ms<5"), _ms(1, 1, 1, ttfot=6))
+
+
+def test_a_requests_values_are_the_catalogs_goodput_metrics_in_ms() -> None:
+    r = RequestRecord("r", "u", 0, Phase.MEASURE, "chat", True, scheduled_ns=MS, sent_ns=MS)
+    r.event_ns, r.event_tokens = array("q", [3 * MS, 12 * MS]), array("l", [1, 1])
+    r.first_token_ns, r.last_token_ns, r.done_ns, r.output_tokens = 3 * MS, 12 * MS, 12 * MS, 2
+    r.connect_start_ns, r.connected_ns = 0, MS  # per request, but a stage objective
+    values = request_ms(r, derive.measure(r))
+    assert set(values) == {"ttft", "ttfot", "tpot", "e2e"}
+    assert values == {"ttft": 2.0, "ttfot": None, "tpot": 9.0, "e2e": 11.0}
+    assert request_meets(parse_slo("ttft_p99_ms<=2,connect_p50_ms<=0.1"), values)
+    assert not request_meets(parse_slo("e2e_p50_ms<11"), values)
 
 
 @pytest.mark.parametrize(
