@@ -9,25 +9,34 @@ from __future__ import annotations
 
 import ast
 import re
+from array import array
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import fields
 from pathlib import Path
 
 import pytest
 
+from llmload.core.phases import Phase, Window
+from llmload.core.record import RequestRecord
 from llmload.export.tables import STAGE_COLUMNS
+from llmload.metrics import derive
 from llmload.metrics.aggregate import StageStats
 from llmload.metrics.catalog import (
     CATALOG,
     CONSOLE_LATENCIES,
+    GOODPUT,
     LATENCY_KEYS,
+    PER_REQUEST,
     PLOTTED_LATENCIES,
     TABLE_LATENCIES,
     by_key,
     latency_column,
     latency_stat,
 )
+from llmload.metrics.classic import SPECS, Buckets, ClassicStats
 from llmload.results.summary_stage import Stage
+
+MS = 1_000_000
 
 SRC = Path(__file__).resolve().parents[3] / "src" / "llmload"
 CATALOG_FILE = SRC / "metrics" / "catalog.py"
@@ -165,6 +174,39 @@ def test_every_stage_latency_is_a_summary_field_and_a_histogram() -> None:
     latency_fields = {f.name for f in fields(Stage) if f.name.endswith("_ms") and f.type == "Latency | None"}
     assert latency_fields == {by_key(k).summary_key for k in LATENCY_KEYS}
     assert set(StageStats().hist) >= KEYS
+
+
+def test_a_per_request_latency_is_read_from_its_catalog_entry() -> None:
+    # Its entry says how one request's value is read; nothing else lists it for the fold.
+    per_request = {by_key(k) for k in LATENCY_KEYS if by_key(k).scope == "request"}
+    assert per_request and all(m.sample is not None for m in per_request)
+    assert {key for key, _ in PER_REQUEST} == {m.key for m in CATALOG if m.sample is not None}
+    assert {key for key, _ in GOODPUT} == {"ttft", "ttfot", "tpot", "e2e"}
+
+
+def test_the_fold_and_the_exporter_take_each_request_metric_from_the_catalog() -> None:
+    r = RequestRecord("r", "u", 0, Phase.MEASURE, "chat", True, scheduled_ns=MS, sent_ns=2 * MS)
+    r.event_ns, r.event_tokens = array("q", [5 * MS, 9 * MS, 13 * MS]), array("l", [1, 1, 1])
+    r.first_token_ns = r.first_output_ns = 5 * MS
+    r.last_token_ns, r.done_ns = 13 * MS, 14 * MS
+    r.output_tokens, r.prompt_tokens, r.connect_start_ns, r.connected_ns = 3, 7, 0, MS
+    stats, classic = StageStats(), ClassicStats()
+    stats.add(r, Window(t0_ns=0))
+    classic.add(r)
+    m = derive.measure(r)
+    for key, sample in PER_REQUEST:
+        value = sample(r, m)
+        assert value is not None, key  # this record defines every one
+        assert stats.hist[key].count == 1 and stats.hist[key].total == round(value), key
+        exported = [spec for spec in SPECS if spec.metric == key and spec.key == spec.source]
+        for spec in exported:
+            assert classic.sums[spec.source] == round(value), key
+    assert {key for key, _ in PER_REQUEST} >= {"ttft", "e2e", "connect", "queue", "output_tokens"}
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda spec: spec.key)
+def test_every_exported_histogram_has_the_catalogs_help(spec: Buckets) -> None:
+    assert by_key(spec.metric).help.endswith(".")
 
 
 def test_where_latencies_are_shown() -> None:
