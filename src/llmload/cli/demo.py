@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 
 from llmload.cli.child import run_child
-from llmload.cli.processes import Load, resolve, tokens_per_request
+from llmload.cli.processes import Load, asked_of, resolve
 from llmload.cli.sweep import echo
 from llmload.config.commands import declare
 from llmload.scenarios import locate
@@ -35,8 +35,9 @@ def main(argv: Sequence[str]) -> int:
 
     with start_sim(["--profile", args.profile]) as sim:
         print(f"llmload demo: simulator ({args.profile} profile) at {sim.url}", flush=True)
-        load = Load(args.users, None, tokens_per_request(args))
-        processes = resolve(args, sim.url, load, server_here=True, prog="llmload demo")
+        asked = asked_of(args)
+        load = Load(args.users, None, asked.tokens_per_request)
+        processes = resolve(args.processes, sim.url, asked, load, server_here=True, prog="llmload demo")
         command = [
             sys.executable,
             "-m",

@@ -19,8 +19,9 @@ from dataclasses import dataclass
 
 from llmload.config import values
 from llmload.config.apikey import read_api_key
-from llmload.config.options import defaults
+from llmload.config.options import OPTIONS, add_arguments, defaults
 from llmload.errors import PlanError
+from llmload.workload.ramps import Ramp
 
 HEADROOM = 0.6
 # What any process carries, however slow the machine (a quarter of what `llmload calibrate` measures
@@ -48,37 +49,57 @@ class Load:
         return f"{self.streams:,} streams{pace}"
 
 
-def load_of(args: argparse.Namespace) -> Load:
-    """The peak of a sweep's (or a probe's) stages, from its options as parsed."""
-    tokens = tokens_per_request(args)
-    ramp = values.ramp(args.ramp, args)
-    rates = values.rates(given(args, "--rates"), args)
-    if ramp is not None and ramp.kind == "rate":
-        return Load(None, max(ramp.levels()), tokens)
-    if rates:
-        return Load(None, max(rates), tokens)
-    if ramp is not None:
-        return Load(int(max(ramp.levels())), None, tokens)
-    return Load(max(values.levels(args.levels, args)), None, tokens)
+@dataclass(frozen=True, slots=True)
+class Asked:
+    """What a command plans its processes and its wait by, as its Locust child will read it."""
+
+    model: str | None
+    api_key: str | None  # read from the variable --api-key-env names
+    levels: tuple[int, ...]
+    rates: tuple[float, ...]
+    ramp: Ramp | None
+    tokens_per_request: int  # the most a request may bring: --max-tokens' upper bound
+
+    def load(self) -> Load:
+        """The peak of a sweep's (or a probe's) stages."""
+        tokens, ramp = self.tokens_per_request, self.ramp
+        if ramp is not None and ramp.kind == "rate":
+            return Load(None, max(ramp.levels()), tokens)
+        if self.rates:
+            return Load(None, max(self.rates), tokens)
+        if ramp is not None:
+            return Load(int(max(ramp.levels())), None, tokens)
+        return Load(max(self.levels), None, tokens)
 
 
-def tokens_per_request(args: argparse.Namespace) -> int:
-    """The most tokens a request may bring: --max-tokens' upper bound (its cap where unset)."""
-    full = argparse.Namespace(**{**defaults(), **vars(args)})  # a sweep's parser lacks --max-length
-    return values.output_lengths(full.max_tokens, full).upper
+def asked_of(args: argparse.Namespace) -> Asked:
+    """The options of Locust's table as the command parsed them, and as given after ``--``
+    (``llmload search --by rate`` passes ``--rates`` there; a sweep's ``--model`` goes there),
+    each read by its declaration: the words after ``--`` are parsed by the table's own parser."""
+    tail, _locusts_own = _tail_parser().parse_known_args([str(w) for w in getattr(args, "locust_args", ())])
+    mine = {dest: value for dest, value in vars(args).items() if dest in _DESTS}
+    given = argparse.Namespace(**{**defaults(), **mine, **vars(tail)})
+    return Asked(
+        model=values.text_or_none(given.model, given),
+        api_key=read_api_key(given.api_key_env, os.environ),
+        levels=values.levels(given.levels, given),
+        rates=values.rates(given.rates, given),
+        ramp=values.ramp(given.ramp, given),
+        tokens_per_request=values.output_lengths(given.max_tokens, given).upper,
+    )
 
 
-def given(args: argparse.Namespace, flag: str) -> str | None:
-    """An option as the command parsed it, or as given after ``--`` for Locust (``llmload
-    search --by rate`` passes ``--rates`` there; a sweep's ``--model`` goes there)."""
-    rest: list[str] = [str(word) for word in getattr(args, "locust_args", None) or ()]
-    for i, word in enumerate(rest[:-1]):
-        if word == flag:
-            return rest[i + 1]
-        if word.startswith(flag + "="):
-            return word.partition("=")[2]
-    given = getattr(args, flag.removeprefix("--").replace("-", "_"), None)
-    return None if given is None else str(given)
+_DESTS = frozenset(o.dest for o in OPTIONS)
+
+
+def _tail_parser() -> argparse.ArgumentParser:
+    # Exact flags only (Locust's own words stay unread), and none of the table's defaults: what
+    # the tail does not give is the command's, or the table's.
+    parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    add_arguments(parser, OPTIONS, env=False)
+    for action in parser._actions:  # the actions add_arguments made: no API hands them back
+        action.default = argparse.SUPPRESS
+    return parser
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,10 +185,10 @@ def server_is_here(host: str, embedded: bool) -> bool:
     return embedded or name == "localhost" or name.startswith("127.") or name == "::1"
 
 
-def resolve(args: argparse.Namespace, host: str, load: Load, *, server_here: bool, prog: str) -> int:
-    """The worker processes to start (0: one process, no ``--processes``): the count given, or
-    what ``auto`` plans, said in one line. Raises ``PlanError`` when the machine cannot carry it."""
-    count: int | None = args.processes
+def resolve(count: int | None, host: str, asked: Asked, load: Load, *, server_here: bool, prog: str) -> int:
+    """The worker processes to start (0: one process, no ``--processes``): the ``count`` given,
+    or what ``auto`` (None) plans for ``load``, said in one line. Raises ``PlanError`` when the
+    machine cannot carry it."""
     if count is not None:
         return count
     where = cores(server_here)
@@ -175,8 +196,7 @@ def resolve(args: argparse.Namespace, host: str, load: Load, *, server_here: boo
     if needs_pace(load):
         from llmload.target.pace import stream_rate
 
-        key = read_api_key(given(args, "--api-key-env"), os.environ)
-        pace = stream_rate(host, given(args, "--model"), key)
+        pace = stream_rate(host, asked.model, asked.api_key)
         if pace is None:  # the run itself will say what the server answers
             print(
                 f"{prog}: --processes auto: the server streamed no pace to plan by: one process", flush=True

@@ -20,7 +20,7 @@ from pathlib import Path
 import orjson
 
 from llmload.cli.child import run_child
-from llmload.cli.processes import Load, resolve, server_is_here, tokens_per_request
+from llmload.cli.processes import Asked, Load, asked_of, resolve, server_is_here
 from llmload.cli.sweep import _parser as sweep_parser
 from llmload.cli.sweep import _target, locust_command, wait_for
 from llmload.config.commands import declare
@@ -131,14 +131,16 @@ def main(argv: Sequence[str]) -> int:
     args = _parser().parse_args(list(argv))
     tiers = _objectives(args)
     probes: list[Probe] = []
+    asked = asked_of(args)
     with _target(args) as host:
-        waited = wait_for(args, host)
+        waited = wait_for(args, host, asked)
         if waited is not ExitCode.OK:
             return int(waited)
         args.processes = resolve(
-            args,
+            args.processes,
             host,
-            _highest(args, integer=args.by == "concurrency"),
+            asked,
+            _highest(args, asked, integer=args.by == "concurrency"),
             server_here=server_is_here(host, args.sim is not None),
             prog="llmload search",
         )
@@ -232,9 +234,9 @@ def strictness(answer: Answer) -> tuple[float, float]:
     return good, bad
 
 
-def _highest(args: argparse.Namespace, integer: bool) -> Load:
+def _highest(args: argparse.Namespace, asked: Asked, integer: bool) -> Load:
     """The load of the search's highest probe: every probe runs with the processes it needs."""
-    tokens = tokens_per_request(args)
+    tokens = asked.tokens_per_request
     if integer:
         return Load(int(args.max), None, tokens)
     return Load(None, args.max, tokens)

@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import sys
 from collections.abc import Iterator, Sequence
 
 from llmload.cli.child import run_child
 from llmload.cli.limits import check_early
-from llmload.cli.processes import cores, given, load_of, resolve, server_is_here
+from llmload.cli.processes import Asked, asked_of, cores, resolve, server_is_here
 from llmload.cli.rerun import rerun_client_bound
-from llmload.config.apikey import read_api_key
 from llmload.config.commands import declare
 from llmload.config.options import add_arguments, sweep_options, to_argv
 from llmload.core.redact import redact_argv, redact_url
@@ -79,7 +77,7 @@ def locust_command(args: argparse.Namespace, host: str) -> list[str]:
     return command + list(args.locust_args)
 
 
-def wait_for(args: argparse.Namespace, host: str) -> ExitCode:
+def wait_for(args: argparse.Namespace, host: str, asked: Asked) -> ExitCode:
     """Wait until the server generates (unless --no-wait): OK, or the wait's exit code."""
     if args.no_wait:
         return ExitCode.OK
@@ -90,7 +88,7 @@ def wait_for(args: argparse.Namespace, host: str) -> ExitCode:
         timeout_s=args.wait_timeout,
         log_file=args.log,
         log_stall_s=args.log_stall,
-        api_key=read_api_key(given(args, "--api-key-env"), os.environ),
+        api_key=asked.api_key,
     )
     if waited.code is not WaitCode.READY:
         print(f"llmload: the server at {redact_url(host)} is not ready: {waited.message}", file=sys.stderr)
@@ -105,15 +103,18 @@ def echo(prog: str, command: Sequence[str]) -> None:
 def main(argv: Sequence[str]) -> int:
     args = _parser().parse_args(list(argv))
     locate(args.locustfile)  # a wrong name or path is said before any server is started
+    asked = asked_of(args)
     if args.host:  # an embedded simulator is up in a moment: its Locust child checks
-        check_early(args.host, load_of(args), args.processes, cores(server_is_here(args.host, False)))
+        check_early(args.host, asked.load(), args.processes, cores(server_is_here(args.host, False)))
     with _target(args) as host:  # the simulator outlives the child: stopped after it exits
-        waited = wait_for(args, host)
+        waited = wait_for(args, host, asked)
         if waited is not ExitCode.OK:
             return int(waited)
         here = server_is_here(host, args.sim is not None)
         auto = args.processes is None
-        args.processes = resolve(args, host, load_of(args), server_here=here, prog="llmload sweep")
+        args.processes = resolve(
+            args.processes, host, asked, asked.load(), server_here=here, prog="llmload sweep"
+        )
         args.run_id = args.run_id or new_run_id()  # named here: a rerun reads its summary
         command = locust_command(args, host)
         echo("llmload sweep", command)

@@ -16,7 +16,7 @@ import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from llmload.cli.processes import load_of, resolve
+from llmload.cli.processes import asked_of, resolve
 from llmload.cli.search import _parser as search_parser
 from llmload.cli.search import search_verdict
 from llmload.cli.sweep import _parser as sweep_parser
@@ -69,7 +69,9 @@ def command(c: Configuration, url: str, cdir: Path, *, prometheus_port: int | No
         return [sys.executable, "-m", "llmload.cli", "search", *_argv(c, url, cdir), "--", *watch]
     args.locust_args = [*args.locust_args, *watch]  # an option Locust's parser takes
     # the configuration's server runs on this machine: tune started it
-    args.processes = resolve(args, url, load_of(args), server_here=True, prog=f"llmload tune: {c.name}")
+    asked = asked_of(args)
+    prog = f"llmload tune: {c.name}"
+    args.processes = resolve(args.processes, url, asked, asked.load(), server_here=True, prog=prog)
     return locust_command(args, url)
 
 

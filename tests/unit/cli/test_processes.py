@@ -8,7 +8,7 @@ from llmload.cli.processes import (
     HEADROOM,
     Cores,
     Load,
-    load_of,
+    asked_of,
     needs_pace,
     plan,
     refusal,
@@ -72,7 +72,19 @@ def test_open_loop_load_is_the_rate_times_the_tokens_a_request_may_bring() -> No
     ],
 )
 def test_the_load_is_the_sweeps_peak(argv: list[str], expected: Load) -> None:
-    assert load_of(sweep_parser().parse_args(argv)) == expected
+    assert asked_of(sweep_parser().parse_args(argv)).load() == expected
+
+
+def test_what_follows_the_dashes_is_read_by_the_option_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MY_KEY", "sk-mine")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-not-this-one")
+    tail = ["-u", "3", "--model=m1", "--api-key-env", "MY_KEY", "--rate", "9", "--max-tokens", "99"]
+    asked = asked_of(sweep_parser().parse_args(["--host", "http://h", "--max-tokens", "64", "--", *tail]))
+    assert asked.model == "m1" and asked.api_key == "sk-mine"
+    # Locust's own -u and an abbreviation of --rates are Locust's to read; the tail's
+    # --max-tokens is the one the child runs with, as its later word wins there too
+    assert asked.rates == () and asked.tokens_per_request == 99
+    assert asked_of(sweep_parser().parse_args(["--host", "http://h"])).api_key == "sk-not-this-one"
 
 
 def test_only_a_plan_that_could_need_two_processes_asks_the_server_its_pace() -> None:
