@@ -1,0 +1,77 @@
+"""The fold of one finished record on two revisions of ``src/``, side by side in one run.
+
+    .venv/bin/python bench/fold_ab.py --before REV [--after REV] [--rounds 6] [--out PATH]
+
+What ``ProcessRun.on_record`` and the folder greenlet do with one record (the stage's
+statistics, the exporter's buckets, the time series), CPU time per record, from
+``harness/costs.py``'s ``split`` with no sockets: records of 16 tokens (the per-request work
+dominates) and of 128 (the per-token work does). Each revision's ``src/`` is exported as
+``hot_path_ab.py`` exports it and measured in a child process with ``PYTHONPATH`` pointing at it,
+alternately (before first in even rounds, after first in odd ones); a row is the median of the
+rounds, each round the best of ``costs``' five repeats.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from harness import results
+from harness.stats import median
+from hot_path_ab import child, export, in_turn
+
+HERE = Path(__file__).resolve().parent
+SIZES = (16, 128)
+MICRO = """
+import json, sys
+sys.path.insert(0, {bench!r})
+from harness import costs
+print(json.dumps({{str(n): round(costs.split("one", n)["fold_record"] * n, 2) for n in {sizes!r}}}))
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--before", required=True)
+    parser.add_argument("--after", help="default: the working tree")
+    parser.add_argument("--rounds", type=int, default=6, help="even: each revision first as often")
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    seen: dict[str, dict[str, list[float]]] = {"before": {}, "after": {}}
+    code = MICRO.format(bench=str(HERE), sizes=SIZES)
+    with tempfile.TemporaryDirectory() as tmp:
+        trees = {
+            "before": export(args.before, Path(tmp) / "before"),
+            "after": export(args.after, Path(tmp) / "after") if args.after else results.REPO / "src",
+        }
+        for i in range(args.rounds):
+            for name, src in in_turn(trees, i):
+                for size, us in child(src, ["-c", code]).items():
+                    seen[name].setdefault(size, []).append(us)
+                    print(f"round {i} {name:<6} {size:>4} tokens: {us:7.2f} µs per record", flush=True)
+    rows: list[dict[str, Any]] = []
+    for size in map(str, SIZES):
+        before, after = median(seen["before"][size]), median(seen["after"][size])
+        rows.append({
+            "tokens_per_record": int(size),
+            "before_us_per_record": before,
+            "after_us_per_record": after,
+            "ratio": round(after / before, 3),
+            "rounds_before": seen["before"][size],
+            "rounds_after": seen["after"][size],
+        })  # fmt: skip
+        print(f"{size:>4} tokens: {before:.2f} -> {after:.2f} µs per record (x{after / before:.3f})")
+    doc = {
+        **results.header("fold_ab", "fold_ab.py", False),
+        "before": args.before,
+        "after": args.after or f"{results.git_revision()} + working tree",
+        "rounds": args.rounds,
+        "rows": rows,
+    }
+    results.write(args.out or results.RESULTS / "fold_ab.json", doc)
+
+
+if __name__ == "__main__":
+    main()
