@@ -53,7 +53,7 @@ def main() -> None:
                     print(f"round {i} {name:<6} {size:>4} tokens: {us:7.2f} µs per record", flush=True)
     rows: list[dict[str, Any]] = []
     for size in map(str, SIZES):
-        before, after = median(seen["before"][size]), median(seen["after"][size])
+        before, after = round(median(seen["before"][size]), 2), round(median(seen["after"][size]), 2)
         rows.append({
             "tokens_per_record": int(size),
             "before_us_per_record": before,

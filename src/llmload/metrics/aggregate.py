@@ -206,7 +206,7 @@ class StageStats:
         for key, sample in PER_REQUEST:
             value = sample(r, m)
             if value is not None:
-                h[key].add(round(value))  # TPOT is a mean: to the ns
+                h[key].add(value)
         if r.images:  # only requests that sent images
             h["images"].add(r.images)
         if r.image_bytes:

@@ -27,8 +27,9 @@ from llmload.metrics import derive
 Unit = Literal["ms", "tok/s", "tokens", "events", "ratio", "req/s", "requests", "%", "events/s"]
 Scope = Literal["request", "token", "read", "stage"]
 # One request's value of a per-request metric, from the record and what the fold derived from it
-# once: int ns for a latency, the metric's own unit otherwise; None where it is undefined.
-Sample = Callable[[RequestRecord, derive.Measures], float | None]
+# once: int ns for a latency (a mean rounded to the ns), the metric's own unit otherwise; None
+# where it is undefined.
+Sample = Callable[[RequestRecord, derive.Measures], int | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +115,8 @@ CATALOG: tuple[MetricDef, ...] = (
         "Mean time per output token after the first, of one request.",
         "GuideLLM and AIPerf call this ITL.",
         "tpot_ms", "llmload_request_time_per_output_token_seconds",
-        sample=lambda r, m: m.tpot, goodput=True, help="Per-request time per output token."),
+        sample=lambda r, m: None if m.tpot is None else round(m.tpot), goodput=True,
+        help="Per-request time per output token."),
     MetricDef("decode_speed", "decode speed", "tok/s", "request",
         "(N - 1) / (last_token - first_token)",
         "Per-stream decode rate, the inverse of TPOT; the stage reports it from TPOT's median.",

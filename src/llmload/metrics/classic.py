@@ -19,7 +19,7 @@ Which bounds (docs/grafana.md explains the choice):
 shipped from workers to the master as plain lists of ints. It counts every finished record, of
 every phase, so its counters agree with ``requests.jsonl``; latency histograms count only ``ok``
 records (a failed request never enters a latency histogram, docs/metrics.md); token counters count
-every record. Durations are int ns (TPOT rounded to the ns, as ``aggregate`` does).
+every record. Durations are int ns (TPOT rounded to the ns, as the catalog reads it).
 """
 
 from __future__ import annotations
@@ -197,8 +197,8 @@ UNION: dict[str, tuple[int, ...]] = {
 }
 # The streams with one sample per request, each with the catalog's reading of it; the rest (ITL,
 # chunk gap, tokens per event) have one per read or token.
-_PER_REQUEST: tuple[tuple[str, Sample], ...] = tuple(
-    (spec.source, sample)
+_PER_REQUEST: tuple[tuple[str, Sample, tuple[int, ...]], ...] = tuple(
+    (spec.source, sample, UNION[spec.source])
     for spec in SPECS
     if spec.key == spec.source and (sample := by_key(spec.metric).sample) is not None
 )
@@ -233,12 +233,12 @@ class ClassicStats:
         self.generation_tokens_total += r.output_tokens
         if r.outcome != OK:
             return
-        for source, sample in _PER_REQUEST:
+        counts, sums = self.counts, self.sums
+        for source, sample, bounds in _PER_REQUEST:
             value = sample(r, m)
             if value is not None:
-                value = round(value)  # TPOT is a mean: to the ns
-                self.counts[source][bisect_left(UNION[source], value)] += 1
-                self.sums[source] += value
+                counts[source][bisect_left(bounds, value)] += 1
+                sums[source] += value
         runs = m.reads
         self._observe_all("itl", *runs.itl())
         self._observe_all("chunk_gap", runs.gaps())
