@@ -27,6 +27,14 @@ from llmload.results.summary_stage import Stage
 CommandOf = Callable[[argparse.Namespace, str], list[str]]  # ``sweep.locust_command``
 
 
+def own_run(args: argparse.Namespace, run_id: str, **given: object) -> argparse.Namespace:
+    """A sweep's options for a run of its own at chosen levels (a search's probe, a rerun of
+    client-bound levels): ``given`` replaces what it names, and the sweep's other ways to choose
+    levels (rates, a ramp, until saturated) do not apply."""
+    ways = {"rates": None, "ramp": None, "until_saturated": False}
+    return argparse.Namespace(**{**vars(args), **ways, "run_id": run_id, **given})
+
+
 def bound_levels(summary: Summary) -> tuple[Stage, ...]:
     """The closed-loop stages flagged client-bound (an open-loop rate is rerun the same way, but
     its stages carry no concurrency to name the level by: left to the user)."""
@@ -78,10 +86,7 @@ def rerun_client_bound(
         f"running {'it' if len(levels) == 1 else 'them'} again with {more} processes as {rerun_id}",
         flush=True,
     )
-    again = argparse.Namespace(**vars(args))
-    again.levels, again.processes, again.run_id = ",".join(map(str, levels)), more, rerun_id
-    again.rates, again.ramp, again.until_saturated = None, None, False
-    run_child(command_of(again, host))
+    run_child(command_of(own_run(args, rerun_id, levels=",".join(map(str, levels)), processes=more), host))
     try:
         after = read_summary(run_dir.parent / rerun_id)
     except ResultsError:

@@ -21,6 +21,7 @@ import orjson
 
 from llmload.cli.child import run_child
 from llmload.cli.processes import Asked, Load, asked_of, resolve, server_is_here
+from llmload.cli.rerun import own_run
 from llmload.cli.sweep import _parser as sweep_parser
 from llmload.cli.sweep import _target, locust_command, wait_for
 from llmload.config.commands import declare
@@ -251,14 +252,10 @@ def _run_probe(
     *,
     tiers: Sequence[Tier] = (),
 ) -> Probe:
-    probe_args = argparse.Namespace(**vars(args))
-    probe_args.run_id, probe_args.repeat = run_id, 1
-    # a probe is one level: the sweep's other ways to choose levels do not apply
-    probe_args.rates, probe_args.ramp, probe_args.until_saturated = None, None, False
     if integer:
-        probe_args.levels = str(int(level))
-    else:
-        probe_args.locust_args = [*args.locust_args, "--rates", f"{level:g}"]
+        probe_args = own_run(args, run_id, repeat=1, levels=str(int(level)))
+    else:  # a rate is Locust's option, after --
+        probe_args = own_run(args, run_id, repeat=1, locust_args=[*args.locust_args, "--rates", f"{level:g}"])
     proc = run_child(locust_command(probe_args, host), quiet=True)
     if proc.returncode == ExitCode.INTERRUPTED:
         raise KeyboardInterrupt  # Ctrl+C during a probe ends the search, as anywhere else
