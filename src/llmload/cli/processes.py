@@ -95,7 +95,8 @@ _DESTS = frozenset(o.dest for o in OPTIONS)
 def _tail_parser() -> argparse.ArgumentParser:
     # Exact flags only (Locust's own words stay unread), and none of the table's defaults: what
     # the tail does not give is the command's, or the table's.
-    parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    usage = "... -- [Locust's options and llmload's: `llmload options` lists them]"
+    parser = argparse.ArgumentParser(prog="llmload", usage=usage, add_help=False, allow_abbrev=False)
     add_arguments(parser, OPTIONS, env=False)
     for action in parser._actions:  # the actions add_arguments made: no API hands them back
         action.default = argparse.SUPPRESS

@@ -98,3 +98,16 @@ def test_a_server_on_loopback_or_embedded_shares_the_cores() -> None:
     assert server_is_here("http://[::1]:8000", embedded=False)
     assert server_is_here("http://gpu-box:8000", embedded=True)
     assert not server_is_here("http://gpu-box:8000", embedded=False)
+
+
+def test_a_wrong_word_after_the_dashes_is_said_before_anything_starts(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        asked_of(sweep_parser().parse_args(["--host", "http://h", "--", "--max-tokens"]))
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert "argument --max-tokens: expected one argument" in err and "llmload options" in err
+    assert len(err.splitlines()) == 2  # the usage line and the error, not every option's usage
+    with pytest.raises(ConfigError, match="--max-tokens"):
+        asked_of(sweep_parser().parse_args(["--host", "http://h", "--", "--max-tokens", "abc"]))
