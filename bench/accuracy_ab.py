@@ -19,7 +19,7 @@ from pathlib import Path
 
 import accuracy
 from harness import results
-from hot_path_ab import export
+from harness.ab import export
 
 from llmload.sim.process import start_sim
 

@@ -11,7 +11,6 @@ rounds: events per CPU-second and the ratio to the bare gevent floor measured be
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
@@ -20,9 +19,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from harness import results
+from harness import ab
 from harness.stats import median
-from hot_path_ab import export, in_turn
 
 HERE = Path(__file__).resolve().parent
 
@@ -37,25 +35,15 @@ def once(src: Path, out: Path) -> list[dict[str, Any]]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--before", required=True)
-    parser.add_argument("--after", help="default: the working tree")
-    parser.add_argument("--rounds", type=int, default=2, help="even: each revision first as often")
-    parser.add_argument("--out", type=Path)
-    args = parser.parse_args()
+    args = ab.arguments(__doc__, rounds=2)
     seen: dict[str, dict[str, list[dict[str, Any]]]] = {"before": {}, "after": {}}
     with tempfile.TemporaryDirectory() as tmp:
-        trees = {
-            "before": export(args.before, Path(tmp) / "before"),
-            "after": export(args.after, Path(tmp) / "after") if args.after else results.REPO / "src",
-        }
-        for i in range(args.rounds):
-            for name, src in in_turn(trees, i):
-                for regime in once(src, Path(tmp) / f"{name}-{i}.json"):
-                    seen[name].setdefault(regime["regime"], []).append(regime)
-                    print(f"round {i} {name:<6} {regime['regime']:<22} "
-                          f"{regime['median_events_per_cpu_s']:>9,} events/CPU-s, "
-                          f"x{regime['median_ratio_to_floor']} the floor", flush=True)  # fmt: skip
+        for i, name, src in ab.rounds(args, Path(tmp)):
+            for regime in once(src, Path(tmp) / f"{name}-{i}.json"):
+                seen[name].setdefault(regime["regime"], []).append(regime)
+                print(f"round {i} {name:<6} {regime['regime']:<22} "
+                      f"{regime['median_events_per_cpu_s']:>9,} events/CPU-s, "
+                      f"x{regime['median_ratio_to_floor']} the floor", flush=True)  # fmt: skip
     rows = []
     for regime in seen["before"]:
         row: dict[str, Any] = {"regime": regime}
@@ -70,14 +58,7 @@ def main() -> None:
         rows.append(row)
         before, after = row["before"]["events_per_cpu_s"], row["after"]["events_per_cpu_s"]
         print(f"{regime:<22} {before:>9,} -> {after:>9,} events/CPU-s (x{row['ratio']})")
-    doc = {
-        **results.header("capacity_ab", "capacity_ab.py", False),
-        "before": args.before,
-        "after": args.after or f"{results.git_revision()} + working tree",
-        "rounds": args.rounds,
-        "rows": rows,
-    }
-    results.write(args.out or results.RESULTS / "capacity_ab.json", doc)
+    ab.write("capacity_ab", args, rows=rows)
 
 
 if __name__ == "__main__":

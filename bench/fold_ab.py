@@ -13,14 +13,13 @@ rounds, each round the best of ``costs``' five repeats.
 
 from __future__ import annotations
 
-import argparse
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from harness import results
+from harness import ab
 from harness.stats import median
-from hot_path_ab import child, export, in_turn
+from hot_path_ab import child
 
 HERE = Path(__file__).resolve().parent
 SIZES = (16, 128)
@@ -33,24 +32,14 @@ print(json.dumps({{str(n): round(costs.split("one", n)["fold_record"] * n, 2) fo
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--before", required=True)
-    parser.add_argument("--after", help="default: the working tree")
-    parser.add_argument("--rounds", type=int, default=6, help="even: each revision first as often")
-    parser.add_argument("--out", type=Path)
-    args = parser.parse_args()
+    args = ab.arguments(__doc__, rounds=6)
     seen: dict[str, dict[str, list[float]]] = {"before": {}, "after": {}}
     code = MICRO.format(bench=str(HERE), sizes=SIZES)
     with tempfile.TemporaryDirectory() as tmp:
-        trees = {
-            "before": export(args.before, Path(tmp) / "before"),
-            "after": export(args.after, Path(tmp) / "after") if args.after else results.REPO / "src",
-        }
-        for i in range(args.rounds):
-            for name, src in in_turn(trees, i):
-                for size, us in child(src, ["-c", code]).items():
-                    seen[name].setdefault(size, []).append(us)
-                    print(f"round {i} {name:<6} {size:>4} tokens: {us:7.2f} µs per record", flush=True)
+        for i, name, src in ab.rounds(args, Path(tmp)):
+            for size, us in child(src, ["-c", code]).items():
+                seen[name].setdefault(size, []).append(us)
+                print(f"round {i} {name:<6} {size:>4} tokens: {us:7.2f} µs per record", flush=True)
     rows: list[dict[str, Any]] = []
     for size in map(str, SIZES):
         before, after = round(median(seen["before"][size]), 2), round(median(seen["after"][size]), 2)
@@ -63,14 +52,7 @@ def main() -> None:
             "rounds_after": seen["after"][size],
         })  # fmt: skip
         print(f"{size:>4} tokens: {before:.2f} -> {after:.2f} µs per record (x{after / before:.3f})")
-    doc = {
-        **results.header("fold_ab", "fold_ab.py", False),
-        "before": args.before,
-        "after": args.after or f"{results.git_revision()} + working tree",
-        "rounds": args.rounds,
-        "rows": rows,
-    }
-    results.write(args.out or results.RESULTS / "fold_ab.json", doc)
+    ab.write("fold_ab", args, rows=rows)
 
 
 if __name__ == "__main__":

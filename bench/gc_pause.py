@@ -15,7 +15,6 @@ the last (where the summary is written).
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
@@ -24,8 +23,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from harness import results
-from hot_path_ab import export, in_turn
+from harness import ab
 
 HERE = Path(__file__).resolve().parent
 SWEEP = ["--sim", "vllm", "--levels", "1,32", "--stage-s", "5", "--max-tokens", "64", "--processes", "0"]
@@ -69,35 +67,17 @@ def of_locust(events: list[dict[str, Any]], run_dir: Path) -> list[dict[str, Any
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--before", required=True)
-    parser.add_argument("--after", help="default: the working tree")
-    parser.add_argument("--rounds", type=int, default=2, help="even: each revision first as often")
-    parser.add_argument("--out", type=Path)
-    args = parser.parse_args()
+    args = ab.arguments(__doc__, rounds=2)
     seen: dict[str, list[list[dict[str, Any]]]] = {"before": [], "after": []}
     with tempfile.TemporaryDirectory() as tmp:
-        trees = {
-            "before": export(args.before, Path(tmp) / "before"),
-            "after": export(args.after, Path(tmp) / "after") if args.after else results.REPO / "src",
-        }
-        for i in range(args.rounds):
-            for name, src in in_turn(trees, i):
-                out = Path(tmp) / f"{name}-{i}"
-                out.mkdir()
-                pauses = of_locust(one_sweep(src, out), next(out.glob("*/summary.json")).parent)
-                seen[name].append(pauses)
-                shown = ", ".join(f"{p['ms']} ms {p['when']}" for p in pauses)
-                print(f"round {i} {name:<6} full collections: {shown}", flush=True)
-    doc = {
-        **results.header("gc_pause", "gc_pause.py", False),
-        "before": args.before,
-        "after": args.after or f"{results.git_revision()} + working tree",
-        "sweep": SWEEP,
-        "rounds": args.rounds,
-        "full_collections_ms": seen,
-    }
-    results.write(args.out or results.RESULTS / "gc_pause.json", doc)
+        for i, name, src in ab.rounds(args, Path(tmp)):
+            out = Path(tmp) / f"{name}-{i}"
+            out.mkdir()
+            pauses = of_locust(one_sweep(src, out), next(out.glob("*/summary.json")).parent)
+            seen[name].append(pauses)
+            shown = ", ".join(f"{p['ms']} ms {p['when']}" for p in pauses)
+            print(f"round {i} {name:<6} full collections: {shown}", flush=True)
+    ab.write("gc_pause", args, sweep=SWEEP, full_collections_ms=seen)
 
 
 if __name__ == "__main__":

@@ -17,17 +17,16 @@ ratios.
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
 import subprocess
 import sys
-import tarfile
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from harness import blaster, results
+from harness.ab import export, in_turn
 from harness.stats import median
 
 from llmload.sim.process import start_sim
@@ -52,16 +51,6 @@ for per_read, n in (("many", 1000), ("one", 128)):
     out["record_" + per_read] = costs._us_per_event(lambda: costs._record(reads), n, max(1, 20000 // n))
 print(json.dumps(out))
 """
-
-
-def export(rev: str, into: Path) -> Path:
-    """``src/`` of ``rev`` under ``into``; the working tree's own ``src`` for ``rev`` None."""
-    data = subprocess.run(
-        ["git", "archive", rev, "src"], cwd=results.REPO, capture_output=True, check=True
-    ).stdout
-    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-        tar.extractall(into, filter="data")
-    return into / "src"
 
 
 def child(src: Path, args: list[str]) -> dict[str, Any]:
@@ -105,15 +94,6 @@ def floor(url: str, streams: int, mode: str, *, seconds: float, pin: list[str]) 
         subprocess.run([*pin, sys.executable, script, *args], check=True, capture_output=True)
         r = json.loads(out.read_text())
     return round(1e6 * float(r["cpu_window_s"]) / int(r["events"]), 3)
-
-
-def in_turn(trees: dict[str, Path], i: int) -> list[tuple[str, Path]]:
-    """The revisions in round ``i``'s order: before first in even rounds, after first in odd
-    ones. Measured one after the other, the first of a pair ran faster here by as much as the
-    gap measured (7df3917 against itself: 57,206 first in a round, 43,598 last), so a fixed
-    order reads as a change."""
-    pairs = list(trees.items())
-    return pairs if i % 2 == 0 else pairs[::-1]
 
 
 def per_round(events_per_cpu_s: list[float], floor_us: list[float]) -> list[float]:
