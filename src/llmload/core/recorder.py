@@ -9,6 +9,7 @@ under Locust as in a unit test.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Protocol
 
 from llmload.core.phases import Window
 from llmload.core.record import (
@@ -45,10 +46,19 @@ _BODY_FIELDS: dict[str, Callable[[bytes], ChunkFields]] = {
     "rerank": rerank_body,
 }
 _NO_OUTPUT = frozenset({"embeddings", "rerank"})
-# A scenario's check of a successful answer: the failure it found, or None.
-RecordCheck = Callable[[RequestRecord], "str | None"]
 _EVIDENCE_BYTES = 4096
 _MAX_BODY_BYTES = 64 * 1024 * 1024
+
+
+class AnswerReader(Protocol):
+    """The one caller that reads a request's answer (a scenario's call that returns a reply):
+    the recorder appends the response's payloads (SSE data, or the whole body) to
+    ``payloads`` as they arrive and, once the request succeeded, asks ``judge`` before the
+    record is final. A failure it names makes the record a failed check."""
+
+    payloads: list[bytes]
+
+    def judge(self, record: RequestRecord) -> str | None: ...
 
 
 class ResponseRecorder:
@@ -58,7 +68,7 @@ class ResponseRecorder:
         self,
         record: RequestRecord,
         timeouts: Timeouts,
-        keep: list[bytes] | None = None,
+        reader: AnswerReader | None = None,
         *,
         window: Window | None = None,
     ) -> None:
@@ -66,9 +76,10 @@ class ResponseRecorder:
         # The stage's window: a request's latency belongs to the phase it was *sent* in
         # (docs/metrics.md), known once it ends. None leaves the phase it was created with.
         self._window = window
-        # The response's payloads (SSE data, or the whole body), for a caller that reads the
-        # answer itself (``answer.py``); None keeps nothing, as measuring alone needs nothing.
-        self._keep = keep
+        # None keeps nothing, as measuring alone needs nothing; the list is held apart from
+        # its reader so the read path appends to it without an attribute lookup more.
+        self._reader = reader
+        self._keep = None if reader is None else reader.payloads
         self.evidence: bytes | None = None  # the start of an error response's body
         self._timeouts = timeouts
         self._fields = _EVENT_FIELDS.get(record.endpoint, event_fields)
@@ -362,10 +373,10 @@ class ResponseRecorder:
             )
         return self._settle(t_ns)
 
-    def finish(self, t_ns: int, check: RecordCheck | None = None) -> RequestRecord:
+    def finish(self, t_ns: int) -> RequestRecord:
         """Classify the exchange that ended at ``t_ns`` and settle its token counts; then, if
-        it succeeded, ``check`` reads it (and the payloads kept): a failure it names makes the
-        record a failed check. The record is final when it leaves here."""
+        it succeeded, the answer's reader judges it: a failure it names makes the record a
+        failed check. The record is final when it leaves here."""
         rec = self.record
         if not self._failed and self.evidence is not None:
             evidence = self.evidence.decode("utf-8", "replace")
@@ -373,7 +384,8 @@ class ResponseRecorder:
         elif not self._failed and rec.stream and not self._saw_done and rec.finish_reason is None:
             self._fail(t_ns, ErrorKind.STREAM_BROKEN, "body ended without [DONE] or finish_reason")
         self._settle(t_ns)
-        if check is not None and rec.outcome == OK and (failure := check(rec)) is not None:
+        reader = self._reader
+        if reader is not None and rec.outcome == OK and (failure := reader.judge(rec)) is not None:
             rec.outcome = Outcome.CHECK_FAILED
             rec.error_detail = failure[:500]
         return rec

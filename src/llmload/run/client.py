@@ -18,7 +18,7 @@ from greenlet import GreenletExit
 from llmload.config.asked import PATHS, Endpoint, RequestConfig
 from llmload.core.phases import Window
 from llmload.core.record import RequestRecord
-from llmload.core.recorder import RecordCheck, ResponseRecorder
+from llmload.core.recorder import AnswerReader, ResponseRecorder
 from llmload.core.timeouts import Timeouts
 from llmload.core.tracecontext import HEADER, trace_ids
 from llmload.protocol.payloads import (
@@ -226,16 +226,15 @@ class ApiClient:
         window: Window,
         flight: Flight | None = None,
         scheduled_ns: int | None = None,
-        keep: list[bytes] | None = None,
-        check: RecordCheck | None = None,
+        reader: AnswerReader | None = None,
         cancel_after_s: float | None = None,
     ) -> RequestRecord:
         """Send one request and return its record, final; failures are data on the record.
 
         ``flight`` sees the record when it starts (live progress counts its tokens) and once
         when it ends, however it ends: also when the greenlet is killed mid-request (the
-        record then unfinished) before the kill goes on. ``keep`` receives the response's
-        payloads and ``check`` judges a successful answer (``ResponseRecorder.finish``).
+        record then unfinished) before the kill goes on. ``reader`` receives the response's
+        payloads and judges a successful answer (``AnswerReader``).
         ``cancel_after_s``: close the request that long after it starts (``--cancel``).
         """
         now = self._clock()
@@ -255,7 +254,7 @@ class ApiClient:
             image_bytes=call.image_bytes,
         )
         record.asked_server_timings = self._asks and call.endpoint in _TIMED
-        recorder = ResponseRecorder(record, self._timeouts, keep, window=window)
+        recorder = ResponseRecorder(record, self._timeouts, reader, window=window)
         headers = (*self._headers[call.stream], *self._api_headers.get(call.endpoint, ()), *call.headers,
                    ("X-Request-Id", request_id))  # fmt: skip
         if self._trace:
@@ -264,10 +263,10 @@ class ApiClient:
             headers = (*headers, (HEADER, ids.traceparent))
         http = HttpRequest("POST", self.request_path(call.endpoint), headers, call.body)
         if flight is None:
-            return self._exchange(transport, http, recorder, check, cancel_after_s)
+            return self._exchange(transport, http, recorder, cancel_after_s)
         flight.began(record)
         try:
-            return self._exchange(transport, http, recorder, check, cancel_after_s)
+            return self._exchange(transport, http, recorder, cancel_after_s)
         finally:
             flight.ended(record)
 
@@ -280,7 +279,6 @@ class ApiClient:
         transport: Transport,
         http: HttpRequest,
         recorder: ResponseRecorder,
-        check: RecordCheck | None,
         cancel_after_s: float | None,
     ) -> RequestRecord:
         recorder.record.began_ns = self._clock()
@@ -308,7 +306,7 @@ class ApiClient:
             # the fold): a read that waits behind them is stamped late by as much.
             gevent.idle()
         finally:  # a kill meanwhile still ends a request that had finished
-            recorder.finish(done_ns, check)
+            recorder.finish(done_ns)
         return recorder.record
 
 

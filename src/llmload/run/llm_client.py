@@ -19,10 +19,9 @@ from llmload.config.tenants import Tenant
 from llmload.core.api_answer import response_id_of
 from llmload.core.phases import Window
 from llmload.core.record import RequestRecord
-from llmload.core.recorder import RecordCheck
 from llmload.run.client import ApiClient, Call
 from llmload.run.process_run import ProcessRun
-from llmload.run.reply import Check, Reply, reply_of
+from llmload.run.reply import Check, Reading, Reply
 from llmload.run.request import RequestEvent, send_request
 from llmload.transport.base import Transport
 from llmload.workload.prompts import Prompt
@@ -224,11 +223,12 @@ class LLMClient:
         """A conversation's turn whose history the server keeps: sent after the answer of
         ``previous_response_id`` (None: the first turn), and the new answer's id."""
         fields = None if previous_response_id is None else {"previous_response_id": previous_response_id}
-        payloads: list[bytes] = []
         call = self._client().call(prompt, endpoint, fields)
         if headers:
             call = replace(call, headers=_pairs(headers))
-        record = self._send(call, keep=payloads)
+        reading = Reading(sent=())
+        record = self._send(call, reader=reading)
+        payloads = reading.payloads
         return record, response_id_of(payloads[0]) if record.ok and payloads else None
 
     def _send(
@@ -238,8 +238,7 @@ class LLMClient:
         transport: Transport | None = None,
         stage_window: tuple[int, Window] | None = None,
         scheduled_ns: int | None = None,
-        keep: list[bytes] | None = None,
-        check: RecordCheck | None = None,
+        reader: Reading | None = None,
     ) -> RequestRecord:
         index, self.count = self.count, self.count + 1
         return send_request(
@@ -251,26 +250,12 @@ class LLMClient:
             index=index,
             stage_window=stage_window,
             scheduled_ns=scheduled_ns,
-            keep=keep,
-            check=check,
+            reader=reader,
         )
 
     def _reply(self, call: Call, check: Check | None, sent: tuple[Mapping[str, object], ...]) -> Reply:
-        payloads: list[bytes] = []
-        if check is None:
-            return reply_of(self._send(call, keep=payloads), payloads, sent)
-        read: list[Reply] = []
-
-        def failure(record: RequestRecord) -> str | None:
-            # Before the record is final: a check that fails makes it a failure of its own kind.
-            read.append(reply := reply_of(record, payloads, sent))
-            verdict = check(reply)
-            return None if verdict is None or verdict is True else verdict or "the scenario's check failed"
-
-        record = self._send(call, keep=payloads, check=failure)
-        if not read:  # the request failed: there was no answer to check
-            return reply_of(record, payloads, sent)
-        return replace(read[0], outcome=record.outcome, error=record.error_detail)
+        reading = Reading(sent, check)
+        return reading.reply(self._send(call, reader=reading))
 
     def _client(self) -> ApiClient:
         return self._session.client()

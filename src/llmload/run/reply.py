@@ -5,7 +5,7 @@ and the payloads kept for it."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from llmload.core.answer import Answer, Ranked, ToolCall, read_answer
 from llmload.core.api_answer import read_messages, read_responses
@@ -135,3 +135,29 @@ def reply_of(record: RequestRecord, payloads: list[bytes], sent: tuple[Mapping[s
         sent=sent,
         _record=record,
     )
+
+
+@dataclass(slots=True)
+class Reading:
+    """One call's ``AnswerReader``: it keeps the response's payloads, reads them into a
+    ``Reply`` when the request succeeded and asks the scenario's ``check`` about it, and gives
+    the call its reply once the record is final."""
+
+    sent: tuple[Mapping[str, object], ...]
+    check: Check | None = None
+    payloads: list[bytes] = field(default_factory=list)
+    _checked: Reply | None = None
+
+    def judge(self, record: RequestRecord) -> str | None:
+        if self.check is None:
+            return None
+        self._checked = reply = reply_of(record, self.payloads, self.sent)
+        verdict = self.check(reply)
+        return None if verdict is None or verdict is True else verdict or "the scenario's check failed"
+
+    def reply(self, record: RequestRecord) -> Reply:
+        """The reply to the call, from its final record: the one the check read (now with the
+        outcome it gave), or, with no check or no answer to check, read now."""
+        if self._checked is None:
+            return reply_of(record, self.payloads, self.sent)
+        return replace(self._checked, outcome=record.outcome, error=record.error_detail)

@@ -14,7 +14,7 @@ import gevent
 
 from llmload.core.phases import Window
 from llmload.core.record import NOT_FAILED, UNFINISHED, RequestRecord
-from llmload.core.recorder import RecordCheck
+from llmload.core.recorder import AnswerReader
 from llmload.run.client import Call
 from llmload.run.process_run import ProcessRun
 from llmload.transport.base import Transport
@@ -46,14 +46,13 @@ def send_request(
     index: int,
     stage_window: tuple[int, Window] | None = None,
     scheduled_ns: int | None = None,
-    keep: list[bytes] | None = None,
-    check: RecordCheck | None = None,
+    reader: AnswerReader | None = None,
 ) -> RequestRecord:
     """One request of a user, whatever its kind: tag it with the stage it is sent in, run it;
     its record, final, is folded and reported to Locust as it ends (also when the run ends
     mid-request).
 
-    ``keep`` receives the response's payloads; ``check`` judges a successful answer before the
+    ``reader`` receives the response's payloads and judges a successful answer before the
     record is final, so a scenario's check of the answer can turn it into a failure."""
     if scheduled_ns is None:
         # Closed loop: the reads that have arrived go first. A request's end and the next one's
@@ -81,8 +80,7 @@ def send_request(
         window=window,
         flight=flight,
         scheduled_ns=scheduled_ns,
-        keep=keep,
-        check=check,
+        reader=reader,
         cancel_after_s=workload.cancel.delay_s(workload.seed, user_id, index),
     )
     if scheduled_ns is None and record.outcome not in NOT_FAILED:

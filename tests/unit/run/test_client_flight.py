@@ -4,6 +4,8 @@ check, the phase it was sent in) when it leaves the recorder."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import gevent
 import pytest
 
@@ -39,6 +41,19 @@ class Answers:
         pass
 
 
+class Judge:
+    """An ``AnswerReader`` whose judgement is ``verdict``'s, and that keeps what it read."""
+
+    def __init__(self, verdict: Callable[[RequestRecord], str | None]) -> None:
+        self.verdict = verdict
+        self.payloads: list[bytes] = []
+        self.judged: list[RequestRecord] = []
+
+    def judge(self, record: RequestRecord) -> str | None:
+        self.judged.append(record)
+        return self.verdict(record)
+
+
 class Seen:
     """A ``Flight`` that keeps what it was handed, in order."""
 
@@ -70,20 +85,15 @@ def test_a_request_is_handed_to_its_flight_as_it_starts_and_once_as_it_ends() ->
 
 def test_a_failed_check_is_in_the_record_the_flight_sees() -> None:
     seen = Seen()
-    asked: list[RequestRecord] = []
-
-    def check(record: RequestRecord) -> str | None:
-        asked.append(record)
-        return "no digits in the answer"
-
-    record = _run(Answers(), seen, check=check)
-    assert asked == [record]
+    judge = Judge(lambda record: "no digits in the answer")
+    record = _run(Answers(), seen, reader=judge)
+    assert judge.judged == [record] and judge.payloads == [ANSWER]
     assert seen.events[-1][2] == Outcome.CHECK_FAILED == record.outcome
     assert record.error_detail == "no digits in the answer"
 
 
 def test_a_check_is_not_asked_about_a_failure() -> None:
-    seen, asked = Seen(), []
+    seen, judge = Seen(), Judge(lambda record: "never")
     client = ApiClient(RequestConfig(stream=False), "m", Timeouts())
 
     class Refuses(Answers):
@@ -95,8 +105,8 @@ def test_a_check_is_not_asked_about_a_failure() -> None:
 
     call = client.call(SyntheticPrompts(8, 4).get(0, 0), "chat")
     record = client.run(Refuses(), call, request_id="r", user="u", stage=0, window=Window(), flight=seen,
-                        check=lambda r: asked.append(r) or "never")  # fmt: skip
-    assert asked == [] and record.outcome not in (OK, Outcome.CHECK_FAILED)
+                        reader=judge)  # fmt: skip
+    assert judge.judged == [] and judge.payloads == [] and record.outcome not in (OK, Outcome.CHECK_FAILED)
     assert seen.events[-1][2] == record.outcome
 
 
