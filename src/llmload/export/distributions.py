@@ -16,6 +16,7 @@ import orjson
 from llmload.errors import ResultsError
 from llmload.export.series import FigureSpec, Series
 from llmload.export.tables import Row
+from llmload.metrics import wire
 from llmload.metrics.catalog import DISTRIBUTED_LATENCIES, by_key
 from llmload.metrics.histogram import LogHistogram
 from llmload.protocol.jsonvalue import JSONObject, array, obj
@@ -43,7 +44,7 @@ def read_histograms(run_dir: Path) -> tuple[StageHistograms, ...] | None:
 
 def _stage(stage: JSONObject) -> StageHistograms:
     hist = obj(stage.get("hist") or {})
-    return {key: LogHistogram.from_dict(obj(hist[key])) for key in DISTRIBUTED_LATENCIES if key in hist}
+    return {key: wire.decode(LogHistogram, hist[key]) for key in DISTRIBUTED_LATENCIES if key in hist}
 
 
 def _figure(metric: str, series: Sequence[Series]) -> FigureSpec:

@@ -27,6 +27,7 @@ from llmload.locust.control import (
     target_users,
 )
 from llmload.locust.load import settled
+from llmload.metrics import wire
 from llmload.results.summary import Level, Summary
 from llmload.run.conductor import Conductor
 from llmload.run.finish import conclude, start_exporter_if, write_data, write_summary
@@ -131,7 +132,7 @@ class RunLifecycle(ABC):
         state = self.state
         write_data(
             self.results,
-            [v.stats.to_dict() for v in state.views()],
+            [wire.encode(v.stats) for v in state.views()],
             state.timeseries.rows(state.announcements),
         )
 

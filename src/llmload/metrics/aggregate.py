@@ -15,9 +15,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
-
-import msgspec
 
 from llmload.core.phases import Phase, Window
 from llmload.core.record import NOT_FAILED, OK, UNFINISHED, RequestRecord
@@ -241,42 +238,3 @@ class StageStats:
         if self.by_name is not None:
             for name, stats in (other.by_name or {}).items():
                 self.by_name.setdefault(name, StageStats(by_name=None)).merge(stats)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "hist": {key: h.to_dict() for key, h in self.hist.items()},
-            "counts": msgspec.to_builtins(self.counts),
-            "outcomes": dict(self.outcomes),
-            "finish_reasons": dict(self.finish_reasons),
-            "token_sources": dict(self.token_sources),
-            "ttft_by_label": {label: h.to_dict() for label, h in self.ttft_by_label.items()},
-            "attempts": dict(self.attempts),
-            "error_samples": {kind: list(sample) for kind, sample in self.error_samples.items()},
-            "by_name": {name: stats.to_dict() for name, stats in (self.by_name or {}).items()},
-            "server_side": self.server_side.to_dict(),
-            "http_phases": self.http_phases.to_dict(),
-            "reasoning": self.reasoning.to_dict(),
-            "sessions": self.sessions.to_dict(),
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any], *, leaf: bool = False) -> StageStats:
-        stats = cls(by_name=None) if leaf else cls()
-        for key, h in d["hist"].items():
-            stats.hist[key] = LogHistogram.from_dict(h)
-        stats.counts = msgspec.convert(d["counts"], Counts)
-        stats.outcomes.update(d["outcomes"])
-        stats.finish_reasons.update(d["finish_reasons"])
-        stats.token_sources.update(d["token_sources"])
-        stats.ttft_by_label = {k: LogHistogram.from_dict(h) for k, h in d.get("ttft_by_label", {}).items()}
-        stats.attempts.update(d.get("attempts", {}))
-        stats.error_samples = {
-            kind: (status, message) for kind, (status, message) in d.get("error_samples", {}).items()
-        }
-        stats.server_side = ServerSide.from_dict(d.get("server_side", {}))
-        stats.http_phases = HttpPhases.from_dict(d.get("http_phases", {}))
-        stats.reasoning = ReasoningSide.from_dict(d.get("reasoning", {}))
-        stats.sessions = SessionSide.from_dict(d.get("sessions", {}))
-        if not leaf:
-            stats.by_name = {name: cls.from_dict(n, leaf=True) for name, n in d.get("by_name", {}).items()}
-        return stats

@@ -20,7 +20,6 @@ TTFT (it starts at the send), which is why they are reported apart.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from llmload.core.record import RequestRecord
 from llmload.metrics.derive import gap
@@ -68,17 +67,3 @@ class HttpPhases:
         self.new_connections += other.new_connections
         for name in PHASES:
             self.hist[name].merge(other.hist[name])
-
-    def to_dict(self) -> dict[str, Any]:
-        if not self.requests:
-            return {}
-        hist = {name: h.to_dict() for name, h in self.hist.items() if h.count}
-        return {"requests": self.requests, "new_connections": self.new_connections, "hist": hist}
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> HttpPhases:
-        phases = cls(requests=d.get("requests", 0), new_connections=d.get("new_connections", 0))
-        for name, h in d.get("hist", {}).items():
-            if name in phases.hist:
-                phases.hist[name] = LogHistogram.from_dict(h)
-        return phases

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from llmload.core.record import RequestRecord
 from llmload.metrics import derive
 from llmload.metrics.histogram import LogHistogram
-from llmload.protocol.jsonvalue import JSON, JSONObject, integer, obj
 
 HISTOGRAMS = ("reasoning_tokens", "answer_tokens", "think", "tpot_reasoning", "tpot_answer")
 
@@ -49,18 +48,3 @@ class ReasoningSide:
         self.tokens += other.tokens
         for name in HISTOGRAMS:
             self.hist[name].merge(other.hist[name])
-
-    def to_dict(self) -> dict[str, JSON]:
-        if not self.requests:
-            return {}
-        hist = {name: self.hist[name].to_dict() for name in HISTOGRAMS}
-        return {"requests": self.requests, "tokens": self.tokens, "hist": hist}
-
-    @classmethod
-    def from_dict(cls, d: JSONObject) -> ReasoningSide:
-        side = cls(
-            requests=integer(d.get("requests", 0), "requests"), tokens=integer(d.get("tokens", 0), "tokens")
-        )
-        for name, h in obj(d.get("hist") or {}, "hist").items():
-            side.hist[name] = LogHistogram.from_dict(obj(h, name))
-        return side

@@ -16,7 +16,6 @@ Every difference is per request and signed (the two clocks' stamps can fall eith
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from llmload.core.record import RequestRecord
 from llmload.metrics import derive
@@ -107,23 +106,6 @@ class ServerSide:
             setattr(self, name, getattr(self, name) + getattr(other, name))
         for name in _HISTOGRAMS:
             getattr(self, name).merge(getattr(other, name))
-
-    def to_dict(self) -> dict[str, Any]:
-        if not (self.asked or self.requests or self.metrics_requests):
-            return {}
-        return {
-            **{name: getattr(self, name) for name in _COUNTS},
-            **{name: getattr(self, name).to_dict() for name in _HISTOGRAMS},
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> ServerSide:
-        side = cls(**{name: d.get(name, 0) for name in _COUNTS})
-        for name in _HISTOGRAMS:
-            if name in d:
-                kind = SignedHistogram if name in _SIGNED else LogHistogram
-                setattr(side, name, kind.from_dict(d[name]))
-        return side
 
 
 _COUNTS = ("asked", "requests", "cache_n", "metrics_requests", "queue_ns_total", "ttft_ns_total")

@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 
 from llmload.core.record import RequestRecord
 from llmload.metrics.histogram import LogHistogram
-from llmload.protocol.jsonvalue import JSON, JSONObject, integer, obj
 from llmload.workload.agents import SessionAccount
 
 REPLAY = ("sessions", "live", "spliced", "recorded", "cut", "sessions_spliced")
@@ -93,28 +92,3 @@ class SessionSide:
 
     def __bool__(self) -> bool:
         return bool(self.ended or self.by_turn)
-
-    def to_dict(self) -> dict[str, JSON]:
-        if not self:
-            return {}
-        hist: dict[str, JSON] = {name: self.hist[name].to_dict() for name in HISTOGRAMS}
-        by_turn: dict[str, JSON] = {turn: [prompt, cached] for turn, (prompt, cached) in self.by_turn.items()}
-        out: dict[str, JSON] = {"ended": dict(self.ended), "hist": hist, "by_turn": by_turn}
-        if self.replay:
-            out["replay"] = {name: self.replay[name] for name in REPLAY}
-        return out
-
-    @classmethod
-    def from_dict(cls, d: JSONObject) -> SessionSide:
-        side = cls()
-        for outcome, n in obj(d.get("ended") or {}, "ended").items():
-            side.ended[outcome] = integer(n, outcome)
-        for name, h in obj(d.get("hist") or {}, "hist").items():
-            side.hist[name] = LogHistogram.from_dict(obj(h, name))
-        for name, n in obj(d.get("replay") or {}, "replay").items():
-            side.replay[name] = integer(n, name)
-        for turn, pair in obj(d.get("by_turn") or {}, "by_turn").items():
-            if not isinstance(pair, list) or len(pair) != 2:
-                raise ValueError(f"by_turn[{turn}]: expected [prompt, cached]")
-            side.by_turn[turn] = [integer(pair[0], turn), integer(pair[1], turn)]
-        return side

@@ -14,7 +14,6 @@ from typing import TypeAlias
 
 from llmload.core.record import OK, UNFINISHED, RequestRecord
 from llmload.metrics.histogram import LogHistogram
-from llmload.protocol.jsonvalue import JSON, JSONObject, integer, obj
 
 _NS = 1_000_000_000
 # One second of the series: a line of timeseries.csv and of the web UI's timeline.
@@ -63,28 +62,6 @@ class TimeSeries:
 
     def is_empty(self) -> bool:
         return not (self.tokens or self.ok or self.errors or self.in_flight or self.ttft)
-
-    def to_dict(self) -> dict[str, JSON]:
-        return {
-            "tokens": {str(k): v for k, v in self.tokens.items()},
-            "ok": {str(k): v for k, v in self.ok.items()},
-            "errors": {str(k): v for k, v in self.errors.items()},
-            "in_flight": {str(k): v for k, v in self.in_flight.items()},
-            "ttft": {str(k): h.to_dict() for k, h in self.ttft.items()},
-        }
-
-    @classmethod
-    def from_dict(cls, d: JSONObject) -> TimeSeries:
-        ts = cls()
-        for counter, name in (
-            (ts.tokens, "tokens"),
-            (ts.ok, "ok"),
-            (ts.errors, "errors"),
-            (ts.in_flight, "in_flight"),
-        ):
-            counter.update({int(k): integer(v, name) for k, v in obj(d[name], name).items()})
-        ts.ttft = {int(k): LogHistogram.from_dict(obj(h, "ttft")) for k, h in obj(d["ttft"], "ttft").items()}
-        return ts
 
     def rows(self, phases: list[tuple[float, int, str]], last: int | None = None) -> list[TimeRow]:
         """One row per second from the first to the last active second (``last``: only the

@@ -16,6 +16,7 @@ from llmload.core.health import HealthSnapshot
 from llmload.core.phases import Phase
 from llmload.core.stages import Announcement, Progress
 from llmload.core.stop import Stopped, with_process
+from llmload.metrics import wire
 from llmload.metrics.aggregate import StageStats
 from llmload.metrics.classic import ClassicStats
 from llmload.metrics.timeseries import TimeSeries
@@ -92,7 +93,7 @@ class Fleet:
 
     def on_delta(self, client_id: str, data: JSONObject) -> None:
         """Merge one worker's message (its wire form, ``delta.py``) unless already merged."""
-        d = Delta.from_wire(data)
+        d = wire.decode(Delta, data)
         w = self.join(client_id, d.name)
         if d.seq <= w.last_seq:
             return  # a duplicate: never merge twice

@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import gevent
 
+from llmload.metrics import wire
 from llmload.protocol.jsonvalue import JSON
 from llmload.run.delta import MESSAGE, Delta
 from llmload.run.process_run import ProcessRun
@@ -69,7 +70,7 @@ class Shipper:
             stopped=s.stopped,
         )
         self._seq += 1
-        self._send(MESSAGE, delta.to_wire())
+        self._send(MESSAGE, wire.encode(delta))
         if final:
             self.final_sent = True
 

@@ -11,7 +11,7 @@ from llmload.core.phases import Phase, Window
 from llmload.core.record import RequestRecord, TokenSource
 from llmload.core.recorder import ResponseRecorder
 from llmload.core.timeouts import Timeouts
-from llmload.metrics import derive
+from llmload.metrics import derive, wire
 from llmload.metrics.aggregate import StageStats
 from llmload.results.from_stats import stage_summary
 
@@ -103,7 +103,7 @@ def test_the_stage_splits_thinking_from_answer() -> None:
     stats = StageStats()
     window = Window(t0_ns=0, t1_ns=10_000 * MS)
     stats.add(r, window)
-    merged = StageStats.from_dict(orjson.loads(orjson.dumps(stats.to_dict())))
+    merged = wire.decode(StageStats, orjson.loads(orjson.dumps(wire.encode(stats))))
     merged.merge(StageStats())
     args: dict[str, Any] = {"client_health": {}, "client_bound_by": (), "warnings": ()}
     stage = stage_summary(merged, index=0, concurrency=1, duration_s=10.0, **args)

@@ -9,6 +9,7 @@ import orjson
 from llmload.core.phases import Phase
 from llmload.core.record import RequestRecord
 from llmload.export.console import render_stage
+from llmload.metrics import wire
 from llmload.metrics.aggregate import StageStats
 from llmload.metrics.sessions import SessionSide
 from llmload.results.from_stats import stage_summary
@@ -55,10 +56,10 @@ def test_two_workers_merge_into_what_one_process_would_count() -> None:
         whole.add_session(_session(outcome))
         side.add_turn(_record(turn, 64, 16))
         whole.add_turn(_record(turn, 64, 16))
-    shipped = SessionSide.from_dict(a.to_dict())
-    shipped.merge(SessionSide.from_dict(b.to_dict()))
-    assert shipped.to_dict() == whole.to_dict()
-    assert not SessionSide() and SessionSide().to_dict() == {}
+    shipped = wire.decode(SessionSide, wire.encode(a))
+    shipped.merge(wire.decode(SessionSide, wire.encode(b)))
+    assert wire.encode(shipped) == wire.encode(whole)
+    assert not SessionSide() and not wire.decode(SessionSide, wire.encode(SessionSide()))
 
 
 def _replayed(outcome: str, live: int, spliced: int, cut: int, *, recorded: int = 0) -> SessionAccount:
@@ -74,8 +75,8 @@ def test_a_replays_account_sums_the_completed_sessions_turns_into_the_stage() ->
     b.add_session(_replayed("completed", live=5, spliced=0, cut=3))
     b.add_session(_replayed("completed", live=0, spliced=0, cut=0, recorded=3))
     b.add_session(_session("completed"))  # a synthetic session has no replay
-    side = SessionSide.from_dict(orjson.loads(orjson.dumps(a.to_dict())))
-    side.merge(SessionSide.from_dict(orjson.loads(orjson.dumps(b.to_dict()))))
+    side = wire.decode(SessionSide, orjson.loads(orjson.dumps(wire.encode(a))))
+    side.merge(wire.decode(SessionSide, orjson.loads(orjson.dumps(wire.encode(b)))))
     stats = StageStats()
     stats.sessions = side
     args: dict[str, Any] = {"client_health": {}, "client_bound_by": (), "warnings": ()}
@@ -92,4 +93,4 @@ def test_a_replays_account_sums_the_completed_sessions_turns_into_the_stage() ->
     ) in line, line
     plain = SessionSide()
     plain.add_session(_session("completed"))
-    assert "replay" not in plain.to_dict()
+    assert not wire.encode(plain)["replay"]

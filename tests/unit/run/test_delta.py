@@ -9,6 +9,7 @@ import msgpack  # type: ignore[import-untyped]
 from llmload.core.health import HealthSnapshot
 from llmload.core.phases import Window
 from llmload.core.stop import stop_of
+from llmload.metrics import wire
 from llmload.metrics.aggregate import StageStats
 from llmload.metrics.timeseries import TimeSeries
 from llmload.run.delta import Delta
@@ -40,22 +41,22 @@ def test_a_delta_survives_the_wire_with_int_stages_and_the_same_stats() -> None:
         warnings=("w",),
         stopped=stop_of({"by": "interrupt"}),
     )
-    wire = msgpack.unpackb(msgpack.packb(sent.to_wire()), strict_map_key=False)  # as Locust sends it
-    assert all(isinstance(k, str) for k in wire["stages"])
-    got = Delta.from_wire(wire)
-    assert got.stages[2].to_dict() == stats.to_dict()
+    shipped = msgpack.unpackb(msgpack.packb(wire.encode(sent)), strict_map_key=False)  # as Locust sends it
+    assert all(isinstance(k, str) for k in shipped["stages"])
+    got = wire.decode(Delta, shipped)
+    assert wire.encode(got.stages[2]) == wire.encode(stats)
     assert (got.completed, got.in_flight_measured, got.health, got.lateness) == (
         {2: 40},
         {2: 3},
         {2: HealthSnapshot(loop_lag_p99_ms=1.5)},
         {2: {"measure": 0.001}},
     )
-    assert got.to_wire() == sent.to_wire()
+    assert wire.encode(got) == wire.encode(sent)
 
 
 def test_an_older_workers_message_without_the_later_keys_still_merges() -> None:
-    got = Delta.from_wire(
-        {"seq": 0, "name": "w", "records_file": "r.jsonl", "stages": {}, "completed": {"0": 1}}
+    got = wire.decode(
+        Delta, {"seq": 0, "name": "w", "records_file": "r.jsonl", "stages": {}, "completed": {"0": 1}}
     )
     assert got.timeseries is None and got.classic == {} and got.warnings == ()
     assert got.completed == {0: 1} and got.stopped is None

@@ -7,6 +7,7 @@ from typing import Any
 from llmload.core.phases import Phase
 from llmload.core.stages import Announcement
 from llmload.core.stop import stop_of
+from llmload.metrics import wire
 from llmload.metrics.aggregate import StageStats
 from llmload.run.fleet import Fleet
 
@@ -25,7 +26,7 @@ def delta(
         "name": "worker-0",
         "model": "m",
         "final": final,
-        "stages": {} if stats is None else {"0": stats.to_dict()},
+        "stages": {} if stats is None else {"0": wire.encode(stats)},
         "completed": {"0": completed},
         "in_flight_measured": {"0": 0},
         "health": {},
