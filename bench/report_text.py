@@ -180,20 +180,25 @@ seconds, where allocator warm-up dominates the slope (it reads several MB/min th
 """,
     "master": """
 A worker's report holds bounded histograms, not samples, so it grows with the buckets traffic
-fills (5 to 8 KB here), not with requests. The master's cost per report is Locust's
+fills (6 to 9 KB here), not with requests. The master's cost per report is Locust's
 `Message.unserialize` (msgpack with Locust's object hook: a Python call per map) and
 `Fleet.on_delta` (the delta read back by `metrics/wire.py`, then merged: `StageStats`, the
-exporter's `ClassicStats`, `TimeSeries`). Counted under callgrind it is **5.2 M instructions a
-report at 100 requests/s per worker, 7.3 M at 500 and 8.6 M at 2,000**, and that count repeats:
-two processes counting the same reports agreed within 0.005%, while the CPU time of the same
-loop at the same revision read 435 and 523 µs a report at 100 requests/s in two runs ten minutes
-apart (818 and 912 µs at 500). Against the revision before the frame's step three (7df3917), the
-count moved by -0.2%, +0.1% and +0.4%: no regression in the master. The projection still needs
-this core's speed, from the fastest of three timed passes: **at the default 1 s report interval
-one master merges about 570 workers doing 2,000 requests/s each, and about 1,150 doing 100/s, on
-half a core** of this machine. Not included: Locust's own per-worker traffic (a heartbeat a
-second, its stats every 3 s) and ZeroMQ's I/O threads, both small beside this; and summaries or
-exports, which run once per stage, not per report. """, "fleet": """ Six processes share two
+exporter's `ClassicStats`, `TimeSeries`). Counted under callgrind it is **5.1 M instructions a
+report at 100 requests/s per worker, 7.2 M at 500 and 8.5 M at 2,000**, and that count repeats
+closely: two processes counting the same reports agreed within 0.005%, two runs of the bench
+within 0.5%, while the CPU time of the same loop at the same revision read 435 and 523 µs a
+report at 100 requests/s in two runs ten minutes apart (818 and 912 µs at 500). Against the
+revision before the frame's step three (7df3917), the count moved by -0.2%, +0.1% and +0.4%: no
+regression in the master. Declaring the report's wire form (`metrics/wire.py`: msgspec reads the
+accumulators' own fields where seven hand-written pairs did) moved it by -2.7%, -2.1% and -1.6%
+against the revision before (0717b76, `bench/results/issue40_wire_master_scale_before.json`,
+run beside this one), with reports 4 to 6% larger: an empty side now travels as its fields with
+null histograms rather than as nothing. The projection still needs this core's speed, from the
+fastest of three timed passes: **at the default 1 s report interval one master merges about 570
+workers doing 2,000 requests/s each, and about 1,180 doing 100/s, on half a core** of this
+machine. Not included: Locust's own per-worker traffic (a heartbeat a second, its stats every
+3 s) and ZeroMQ's I/O threads, both small beside this; and summaries or exports, which run once
+per stage, not per report. """, "fleet": """ Six processes share two
 cores here (the simulator, the master, four workers), so the answer is this machine's, not a
 worker's: **up to 256 streams across four namespaced workers the client's TTFT p50 stays within
 1 ms of the simulator's truth** (the added p50 is what the veth pairs, the bridge and the
