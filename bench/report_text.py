@@ -198,7 +198,8 @@ fastest of three timed passes: **at the default 1 s report interval one master m
 workers doing 2,000 requests/s each, and about 1,180 doing 100/s, on half a core** of this
 machine. Not included: Locust's own per-worker traffic (a heartbeat a second, its stats every
 3 s) and ZeroMQ's I/O threads, both small beside this; and summaries or exports, which run once
-per stage, not per report. """, "fleet": """ Six processes share two
+per stage, not per report. """,
+    "fleet": """ Six processes share two
 cores here (the simulator, the master, four workers), so the answer is this machine's, not a
 worker's: **up to 256 streams across four namespaced workers the client's TTFT p50 stays within
 1 ms of the simulator's truth** (the added p50 is what the veth pairs, the bridge and the
@@ -210,7 +211,8 @@ a machine where six processes share two cores. It is not in the p50 the claim is
 streams the workers' loop lag p99 passes llmload's 5 ms limit, llmload calls the stage
 client-bound, and the TTFT error grows with it: the verdict and the error agree. A cluster gives
 each worker its own cores; docs/kubernetes.md projects 10,000 streams from the capacity and
-master-scale rows above. """, "client_bound": """ The bound is the loop-lag limit, 5 ms p99
+master-scale rows above. """,
+    "client_bound": """ The bound is the loop-lag limit, 5 ms p99
 (`HealthLimits`); the timing error is what enters TTFT, ITL and E2E. **No wrong verdict in this
 run**: every level with an error p99 of 10 ms or more (4 and 8 busy loops, a 10% CPU limit,
 1,024 and 1,536 streams) was flagged, and no level with an error p99 of 2.5 ms or less (the
