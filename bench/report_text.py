@@ -198,29 +198,32 @@ fastest of three timed passes: **at the default 1 s report interval one master m
 workers doing 2,000 requests/s each, and about 1,180 doing 100/s, on half a core** of this
 machine. Not included: Locust's own per-worker traffic (a heartbeat a second, its stats every
 3 s) and ZeroMQ's I/O threads, both small beside this; and summaries or exports, which run once
-per stage, not per report. """,
-    "fleet": """ Six processes share two
-cores here (the simulator, the master, four workers), so the answer is this machine's, not a
-worker's: **up to 256 streams across four namespaced workers the client's TTFT p50 stays within
-1 ms of the simulator's truth** (the added p50 is what the veth pairs, the bridge and the
-client's reads add), and the merged p50 agrees with the exact one within its 1% buckets. The
-added p99 (14 to 70 ms below 512 streams) is a tail of about 1% of the requests that this run
-does not take apart: by its definition it holds, besides the client, the time a request waits in
-the simulator's socket before the simulator's loop reads it (the truth starts at that read), on
-a machine where six processes share two cores. It is not in the p50 the claim is about. From 512
-streams the workers' loop lag p99 passes llmload's 5 ms limit, llmload calls the stage
-client-bound, and the TTFT error grows with it: the verdict and the error agree. A cluster gives
-each worker its own cores; docs/kubernetes.md projects 10,000 streams from the capacity and
-master-scale rows above. """,
-    "client_bound": """ The bound is the loop-lag limit, 5 ms p99
-(`HealthLimits`); the timing error is what enters TTFT, ITL and E2E. **No wrong verdict in this
-run**: every level with an error p99 of 10 ms or more (4 and 8 busy loops, a 10% CPU limit,
-1,024 and 1,536 streams) was flagged, and no level with an error p99 of 2.5 ms or less (the
-clean baselines, nice-19 busy loops, 50% and 20% CPU limits) was. Between the two the rule may
-go either way, and does: 2 busy loops (6.0 ms) were flagged, 1 busy loop (4.8 ms) and 256
-streams (3.2 ms) were not. Contention is caught by the lag, never by the CPU limit (a starved
-process uses less CPU, 5 to 10% here); overload by load trips both (97 to 98% CPU, lag p99 44 to
-149 ms). The previous run of the same levels (revision 91a00e8) had no wrong verdict either.
+per stage, not per report.
+""",
+    "fleet": """
+Six processes share two cores here (the simulator, the master, four workers), so the answer is
+this machine's, not a worker's: **up to 256 streams across four namespaced workers the client's
+TTFT p50 stays within 1 ms of the simulator's truth** (the added p50 is what the veth pairs, the
+bridge and the client's reads add), and the merged p50 agrees with the exact one within its 1%
+buckets. The added p99 (14 to 70 ms below 512 streams) is a tail of about 1% of the requests
+that this run does not take apart: by its definition it holds, besides the client, the time a
+request waits in the simulator's socket before the simulator's loop reads it (the truth starts
+at that read), on a machine where six processes share two cores. It is not in the p50 the claim
+is about. From 512 streams the workers' loop lag p99 passes llmload's 5 ms limit, llmload calls
+the stage client-bound, and the TTFT error grows with it: the verdict and the error agree. A
+cluster gives each worker its own cores; docs/kubernetes.md projects 10,000 streams from the
+capacity and master-scale rows above.
+""",
+    "client_bound": """
+The bound is the loop-lag limit, 5 ms p99 (`HealthLimits`); the timing error is what enters
+TTFT, ITL and E2E. **No wrong verdict in this run**: every level with an error p99 of 10 ms or
+more (4 and 8 busy loops, a 10% CPU limit, 1,024 and 1,536 streams) was flagged, and no level
+with an error p99 of 2.5 ms or less (the clean baselines, nice-19 busy loops, 50% and 20% CPU
+limits) was. Between the two the rule may go either way, and does: 2 busy loops (6.0 ms) were
+flagged, 1 busy loop (4.8 ms) and 256 streams (3.2 ms) were not. Contention is caught by the
+lag, never by the CPU limit (a starved process uses less CPU, 5 to 10% here); overload by load
+trips both (97 to 98% CPU, lag p99 44 to 149 ms). The previous run of the same levels (revision
+91a00e8) had no wrong verdict either.
 
 The first run of this calibration had one wrong verdict: at the 20% CPU limit the events were
 15 ms late at p99 while the loop lag p99 read 1.2 ms, unflagged. The lag was sampled every
