@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TypeGuard
 
+import msgspec
+
 from llmload.core.phases import Phase
 from llmload.core.redact import redact_text
 from llmload.errors import ErrorKind
@@ -92,15 +94,6 @@ class ServerTimings:
             int(predicted_n),
             cache if isinstance(cache, int) else None,
         )
-
-    def to_json(self) -> dict[str, JSON]:
-        return {
-            "prompt_ms": self.prompt_ms,
-            "predicted_ms": self.predicted_ms,
-            "prompt_n": self.prompt_n,
-            "predicted_n": self.predicted_n,
-            "cache_n": self.cache_n,
-        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,7 +250,9 @@ class RequestRecord:
             "done_ns": self.done_ns,
             "labels": dict(self.labels),
             "name": self.name,
-            "server_timings": None if self.server_timings is None else self.server_timings.to_json(),
+            "server_timings": None
+            if self.server_timings is None
+            else msgspec.to_builtins(self.server_timings),
             "server_metrics": None if self.server_metrics is None else self.server_metrics.to_json(),
             "asked_server_timings": self.asked_server_timings,
             "trace_id": self.trace_id,

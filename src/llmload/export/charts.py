@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from functools import cache
 from importlib.resources import files
 
+import msgspec
 import orjson
 
 from llmload.export.request_sample import RequestSample
@@ -116,7 +117,7 @@ def figure_json(spec: FigureSpec) -> dict[str, JSON]:
 def chart_data(figures: Sequence[FigureSpec], requests: RequestSample | None = None) -> dict[str, JSON]:
     return {
         "figures": [figure_json(f) for f in figures],
-        "requests": None if requests is None else requests.to_json(),
+        "requests": None if requests is None else msgspec.to_builtins(requests),
     }
 
 

@@ -44,11 +44,6 @@ class RequestSample:
     error: tuple[str, ...]
     id: tuple[str, ...]
 
-    def to_json(self) -> dict[str, JSON]:
-        return {field: list(getattr(self, field)) for field in self.__slots__ if field != "total"} | {
-            "total": self.total
-        }
-
 
 def _lines(run_dir: Path, summary: Summary) -> Iterator[dict[str, JSON]]:
     names = [str(r.get("records_file")) for r in summary.run.records if r.get("records_file")]
