@@ -20,7 +20,7 @@ from llmload.core.phases import Phase, Window
 from llmload.core.record import NOT_FAILED, OK, UNFINISHED, RequestRecord
 from llmload.metrics import derive
 from llmload.metrics.catalog import LATENCY_KEYS, PER_REQUEST
-from llmload.metrics.histogram import LogHistogram
+from llmload.metrics.histogram import LogHistogram, fill
 from llmload.metrics.http_phases import HttpPhases
 from llmload.metrics.reasoning import ReasoningSide
 from llmload.metrics.server_side import ServerSide
@@ -82,13 +82,12 @@ class Counts:
         return any(getattr(self, name) for name in self.__slots__)
 
 
-def _histograms() -> dict[str, LogHistogram]:
-    return {key: LogHistogram() for key in (*LATENCY_KEYS, *COUNT_KEYS)}
+_HISTOGRAMS = (*LATENCY_KEYS, *COUNT_KEYS)
 
 
 @dataclass(slots=True)
 class StageStats:
-    hist: dict[str, LogHistogram] = field(default_factory=_histograms)
+    hist: dict[str, LogHistogram] = field(default_factory=dict)
     counts: Counts = field(default_factory=Counts)
     outcomes: Counter[str] = field(default_factory=Counter)
     finish_reasons: Counter[str] = field(default_factory=Counter)
@@ -108,6 +107,11 @@ class StageStats:
     sessions: SessionSide = field(default_factory=SessionSide)  # agentic sessions, turns' cache reuse
     # None: this is one name's share, broken down no further.
     by_name: dict[str, StageStats] | None = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # Every histogram present, on a new accumulator and on one read back from a message or
+        # file that carried fewer (metrics/wire.py): the merge reads each by name.
+        fill(self.hist, _HISTOGRAMS)
 
     def _named(self, r: RequestRecord) -> StageStats | None:
         if r.name is None or self.by_name is None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from fractions import Fraction
 from functools import cache
 from itertools import accumulate
@@ -40,6 +40,13 @@ def nearest_rank(q: float, count: int) -> int:
     if not 0.0 <= q <= 1.0:
         raise ValueError(f"quantile {q!r} is outside [0, 1]")
     return max(1, math.ceil(Fraction(repr(q)) * count))
+
+
+def fill(hist: dict[str, LogHistogram], names: Iterable[str]) -> None:
+    """Give ``hist`` an empty histogram under each of ``names`` it lacks."""
+    for name in names:
+        if name not in hist:
+            hist[name] = LogHistogram()
 
 
 class LogHistogram:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from llmload.core.record import RequestRecord
 from llmload.metrics.derive import gap
-from llmload.metrics.histogram import LogHistogram
+from llmload.metrics.histogram import LogHistogram, fill
 
 PHASES = ("pool_wait", "tcp_connect", "tls", "request_write", "first_byte", "first_token")
 
@@ -42,17 +42,18 @@ def phases_ns(r: RequestRecord) -> tuple[int | None, ...]:
     )
 
 
-def _histograms() -> dict[str, LogHistogram]:
-    return {name: LogHistogram() for name in PHASES}
-
-
 @dataclass(slots=True)
 class HttpPhases:
     """A stage's phases over its measured requests that succeeded, mergeable like its stats."""
 
     requests: int = 0
     new_connections: int = 0  # of them, requests that opened a connection of their own
-    hist: dict[str, LogHistogram] = field(default_factory=_histograms)
+    hist: dict[str, LogHistogram] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # Every histogram present, on a new accumulator and on one read back from a message or
+        # file that carried fewer (metrics/wire.py): the merge reads each by name.
+        fill(self.hist, PHASES)
 
     def add(self, r: RequestRecord) -> None:
         self.requests += 1

@@ -11,20 +11,21 @@ from dataclasses import dataclass, field
 
 from llmload.core.record import RequestRecord
 from llmload.metrics import derive
-from llmload.metrics.histogram import LogHistogram
+from llmload.metrics.histogram import LogHistogram, fill
 
 HISTOGRAMS = ("reasoning_tokens", "answer_tokens", "think", "tpot_reasoning", "tpot_answer")
-
-
-def _histograms() -> dict[str, LogHistogram]:
-    return {name: LogHistogram() for name in HISTOGRAMS}
 
 
 @dataclass(slots=True)
 class ReasoningSide:
     requests: int = 0  # ok requests of the window that reasoned
     tokens: int = 0  # their reasoning tokens
-    hist: dict[str, LogHistogram] = field(default_factory=_histograms)
+    hist: dict[str, LogHistogram] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # Every histogram present, on a new accumulator and on one read back from a message or
+        # file that carried fewer (metrics/wire.py): the merge reads each by name.
+        fill(self.hist, HISTOGRAMS)
 
     def add(self, r: RequestRecord) -> None:
         """An ok request of the measured window (tokens per request; ns for the rest)."""

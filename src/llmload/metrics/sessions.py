@@ -20,7 +20,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from llmload.core.record import RequestRecord
-from llmload.metrics.histogram import LogHistogram
+from llmload.metrics.histogram import LogHistogram, fill
 from llmload.workload.agents import SessionAccount
 
 REPLAY = ("sessions", "live", "spliced", "recorded", "cut", "sessions_spliced")
@@ -28,17 +28,18 @@ HISTOGRAMS = ("duration", "turns", "requests", "output_tokens", "worst_ttft", "c
 _MAX_TURN_KEYS = 256  # labels are bounded upstream (MAX_TURNS); this guards the wire too
 
 
-def _histograms() -> dict[str, LogHistogram]:
-    return {name: LogHistogram() for name in HISTOGRAMS}
-
-
 @dataclass(slots=True)
 class SessionSide:
     ended: Counter[str] = field(default_factory=Counter)  # completed, failed, unfinished
-    hist: dict[str, LogHistogram] = field(default_factory=_histograms)  # of completed sessions
+    hist: dict[str, LogHistogram] = field(default_factory=dict)  # of completed sessions
     # turn index -> [prompt tokens, cached tokens] of the window's requests that reported both
     by_turn: dict[str, list[int]] = field(default_factory=dict)
     replay: Counter[str] = field(default_factory=Counter)  # REPLAY's counts over completed sessions
+
+    def __post_init__(self) -> None:
+        # Every histogram present, on a new accumulator and on one read back from a message or
+        # file that carried fewer (metrics/wire.py): the merge reads each by name.
+        fill(self.hist, HISTOGRAMS)
 
     def add_session(self, s: SessionAccount) -> None:
         """A session that started inside the window has ended."""
