@@ -1,5 +1,6 @@
 """The wire form of a stage's state: what a worker ships to the master (``run/delta.py``) and
-what a run writes beside its summary (``stats.json``), declared by the accumulators' own fields.
+what a run writes beside its summary (``histograms.json``), declared by the accumulators' own
+fields.
 
 msgspec encodes and converts the dataclasses as they are declared (``StageStats`` and its
 sides, ``TimeSeries``, ``Delta``), so a field added to one travels without a line here. Three
