@@ -51,8 +51,9 @@ def test_master_accounts_for_every_request_exactly(tmp_path: Path) -> None:
     listed = {f["process"]: f["records"] for f in summary["run"]["records"]}
     assert listed == {name: len(r) for name, r in records.items()}
     (stage,) = summary["stages"]
-    # not timing: 24 streams of 0.7 s requests answer about 270 in 8 s; this says only that it ran
-    assert stage["requests"]["ok"] > 100 and stage["requests"]["failed"] == 0
+    # not timing: this says only that it ran (the exact accounting above is the claim); 24 streams
+    # of 0.7 s requests answer about 270 in 8 s here, 72 in one CI run beside a busy loop
+    assert stage["requests"]["ok"] > 0 and stage["requests"]["failed"] == 0
     assert summary["run"]["lost_workers"] == [] and summary["complete"]
     problems = check_quantiles(stage, recomputed(_all_records(fleet)))
     assert not problems, problems
