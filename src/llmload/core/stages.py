@@ -195,6 +195,20 @@ class StageController:
             return self._enter(Phase.WARMUP, now)
         return None
 
+    def deadline(self) -> float | None:
+        """When the current phase's own time runs out (a window's end, a warm-up's or a
+        drain's longest), where it has one: a ticker that wakes then, rather than at its next
+        interval, closes a window on time instead of late by its sleeps' drift."""
+        plan = self.current
+        if plan is None or self._phase_started is None:
+            return None
+        limit = {Phase.WARMUP: plan.warmup_s, Phase.MEASURE: plan.window_s, Phase.DRAIN: plan.drain_s}.get(
+            self._phase
+        )
+        if limit is None or math.isinf(limit):
+            return None
+        return self._phase_started + limit
+
     def _same_users_follow(self, position: int) -> bool:
         """The plan after ``position`` runs the same users: a repeat of its level, or the next
         rate of an open-loop sweep (whose users, one per process, send whatever rate the stage

@@ -90,6 +90,21 @@ def test_remaining_time_counts_windows_left() -> None:
     assert c.remaining_s(5) == 26
 
 
+def test_the_deadline_is_when_the_current_phases_own_time_runs_out() -> None:
+    c = StageController(sweep_plans([1, 2], window_s=10, drain_s=5))
+    assert c.deadline() is None  # nothing announced yet
+    c.tick(100, Progress(0, 0))
+    assert c.deadline() == 100  # a warm-up of no time: it waits on its requests alone
+    c.tick(101, Progress(1, 0))
+    assert c.phase is Phase.MEASURE and c.deadline() == 111
+    c.tick(111, Progress(3, 1))
+    assert c.phase is Phase.DRAIN and c.deadline() == 116
+    open_ended = StageController([StagePlan(0, 2, math.inf)])
+    open_ended.tick(0, Progress(0, 0))
+    open_ended.tick(1, Progress(2, 0))
+    assert open_ended.phase is Phase.MEASURE and open_ended.deadline() is None  # until stopped
+
+
 def test_a_user_count_change_in_an_open_ended_run_starts_a_new_stage() -> None:
     """Locust's web UI edits a running test: the window at the old count closes, the requests
     it sent drain, and a stage at the new count warms up and measures on its own."""
