@@ -14,6 +14,7 @@ import pytest
 
 from llmload.sim.process import start_sim
 from tests.e2e.conftest import REPO
+from tests.support.prometheus import free_port
 from tests.support.schema import read_checked
 
 pytestmark = pytest.mark.e2e
@@ -91,3 +92,27 @@ def test_a_tune_waits_for_and_sweeps_with_the_key_llmload_api_key_env_names(tmp_
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, output[-3000:]
     assert _ok(tmp_path / "keyed" / "sim" / "summary.json") > 0
+
+
+@pytest.mark.parametrize("processes", ["0", "2"])
+def test_a_run_the_server_refuses_at_its_start_says_so_as_its_verdict(tmp_path: Path, processes: str) -> None:
+    """No wait to catch the 401 first: the run itself meets it, in its one process or in each
+    worker, and ends as a run that could not start, not as an interrupted one."""
+    port = free_port()  # a master of its own: another test's workers must not join it
+    with start_sim(FAST) as sim:
+        proc = _llmload(
+            "sweep", "--host", sim.url, "--no-wait", "--levels", "2", *SHORT, tmp_path, "--run-id", "r",
+            "--processes", processes, "--", "--master-bind-port", str(port), "--master-port", str(port),
+            env=_env(),
+        )  # fmt: skip
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 2, output[-3000:]
+    assert "Traceback" not in output and "interrupted" not in output, output[-3000:]
+    assert "HTTP 401: the server wants an API key" in output, output[-3000:]
+    summary = read_checked(tmp_path / "r" / "summary.json")
+    assert summary["exit"]["name"] == "could_not_start", summary["exit"]
+    assert summary["exit"]["line"].startswith("could not start: "), summary["exit"]
+    assert "HTTP 401" in summary["exit"]["line"] and summary["run"]["stopped"]["by"] == "refused"
+    assert summary["stages"] == [] and not summary["run"]["lost_workers"]
+    sent = [f for f in (tmp_path / "r").glob("requests*.jsonl") if f.read_bytes().strip()]
+    assert sent == [], sent  # no user sent a request (the simulator keeps no 401s to count)

@@ -1,8 +1,9 @@
 """Why a run ended before its plan did: summary.json's ``run.stopped``.
 
 One process decides it (its first requests all failed alike: ``failfast.py``; SIGINT or
-SIGTERM: the Locust roles), a worker ships it to the master in its delta (``run/delta.py``),
-and the verdict reads it back from the summary (``results/verdict.py``).
+SIGTERM, or a start the target or the machine refused: the Locust roles), a worker ships it
+to the master (in its delta; a refusal in a message of its own, before the worker has a
+run), and the verdict reads it back from the summary (``results/verdict.py``).
 
 Its JSON form is declared here and nowhere else: ``by`` names the kind (msgspec's tag), then
 the kind's own keys; ``process`` is the worker that stopped, null where the process that writes
@@ -39,7 +40,14 @@ class Interrupted(Stop, frozen=True, kw_only=True, tag="interrupt"):
     stage: int = 0  # the stage it cut short
 
 
-Stopped: TypeAlias = FailedFast | Interrupted  # every kind: what a decoder is asked for
+class Refused(Stop, frozen=True, kw_only=True, tag="refused"):
+    """The run could not start: the target refused it (a 401, no model to name) or a process's
+    limits cannot carry its share. ``line`` is the error's own, as the process said it."""
+
+    line: str = ""
+
+
+Stopped: TypeAlias = FailedFast | Interrupted | Refused  # every kind: what a decoder is asked for
 
 
 def stop_of(data: object) -> Stopped:

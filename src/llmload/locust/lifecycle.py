@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from llmload.config.settings import RunConfig
+from llmload.errors import LlmloadError
 from llmload.export.prometheus import ExporterHandle, ExportSource
 from llmload.export.pushgateway import finish as finish_exporter
 from llmload.export.results import ResultsDir
@@ -87,6 +88,11 @@ class RunLifecycle(ABC):
     @abstractmethod
     def _on_verdict(self, exit_code: int) -> None:
         """The run has its verdict (the exporter's ``exit_code`` gauge reads it)."""
+
+    @abstractmethod
+    def refuse(self, error: LlmloadError) -> None:
+        """The run cannot start (the target refused it): its verdict says so with ``error``'s
+        line, not as an interruption (the exit that follows stops Locust like a Ctrl+C)."""
 
     @abstractmethod
     def _disarm(self) -> None:

@@ -16,8 +16,8 @@ from locust.runners import STATE_MISSING, STATE_STOPPING, MasterRunner
 
 from llmload.config.settings import RunConfig
 from llmload.core.stages import Announcement
-from llmload.core.stop import FailedFast, Interrupted
-from llmload.errors import PlanError
+from llmload.core.stop import FailedFast, Interrupted, Refused
+from llmload.errors import LlmloadError
 from llmload.export.results import ResultsDir, new_run_id
 from llmload.locust.clock import MasterClocks
 from llmload.locust.control import headless, hurry, running_users, stop_run
@@ -149,16 +149,19 @@ class MasterRole(RunLifecycle):
             stop_run(self._environment)
 
     def _on_refused(self, environment: Environment, msg: Message) -> None:
-        """A worker's limits cannot carry its share: the run ends before it measures anything,
-        with the worker's one line and the refusal's exit code, as a plain run's refusal."""
+        """A worker cannot start its share (its limits, the target's 401 to it): the run ends
+        before it measures anything, with the worker's one line and the refusal's exit code,
+        as a plain run's refusal."""
         data = obj(msg.data, "refusal")
-        line = f"{string(data['worker'], 'worker')}: {string(data['line'], 'line')}"
-        print(f"llmload: {line}", file=sys.stderr, flush=True)
-        runner = self._runner
-        for client_id in list(runner.clients):
-            runner.server.send_to_client(Message("quit", None, client_id))  # type: ignore[no-untyped-call]
-        gevent.sleep(0.5)  # as Locust's own quit: the workers hear it before this process ends
-        gevent.get_hub().parent.throw(SystemExit(PlanError.exit_code))
+        worker, line = string(data["worker"], "worker"), string(data["line"], "line")
+        if self._run is None or self.fleet.stopped is not None:
+            return  # the run is stopping already; the first refusal is its verdict
+        print(f"llmload: {worker}: {line}", file=sys.stderr, flush=True)
+        self.fleet.stopped = Refused(process=worker, line=line)
+        stop_run(self._environment)
+
+    def refuse(self, error: LlmloadError) -> None:
+        self.fleet.stopped = Refused(line=str(error))
 
     def interrupt(self) -> None:
         if self.exit_code is None and self.fleet.stopped is None:
@@ -193,7 +196,8 @@ class MasterRole(RunLifecycle):
         if self.conductor.cut_short():
             self.interrupt()
         self.conductor.stop()
-        self._final_flush()
+        if not isinstance(self.fleet.stopped, Refused):  # refused: no worker ran, none reports
+            self._final_flush()
         self.server.stop()
 
     def _final_flush(self) -> None:

@@ -163,6 +163,7 @@ def _on_test_start(environment: Environment, **_kw: object) -> None:
         else:
             role.test_start()
     except LlmloadError as exc:
+        role.refuse(exc)  # its summary says why it could not start; a worker tells the master
         _fatal(exc)
         return
     # What is alive once the run is set up (the modules, Locust, the config, the prompts) lives

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 from llmload.config.settings import RunConfig
 from llmload.core.phases import Phase
 from llmload.core.stages import Announcement
-from llmload.core.stop import Interrupted
-from llmload.errors import PlanError
+from llmload.core.stop import Interrupted, Refused
+from llmload.errors import LlmloadError
 from llmload.export.results import ResultsDir
 from llmload.locust.clock import WorkerClock
 from llmload.locust.control import hurry, running_users, sigint_to_main, stop_run
@@ -154,6 +154,9 @@ class LocalRole(RunLifecycle):
             self.session.stop(Interrupted(stage=max(self.session.stage, 0)))
             hurry(self._environment)
 
+    def refuse(self, error: LlmloadError) -> None:
+        self.session.stop(Refused(line=str(error)))
+
     def test_stop(self) -> None:
         self.session.finish_stages()
         self.server.stop()
@@ -212,12 +215,7 @@ class WorkerRole:
         """Called at test_start, once the master's options have reached this worker."""
         runner = self._runner
         index = max(runner.worker_index, 0)
-        try:
-            check_worker(self._environment, config)
-        except PlanError as exc:
-            # Before this worker's users start: the master says it too, and stops the fleet.
-            runner.send_message(REFUSED, {"worker": f"worker-{index}", "line": str(exc)})
-            raise
+        check_worker(self._environment, config)
         self.session = session = ProcessRun(
             config, process_tag=f"worker-{index}", user_offset=index * 1_000_000
         )
@@ -234,6 +232,12 @@ class WorkerRole:
         # The master stops the fleet: tell it now, not at the next report.
         session.on_stop = lambda _why: shipper.ship(final=False)
         self._shipper.start()
+
+    def refuse(self, error: LlmloadError) -> None:
+        """This worker cannot start its share (its limits, the target's 401): before its users
+        start, the master says so for the run, and stops the fleet."""
+        index = max(self._runner.worker_index, 0)
+        self._runner.send_message(REFUSED, {"worker": f"worker-{index}", "line": str(error)})
 
     def interrupt(self) -> None:
         if self.session is not None:

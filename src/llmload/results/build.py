@@ -17,7 +17,7 @@ from llmload.config.settings import ChecksConfig, RunConfig
 from llmload.core.health import HealthLimits, HealthSnapshot, is_client_bound
 from llmload.core.phases import Window
 from llmload.core.redact import redact_text, redact_url
-from llmload.core.stop import FailedFast, Interrupted, Stopped
+from llmload.core.stop import FailedFast, Interrupted, Refused, Stopped
 from llmload.metrics.aggregate import StageStats
 from llmload.metrics.catalog import by_key
 from llmload.protocol.jsonvalue import JSON
@@ -243,9 +243,11 @@ def build_summary(
     interrupt names the stage it cut short. ``saturation``: where
     ``--until-saturated`` ended the sweep (a sweep that ends so ran as planned).
     ``tokenize``: what ``--tokenize`` came to (``auto``: ``server`` or ``off``), recorded in
-    ``run.reproducibility``; None before the run started (the option as given)."""
+    ``run.reproducibility``; None before the run started (the option as given). A run refused
+    at its start has no stages: its first was announced, but no user of it ever ran."""
     limits = HealthLimits()
     cut = stopped.stage if isinstance(stopped, Interrupted) else None
+    views = [] if isinstance(stopped, Refused) else views
     stages = [
         summarize_stage(
             view,
@@ -261,6 +263,8 @@ def build_summary(
     ]
     if isinstance(stopped, FailedFast):
         stopped = msgspec.structs.replace(stopped, message=redact_text(stopped.message))
+    elif isinstance(stopped, Refused):
+        stopped = msgspec.structs.replace(stopped, line=redact_text(stopped.line))
     run = replace(
         _run_info(config, run_id, started_at, model, workers=workers, tokenize=tokenize),
         records=tuple(records),

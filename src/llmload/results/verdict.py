@@ -7,8 +7,9 @@ the console, ``summary.json``'s ``exit``, the report's banner, the Prometheus ex
 What the summary must say for it (written by the run engine):
 
 - ``run.stopped``: how the run ended early, if it did (``core/stop.py``): ``Interrupted`` (SIGINT
-  or SIGTERM), or ``FailedFast`` when the first requests all failed the same way
-  (``failfast.py``);
+  or SIGTERM), ``FailedFast`` when the first requests all failed the same way
+  (``failfast.py``), or ``Refused`` when it could not start (a 401 at its start, a worker's
+  limits);
 - per stage: ``requests`` (outcomes of the requests sent in the window), ``attempts`` (every
   request of the stage, warm-up and drain included), ``errors`` and ``error_samples`` (one
   server answer per kind), ``error_rate``, ``client_bound``, ``partial``;
@@ -24,7 +25,7 @@ import orjson
 
 from llmload.config.apikey import DEFAULT_ENV
 from llmload.config.settings import ChecksConfig
-from llmload.core.stop import FailedFast, Interrupted
+from llmload.core.stop import FailedFast, Interrupted, Refused
 from llmload.protocol.jsonvalue import JSON, obj
 from llmload.results.exitcodes import PRECEDENCE, ExitCode
 from llmload.results.slo import evaluate
@@ -206,6 +207,9 @@ def _interrupted(summary: Summary) -> list[str]:
 def _could_not_start(summary: Summary) -> list[str]:
     run, stages = summary.run, summary.stages
     stopped = run.stopped
+    if isinstance(stopped, Refused):
+        who = f"{stopped.process}: " if stopped.process else ""
+        return [f"could not start: {who}{stopped.line}"]
     if isinstance(stopped, FailedFast):
         said = ErrorCount(
             kind=stopped.kind,

@@ -219,3 +219,12 @@ def test_an_interrupted_worker_is_named() -> None:
     verdict = judge(summary(stage(ok=30, partial=True), stopped=stopped), CHECKS)
     assert verdict.code is ExitCode.INTERRUPTED
     assert verdict.line.startswith("interrupted: worker-1 was stopped by SIGINT or SIGTERM")
+
+
+@pytest.mark.parametrize(("process", "said"), [(None, ""), ("worker-1", "worker-1: ")])
+def test_a_run_refused_at_its_start_could_not_start_in_its_own_words(process: str | None, said: str) -> None:
+    line = "http://h:1/v1/models: HTTP 401: the server wants an API key"
+    stopped = {"by": "refused", "line": line, "process": process}
+    verdict = judge(summary(stopped=stopped), CHECKS)
+    assert verdict.code is ExitCode.COULD_NOT_START
+    assert verdict.line == f"could not start: {said}{line}" and verdict.reasons == (verdict.line,)
