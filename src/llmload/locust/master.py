@@ -34,7 +34,7 @@ from llmload.run.export_source import FleetSource
 from llmload.run.fleet import Fleet
 from llmload.run.live import RunState
 from llmload.run.server_watch import ServerWatch
-from llmload.run.shipping import PHASE
+from llmload.run.shipping import PHASE, READY
 from llmload.target.tokenize import chosen as chosen_tokenize
 
 
@@ -65,8 +65,10 @@ class MasterRole(RunLifecycle):
         self._runner = runner
         self._run: _Run | None = None
         self._clocks = MasterClocks(runner)
+        self._ready: set[str] = set()  # workers whose llmload handlers are registered
         runner.register_message(DELTA, self._on_delta)
         runner.register_message(REFUSED, self._on_refused)
+        runner.register_message(READY, self._on_worker_ready)
         listen(environment.events.worker_connect, self._on_worker_connect)
         if headless(environment):
             # Set up now, as the workers connect; a web UI swarm's run is set up when it starts
@@ -169,7 +171,6 @@ class MasterRole(RunLifecycle):
             hurry(self._environment)
 
     def _on_worker_connect(self, client_id: str, **_kw: object) -> None:
-        self._clocks.follow(client_id)
         run = self._run  # None between web UI swarms: the next run joins every connected worker
         if run is not None:
             run.fleet.join(client_id)
@@ -180,7 +181,17 @@ class MasterRole(RunLifecycle):
             file=sys.stderr,
             flush=True,
         )
-        for a in run.fleet.history if run is not None else ():  # a late joiner learns the phase
+        if client_id in self._ready:  # connected again (after a swarm's stop): it can hear us now
+            self._greet(client_id)
+
+    def _on_worker_ready(self, environment: Environment, msg: Message) -> None:
+        self._ready.add(msg.node_id)
+        self._greet(msg.node_id)
+
+    def _greet(self, client_id: str) -> None:
+        """Probe the worker's clock; a late joiner learns the phase."""
+        self._clocks.follow(client_id)
+        for a in self._run.fleet.history if self._run is not None else ():
             self._runner.send_message(PHASE, self._phase_message(a), client_id=client_id)
 
     def test_start(self) -> None:

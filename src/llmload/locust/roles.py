@@ -40,7 +40,7 @@ from llmload.run.export_source import SessionSource
 from llmload.run.live import RunState
 from llmload.run.process_run import ProcessRun
 from llmload.run.server_watch import ServerWatch
-from llmload.run.shipping import PHASE, Shipper
+from llmload.run.shipping import PHASE, READY, Shipper
 from llmload.target.tokenize import chosen as chosen_tokenize
 
 if TYPE_CHECKING:  # importing locust patches the process: the roles leave that to the plugin
@@ -196,6 +196,7 @@ class WorkerRole:
         self.exit_code: int | None = None  # the master's verdict is the run's
         self._clock = WorkerClock(runner, self._on_clock_offset)
         runner.register_message(PHASE, self._on_phase)
+        runner.send_message(READY, None)
         sigint_to_main()
 
     def _on_clock_offset(self, offset_s: float) -> None:

@@ -13,6 +13,10 @@ from llmload.run.delta import MESSAGE, Delta
 from llmload.run.process_run import ProcessRun
 
 PHASE = "llmload_phase"
+# A worker's handlers are registered: the master may probe its clock and tell it the phase. It
+# connects (Locust's client_ready) before llmload's init runs, and a message of a type it has
+# not registered yet is dropped with a warning on the user's console.
+READY = "llmload_ready"
 
 
 class Shipper:
