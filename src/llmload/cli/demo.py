@@ -35,7 +35,7 @@ def main(argv: Sequence[str]) -> int:
 
     with start_sim(["--profile", args.profile]) as sim:
         print(f"llmload demo: simulator ({args.profile} profile) at {sim.url}", flush=True)
-        asked = asked_of(args)
+        asked = asked_of(vars(args))
         load = Load(args.users, None, asked.tokens_per_request)
         processes = resolve(args.processes, sim.url, asked, load, server_here=True, prog="llmload demo")
         command = [

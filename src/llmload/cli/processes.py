@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from llmload.config import values
@@ -72,12 +73,13 @@ class Asked:
         return Load(max(self.levels), None, tokens)
 
 
-def asked_of(args: argparse.Namespace) -> Asked:
-    """The options of Locust's table as the command parsed them, and as given after ``--``
-    (``llmload search --by rate`` passes ``--rates`` there; a sweep's ``--model`` goes there),
-    each read by its declaration: the words after ``--`` are parsed by the table's own parser."""
-    tail, _locusts_own = _tail_parser().parse_known_args([str(w) for w in getattr(args, "locust_args", ())])
-    mine = {dest: value for dest, value in vars(args).items() if dest in _DESTS}
+def asked_of(parsed: Mapping[str, object], after: Sequence[str] = ()) -> Asked:
+    """The options of Locust's table as the command parsed them (by name; what else it parsed
+    is left), and as given after ``--`` (``llmload search --by rate`` passes ``--rates`` there;
+    a sweep's ``--model`` goes there), each read by its declaration: the words after ``--`` are
+    parsed by the table's own parser."""
+    tail, _locusts_own = _tail_parser().parse_known_args([str(w) for w in after])
+    mine = {dest: value for dest, value in parsed.items() if dest in _DESTS}
     given = argparse.Namespace(**{**defaults(), **mine, **vars(tail)})
     return Asked(
         model=values.text_or_none(given.model, given),

@@ -10,29 +10,18 @@ figures. Either way the console says it and ``summary.json`` records it under ``
 
 from __future__ import annotations
 
-import argparse
 import sys
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
 from llmload.cli.child import run_child
+from llmload.cli.locust_call import LocustCall
 from llmload.cli.processes import Cores
 from llmload.errors import ResultsError
 from llmload.export.results import ResultsDir
 from llmload.export.rundata import read_summary
 from llmload.results.summary import Rerun, Summary, to_json
 from llmload.results.summary_stage import Stage
-
-CommandOf = Callable[[argparse.Namespace, str], list[str]]  # ``sweep.locust_command``
-
-
-def own_run(args: argparse.Namespace, run_id: str, **given: object) -> argparse.Namespace:
-    """A sweep's options for a run of its own at chosen levels (a search's probe, a rerun of
-    client-bound levels): ``given`` replaces what it names, and the sweep's other ways to choose
-    levels (rates, a ramp, until saturated) do not apply."""
-    ways = {"rates": None, "ramp": None, "until_saturated": False}
-    return argparse.Namespace(**{**vars(args), **ways, "run_id": run_id, **given})
 
 
 def bound_levels(summary: Summary) -> tuple[Stage, ...]:
@@ -51,11 +40,10 @@ def health_text(stage: Stage) -> str:
     return f"C={stage.concurrency}: {lag}, CPU {worst.cpu_percent:.0f}% of a core"
 
 
-def rerun_client_bound(
-    args: argparse.Namespace, host: str, command_of: CommandOf, where: Cores, *, prog: str
-) -> Rerun | None:
-    """Run the sweep's client-bound levels again with more processes, or say why not; record it."""
-    run_dir = Path(args.results_dir) / str(args.run_id)
+def rerun_client_bound(run: LocustCall, host: str, where: Cores, *, prog: str) -> Rerun | None:
+    """Run the sweep's client-bound levels again with more processes, or say why not; record it.
+    ``run``: the sweep as its child ran it (its run id and processes given)."""
+    run_dir = run.results_dir / str(run.run_id)
     try:
         summary = read_summary(run_dir)
     except ResultsError:
@@ -64,7 +52,7 @@ def rerun_client_bound(
     if not stages:
         return None
     levels = tuple(sorted({s.concurrency for s in stages if s.concurrency is not None}))
-    before = max(1, int(args.processes or 0))
+    before = max(1, run.processes or 0)
     health = "; ".join(health_text(s) for s in stages)
     named = ", ".join(f"C={c}" for c in levels)
     more = min(where.free, 2 * before)
@@ -80,13 +68,13 @@ def rerun_client_bound(
             flush=True,
         )
         return _record(run_dir, Rerun(levels, before, health, why_not=why))
-    rerun_id = f"{args.run_id}-rerun"
+    rerun_id = f"{run.run_id}-rerun"
     print(
         f"{prog}: {named} client-bound with {before} process{'es' if before > 1 else ''} ({health}): "
         f"running {'it' if len(levels) == 1 else 'them'} again with {more} processes as {rerun_id}",
         flush=True,
     )
-    run_child(command_of(own_run(args, rerun_id, levels=",".join(map(str, levels)), processes=more), host))
+    run_child(run.own_run(rerun_id, processes=more, levels=",".join(map(str, levels))).command(host))
     try:
         after = read_summary(run_dir.parent / rerun_id)
     except ResultsError:

@@ -14,16 +14,15 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, replace
 
 import orjson
 
 from llmload.cli.child import run_child
-from llmload.cli.processes import Asked, Load, asked_of, resolve, server_is_here
-from llmload.cli.rerun import own_run
+from llmload.cli.locust_call import LocustCall
+from llmload.cli.processes import Asked, Load, resolve
+from llmload.cli.sweep import Target, Waiting
 from llmload.cli.sweep import _parser as sweep_parser
-from llmload.cli.sweep import _target, locust_command, wait_for
 from llmload.config.commands import declare
 from llmload.config.settings import ChecksConfig
 from llmload.errors import ConfigError, TargetError
@@ -57,6 +56,42 @@ class Probe:
 
 
 @dataclass(frozen=True, slots=True)
+class Search:
+    """What the search looks for: the highest level of ``by`` in [``low``, ``high``] that meets
+    the objectives (``--slo``, ``--max-error-rate``, and each ``--slo-tier`` on its own)."""
+
+    by: str  # concurrency or rate
+    low: float
+    high: float
+    tolerance: float  # a rate's bisection stops within this ratio
+    slo: str | None
+    max_error_rate: float | None
+    tiers: tuple[Tier, ...]
+
+    @classmethod
+    def parsed(cls, args: argparse.Namespace) -> Search:
+        """Every objective checked before the first probe."""
+        if not args.slo and not args.max_error_rate and not args.slo_tier:
+            example = "e.g. --slo 'ttft_p99_ms<=500,tpot_p50_ms<=50'"
+            raise ConfigError("--slo", args.slo, f"a search needs an objective, {example}")
+        parse_slo(args.slo)
+        if not 0 < args.min <= args.max:
+            raise ConfigError("--min", args.min, "must be > 0 and <= --max")
+        tiers = parse_tiers(args.slo_tier or ())
+        return cls(args.by, args.min, args.max, args.tolerance, args.slo, args.max_error_rate, tiers)
+
+    @property
+    def integer(self) -> bool:
+        return self.by == "concurrency"
+
+    def highest(self, asked: Asked) -> Load:
+        """The load of the highest probe: every probe runs with the processes it needs."""
+        if self.integer:
+            return Load(int(self.high), None, asked.tokens_per_request)
+        return Load(None, self.high, asked.tokens_per_request)
+
+
+@dataclass(frozen=True, slots=True)
 class Answer:
     tier: Tier
     good: float | None  # the highest level that met it
@@ -84,9 +119,12 @@ def bisect(
     return good, bad
 
 
+_PROG = "llmload search"
+
+
 def _parser() -> argparse.ArgumentParser:
     p = sweep_parser()
-    p.prog = "llmload search"
+    p.prog = _PROG
     p.description = __doc__
     declare(p, "--min", "--max", "--by", "--tolerance", "--slo-tier")
     return p
@@ -130,58 +168,44 @@ def known_interval(judged: dict[float, bool], low: float, high: float) -> tuple[
 
 def main(argv: Sequence[str]) -> int:
     args = _parser().parse_args(list(argv))
-    tiers = _objectives(args)
+    search, target, call = Search.parsed(args), Target.parsed(args), LocustCall.parsed(args)
     probes: list[Probe] = []
-    asked = asked_of(args)
-    with _target(args) as host:
-        waited = wait_for(args, host, asked)
+    asked = call.asked()
+    with target.url(_PROG) as host:
+        waited = Waiting.parsed(args).until_ready(host, asked)
         if waited is not ExitCode.OK:
             return int(waited)
-        args.processes = resolve(
-            args.processes,
-            host,
-            asked,
-            _highest(args, asked, integer=args.by == "concurrency"),
-            server_here=server_is_here(host, args.sim is not None),
-            prog="llmload search",
-        )
-        good, bad, answers = _search(args, host, tiers, probes)
-    return _report(args, good, bad, answers, probes)
-
-
-def _objectives(args: argparse.Namespace) -> tuple[Tier, ...]:
-    """The SLO tiers asked for, every clause checked before the first probe."""
-    if not args.slo and not args.max_error_rate and not args.slo_tier:
-        raise ConfigError(
-            "--slo", args.slo, "a search needs an objective, e.g. --slo 'ttft_p99_ms<=500,tpot_p50_ms<=50'"
-        )
-    parse_slo(args.slo)
-    if not 0 < args.min <= args.max:
-        raise ConfigError("--min", args.min, "must be > 0 and <= --max")
-    return parse_tiers(args.slo_tier or ())
+        here = target.here(host)
+        processes = resolve(call.processes, host, asked, search.highest(asked), server_here=here, prog=_PROG)
+        call = replace(call, processes=processes)
+        good, bad, answers = _search(search, call, host, probes)
+    return _report(search, call, probes, good=good, bad=bad, answers=answers)
 
 
 def _search(
-    args: argparse.Namespace, host: str, tiers: tuple[Tier, ...], probes: list[Probe]
+    search: Search, call: LocustCall, host: str, probes: list[Probe]
 ) -> tuple[float | None, float | None, list[Answer]]:
     """Bisect for the highest passing level (per tier, strictest first); ``probes`` receives
     every probe run, each level once whichever tier asks."""
-    integer = args.by == "concurrency"
-    base_id = args.run_id or "search"
+    base_id, tiers, integer = call.run_id or "search", search.tiers, search.integer
     probed: dict[float, Probe] = {}
 
     def probe(level: float) -> Probe:
         if level in probed:
             return probed[level]
-        found = _run_probe(args, host, level, f"{base_id}-{len(probes):02d}", integer, tiers=tiers)
+        found = _run_probe(call, host, level, f"{base_id}-{len(probes):02d}", integer, tiers=tiers)
         probes.append(found)
         probed[level] = found
-        print(probe_line(args.by, found, tiers), flush=True)
+        print(probe_line(search.by, found, tiers), flush=True)
         return found
 
     if not tiers:
         good, bad = bisect(
-            args.min, args.max, lambda level: probe(level).passed, integer=integer, tolerance=args.tolerance
+            search.low,
+            search.high,
+            lambda level: probe(level).passed,
+            integer=integer,
+            tolerance=search.tolerance,
         )
         return good, bad, []
     answers = []
@@ -190,25 +214,27 @@ def _search(
         def tier_passes(level: float, i: int = i) -> bool:
             return probe(level).tiers[i].passed
 
-        low, high = known_interval({p.level: p.tiers[i].passed for p in probes}, args.min, args.max)
-        t_good, t_bad = bisect(low, high, tier_passes, integer=integer, tolerance=args.tolerance)
+        low, high = known_interval({p.level: p.tiers[i].passed for p in probes}, search.low, search.high)
+        t_good, t_bad = bisect(low, high, tier_passes, integer=integer, tolerance=search.tolerance)
         answers.append(Answer(tier, t_good, t_bad))
     answers.sort(key=strictness)
     return answers[0].good, answers[0].bad, answers  # the strictest: what meets every tier
 
 
 def _report(
-    args: argparse.Namespace,
+    search: Search,
+    call: LocustCall,
+    probes: list[Probe],
+    *,
     good: float | None,
     bad: float | None,
     answers: list[Answer],
-    probes: list[Probe],
 ) -> int:
     """The search's JSON file, its verdict line(s) and its exit code."""
     result: dict[str, JSON] = {
-        "by": args.by,
-        "slo": args.slo,
-        "max_error_rate": args.max_error_rate,
+        "by": search.by,
+        "slo": search.slo,
+        "max_error_rate": search.max_error_rate,
         "highest_passing": good,
         "lowest_failing": bad,
         "probes": [vars_of(p) for p in probes],
@@ -217,14 +243,14 @@ def _report(
         result["tiers"] = [
             {"slo": a.tier.text, "highest_passing": a.good, "lowest_failing": a.bad} for a in answers
         ]
-    out = Path(args.results_dir) / f"{args.run_id or 'search'}.json"
+    out = call.results_dir / f"{call.run_id or 'search'}.json"
     out.write_bytes(orjson.dumps(result, option=orjson.OPT_INDENT_2))
     if answers:
-        lines = [tier_verdict(args.by, a) for a in answers]
+        lines = [tier_verdict(search.by, a) for a in answers]
         print("\n".join(lines) + f"\nllmload search: details in {out}", flush=True)
         missed = any(a.good is None for a in answers)
         return int(ExitCode.SLO_MISSED if missed else ExitCode.OK)
-    print(search_verdict(args.by, good, bad) + f"\nllmload search: details in {out}", flush=True)
+    print(search_verdict(search.by, good, bad) + f"\nllmload search: details in {out}", flush=True)
     return int(ExitCode.OK if good is not None else ExitCode.SLO_MISSED)
 
 
@@ -235,16 +261,8 @@ def strictness(answer: Answer) -> tuple[float, float]:
     return good, bad
 
 
-def _highest(args: argparse.Namespace, asked: Asked, integer: bool) -> Load:
-    """The load of the search's highest probe: every probe runs with the processes it needs."""
-    tokens = asked.tokens_per_request
-    if integer:
-        return Load(int(args.max), None, tokens)
-    return Load(None, args.max, tokens)
-
-
 def _run_probe(
-    args: argparse.Namespace,
+    call: LocustCall,
     host: str,
     level: float,
     run_id: str,
@@ -253,13 +271,13 @@ def _run_probe(
     tiers: Sequence[Tier] = (),
 ) -> Probe:
     if integer:
-        probe_args = own_run(args, run_id, repeat=1, levels=str(int(level)))
+        probe = call.own_run(run_id, repeat=1, levels=str(int(level)))
     else:  # a rate is Locust's option, after --
-        probe_args = own_run(args, run_id, repeat=1, locust_args=[*args.locust_args, "--rates", f"{level:g}"])
-    proc = run_child(locust_command(probe_args, host), quiet=True)
+        probe = call.own_run(run_id, repeat=1, tail=("--rates", f"{level:g}"))
+    proc = run_child(probe.command(host), quiet=True)
     if proc.returncode == ExitCode.INTERRUPTED:
         raise KeyboardInterrupt  # Ctrl+C during a probe ends the search, as anywhere else
-    path = Path(args.results_dir) / run_id / "summary.json"
+    path = call.results_dir / run_id / "summary.json"
     if not path.is_file():
         raise ConfigError(
             "--host",

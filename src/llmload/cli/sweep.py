@@ -13,24 +13,27 @@ import argparse
 import contextlib
 import sys
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
 
 from llmload.cli.child import run_child
 from llmload.cli.limits import check_early
-from llmload.cli.processes import Asked, asked_of, cores, resolve, server_is_here
+from llmload.cli.locust_call import LocustCall
+from llmload.cli.processes import Asked, cores, resolve, server_is_here
 from llmload.cli.rerun import rerun_client_bound
 from llmload.config.commands import declare
-from llmload.config.options import add_arguments, sweep_options, to_argv
+from llmload.config.options import add_arguments, sweep_options
 from llmload.core.redact import redact_argv, redact_url
 from llmload.export.results import new_run_id
 from llmload.results.exitcodes import ExitCode
-from llmload.scenarios import locate, with_shape
+from llmload.scenarios import locate
 
 _DEFAULT_LOCUSTFILE = "sweep"  # the installed scenario: runs from any directory
+_PROG = "llmload sweep"
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="llmload sweep", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog=_PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     declare(p.add_mutually_exclusive_group(required=True), "--host", "--sim")
     declare(p, "--sim-arg", "--processes", "--no-wait", "--wait-timeout", "--log", "--log-stall")
@@ -45,54 +48,65 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-@contextlib.contextmanager
-def _target(args: argparse.Namespace) -> Iterator[str]:
-    if args.host:
-        yield args.host
-        return
-    from llmload.sim.process import start_sim
+@dataclass(frozen=True, slots=True)
+class Target:
+    """Where a sweep-like command points: a server's URL, or an embedded simulator's profile."""
 
-    with start_sim(["--profile", args.sim, *(args.sim_arg or ())]) as sim:
-        print(f"llmload sweep: simulator ({args.sim}) at {sim.url}", flush=True)
-        yield sim.url
+    host: str | None
+    sim: str | None  # a profile: the command starts the simulator, and stops it at its end
+    sim_args: tuple[str, ...] = ()
 
+    @classmethod
+    def parsed(cls, args: argparse.Namespace) -> Target:
+        return cls(args.host, args.sim, tuple(args.sim_arg or ()))
 
-def locust_command(args: argparse.Namespace, host: str) -> list[str]:
-    command = [
-        sys.executable,
-        "-m",
-        "locust",
-        "-f",
-        with_shape(locate(args.locustfile)),
-        "--headless",
-        "--host",
-        host,
-        *to_argv(args, sweep_options()),
-        "--only-summary",
-        "--loglevel",
-        "WARNING",
-    ]
-    if args.processes:  # None (auto) is resolved before, by ``processes.resolve``
-        command += ["--processes", str(args.processes)]
-    return command + list(args.locust_args)
+    @contextlib.contextmanager
+    def url(self, prog: str) -> Iterator[str]:
+        """The server's URL while the command runs (an embedded simulator's, up until then)."""
+        if self.host:
+            yield self.host
+            return
+        from llmload.sim.process import start_sim
+
+        with start_sim(["--profile", str(self.sim), *self.sim_args]) as sim:
+            print(f"{prog}: simulator ({self.sim}) at {sim.url}", flush=True)
+            yield sim.url
+
+    def here(self, url: str) -> bool:
+        """The server runs on this machine: its cores are not the client's to take."""
+        return server_is_here(url, self.sim is not None)
 
 
-def wait_for(args: argparse.Namespace, host: str, asked: Asked) -> ExitCode:
-    """Wait until the server generates (unless --no-wait): OK, or the wait's exit code."""
-    if args.no_wait:
-        return ExitCode.OK
-    from llmload.target.wait import WaitCode, wait_ready
+@dataclass(frozen=True, slots=True)
+class Waiting:
+    """Whether, and how long, a command waits for its server to generate before it runs."""
 
-    waited = wait_ready(
-        host,
-        timeout_s=args.wait_timeout,
-        log_file=args.log,
-        log_stall_s=args.log_stall,
-        api_key=asked.api_key,
-    )
-    if waited.code is not WaitCode.READY:
-        print(f"llmload: the server at {redact_url(host)} is not ready: {waited.message}", file=sys.stderr)
-    return ExitCode(int(waited.code))
+    skip: bool
+    timeout_s: float
+    log: str | None  # the server's log file, watched while waiting
+    log_stall_s: float | None
+
+    @classmethod
+    def parsed(cls, args: argparse.Namespace) -> Waiting:
+        return cls(args.no_wait, args.wait_timeout, args.log, args.log_stall)
+
+    def until_ready(self, host: str, asked: Asked) -> ExitCode:
+        """OK once the server generates (at once with ``--no-wait``), or the wait's exit code."""
+        if self.skip:
+            return ExitCode.OK
+        from llmload.target.wait import WaitCode, wait_ready
+
+        waited = wait_ready(
+            host,
+            timeout_s=self.timeout_s,
+            log_file=self.log,
+            log_stall_s=self.log_stall_s,
+            api_key=asked.api_key,
+        )
+        if waited.code is not WaitCode.READY:
+            said = f"llmload: the server at {redact_url(host)} is not ready: {waited.message}"
+            print(said, file=sys.stderr)
+        return ExitCode(int(waited.code))
 
 
 def echo(prog: str, command: Sequence[str]) -> None:
@@ -102,24 +116,23 @@ def echo(prog: str, command: Sequence[str]) -> None:
 
 def main(argv: Sequence[str]) -> int:
     args = _parser().parse_args(list(argv))
-    locate(args.locustfile)  # a wrong name or path is said before any server is started
-    asked = asked_of(args)
-    if args.host:  # an embedded simulator is up in a moment: its Locust child checks
-        check_early(args.host, asked.load(), args.processes, cores(server_is_here(args.host, False)))
-    with _target(args) as host:  # the simulator outlives the child: stopped after it exits
-        waited = wait_for(args, host, asked)
+    target, call = Target.parsed(args), LocustCall.parsed(args)
+    locate(call.locustfile)  # a wrong name or path is said before any server is started
+    asked = call.asked()
+    if target.host:  # an embedded simulator is up in a moment: its Locust child checks
+        check_early(target.host, asked.load(), call.processes, cores(server_is_here(target.host, False)))
+    with target.url(_PROG) as host:  # the simulator outlives the child: stopped after it exits
+        waited = Waiting.parsed(args).until_ready(host, asked)
         if waited is not ExitCode.OK:
             return int(waited)
-        here = server_is_here(host, args.sim is not None)
-        auto = args.processes is None
-        args.processes = resolve(
-            args.processes, host, asked, asked.load(), server_here=here, prog="llmload sweep"
-        )
-        args.run_id = args.run_id or new_run_id()  # named here: a rerun reads its summary
-        command = locust_command(args, host)
-        echo("llmload sweep", command)
+        here = target.here(host)
+        processes = resolve(call.processes, host, asked, asked.load(), server_here=here, prog=_PROG)
+        # named here: a rerun reads its summary
+        run = replace(call, processes=processes).with_(run_id=call.run_id or new_run_id())
+        command = run.command(host)
+        echo(_PROG, command)
         code = run_child(command).returncode
         # a run that could not start measured nothing, so nothing of it was client-bound
-        if auto and code not in (ExitCode.INTERRUPTED, ExitCode.COULD_NOT_START):
-            rerun_client_bound(args, host, locust_command, cores(here), prog="llmload sweep")
+        if call.processes is None and code not in (ExitCode.INTERRUPTED, ExitCode.COULD_NOT_START):
+            rerun_client_bound(run, host, cores(here), prog=_PROG)
         return code

@@ -16,11 +16,11 @@ import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from llmload.cli.processes import asked_of, resolve
+from llmload.cli.locust_call import LocustCall
+from llmload.cli.processes import resolve
 from llmload.cli.search import _parser as search_parser
 from llmload.cli.search import search_verdict
 from llmload.cli.sweep import _parser as sweep_parser
-from llmload.cli.sweep import locust_command
 from llmload.cli.tune_probes import read_object
 from llmload.config import values
 from llmload.config.experiment import Configuration, client_argv
@@ -67,12 +67,13 @@ def command(c: Configuration, url: str, cdir: Path, *, prometheus_port: int | No
     watch = [] if prometheus_port is None else ["--prometheus-port", str(prometheus_port)]
     if c.mode == "search":
         return [sys.executable, "-m", "llmload.cli", "search", *_argv(c, url, cdir), "--", *watch]
-    args.locust_args = [*args.locust_args, *watch]  # an option Locust's parser takes
+    call = LocustCall.parsed(args)
+    call = replace(call, tail=(*call.tail, *watch))  # an option Locust's parser takes
     # the configuration's server runs on this machine: tune started it
-    asked = asked_of(args)
+    asked = call.asked()
     prog = f"llmload tune: {c.name}"
-    args.processes = resolve(args.processes, url, asked, asked.load(), server_here=True, prog=prog)
-    return locust_command(args, url)
+    processes = resolve(call.processes, url, asked, asked.load(), server_here=True, prog=prog)
+    return replace(call, processes=processes).command(url)
 
 
 def heaviest(c: Configuration, url: str, cdir: Path) -> int:

@@ -237,15 +237,17 @@ def add_arguments(
         added.include_in_web_ui = env and option.on_start_form
 
 
-def to_argv(values: Any, options: tuple[Option, ...]) -> list[str]:
-    """The command-line arguments that give ``options`` the values they have in ``values``."""
+def to_argv(values: Mapping[str, object], options: tuple[Option, ...]) -> list[str]:
+    """The command-line arguments that give ``options`` the values ``values`` has for them (by
+    their parsed names)."""
     argv: list[str] = []
     for option in options:
-        value = getattr(values, option.dest)
+        value = values[option.dest]
         if option.kind is bool:
             argv += [option.flag] if value else []
         elif option.repeated:
-            argv += [part for item in value or () for part in (option.flag, str(item))]
+            for item in value if isinstance(value, list | tuple) else ():
+                argv += [option.flag, str(item)]
         elif value is not None:
             argv += [option.flag, str(value)]
     return argv

@@ -28,7 +28,7 @@ def test_the_demo_declares_its_flags_as_the_sweep_does() -> None:
 def test_the_demo_takes_a_length_distribution() -> None:
     args = demo._parser().parse_args(["--max-tokens", "uniform:64:256", "--processes", "0"])
     assert args.max_tokens == "uniform:64:256" and args.processes == 0
-    assert asked_of(args).tokens_per_request == 256  # what --processes auto plans by: the longest draw
+    assert asked_of(vars(args)).tokens_per_request == 256  # what --processes auto plans by: the longest draw
 
 
 def test_the_demo_keeps_its_own_defaults() -> None:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from llmload.cli.locust_call import LocustCall
 from llmload.cli.processes import (
     HEADROOM,
+    Asked,
     Cores,
     Load,
-    asked_of,
     needs_pace,
     plan,
     refusal,
@@ -17,6 +18,11 @@ from llmload.cli.processes import (
 from llmload.cli.sweep import _parser as sweep_parser
 from llmload.config.commands import processes as processes_option
 from llmload.errors import ConfigError
+
+
+def _asked(*argv: str) -> Asked:
+    """What a sweep given ``argv`` plans by."""
+    return LocustCall.parsed(sweep_parser().parse_args(argv)).asked()
 
 
 def test_the_option_is_auto_or_a_count() -> None:
@@ -72,19 +78,19 @@ def test_open_loop_load_is_the_rate_times_the_tokens_a_request_may_bring() -> No
     ],
 )
 def test_the_load_is_the_sweeps_peak(argv: list[str], expected: Load) -> None:
-    assert asked_of(sweep_parser().parse_args(argv)).load() == expected
+    assert _asked(*argv).load() == expected
 
 
 def test_what_follows_the_dashes_is_read_by_the_option_table(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MY_KEY", "sk-mine")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-not-this-one")
     tail = ["-u", "3", "--model=m1", "--api-key-env", "MY_KEY", "--rate", "9", "--max-tokens", "99"]
-    asked = asked_of(sweep_parser().parse_args(["--host", "http://h", "--max-tokens", "64", "--", *tail]))
+    asked = _asked("--host", "http://h", "--max-tokens", "64", "--", *tail)
     assert asked.model == "m1" and asked.api_key == "sk-mine"
     # Locust's own -u and an abbreviation of --rates are Locust's to read; the tail's
     # --max-tokens is the one the child runs with, as its later word wins there too
     assert asked.rates == () and asked.tokens_per_request == 99
-    assert asked_of(sweep_parser().parse_args(["--host", "http://h"])).api_key == "sk-not-this-one"
+    assert _asked("--host", "http://h").api_key == "sk-not-this-one"
 
 
 def test_only_a_plan_that_could_need_two_processes_asks_the_server_its_pace() -> None:
@@ -104,10 +110,10 @@ def test_a_wrong_word_after_the_dashes_is_said_before_anything_starts(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     with pytest.raises(SystemExit) as stopped:
-        asked_of(sweep_parser().parse_args(["--host", "http://h", "--", "--max-tokens"]))
+        _asked("--host", "http://h", "--", "--max-tokens")
     assert stopped.value.code == 2
     err = capsys.readouterr().err
     assert "argument --max-tokens: expected one argument" in err and "llmload options" in err
     assert len(err.splitlines()) == 2  # the usage line and the error, not every option's usage
     with pytest.raises(ConfigError, match="--max-tokens"):
-        asked_of(sweep_parser().parse_args(["--host", "http://h", "--", "--max-tokens", "abc"]))
+        _asked("--host", "http://h", "--", "--max-tokens", "abc")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from llmload.cli import sweep
+from llmload.cli.locust_call import LocustCall
 from llmload.config.apikey import DEFAULT_ENV, ENV_OF_ENV, key_env, read_api_key
 from llmload.config.options import BY_FLAG
 
@@ -39,7 +40,9 @@ def test_the_default_variable_is_written_once_in_src() -> None:
 
 def test_a_sweep_takes_api_key_env_and_passes_it_on_only_when_given() -> None:
     given = sweep._parser().parse_args(["--sim", "vllm", "--api-key-env", "TEAM_KEY"])
-    command = sweep.locust_command(given, "http://127.0.0.1:9")
+    command = LocustCall.parsed(given).command("http://127.0.0.1:9")
     assert command[command.index("--api-key-env") + 1] == "TEAM_KEY"
     # not given: Locust reads LLMLOAD_API_KEY_ENV (or its default) itself, as the sweep did
-    assert "--api-key-env" not in sweep.locust_command(sweep._parser().parse_args(["--sim", "vllm"]), "h")
+    assert "--api-key-env" not in LocustCall.parsed(sweep._parser().parse_args(["--sim", "vllm"])).command(
+        "h"
+    )

@@ -9,6 +9,7 @@ import configargparse  # type: ignore[import-untyped]
 import pytest
 
 from llmload.cli import sweep, tune
+from llmload.cli.locust_call import LocustCall
 from llmload.config.args import add_options, to_config
 from llmload.config.experiment import load_experiment
 from llmload.config.settings import HistoryConfig, RunConfig
@@ -77,7 +78,7 @@ def test_a_sweep_passes_them_on_to_its_locust_child() -> None:
     args = sweep._parser().parse_args(
         ["--sim", "vllm", "--history", "/tmp/h.sqlite", "--label", "a=1", "--label", "b=2", "--no-history"]
     )
-    command = sweep.locust_command(args, "http://127.0.0.1:9")
+    command = LocustCall.parsed(args).command("http://127.0.0.1:9")
     at = command.index("--history")
     assert command[at : at + 2] == ["--history", "/tmp/h.sqlite"] and "--no-history" in command
     assert [command[i + 1] for i, part in enumerate(command) if part == "--label"] == ["a=1", "b=2"]

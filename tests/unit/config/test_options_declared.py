@@ -18,6 +18,7 @@ import pytest
 
 from llmload.cli import search, sweep
 from llmload.cli.list_options import markdown
+from llmload.cli.locust_call import LocustCall
 from llmload.config.args import DERIVED, add_options
 from llmload.config.options import ENTRYPOINT_ENV, ENV_NAMES, OPTIONS, defaults, sweep_options
 from llmload.config.settings import RunConfig
@@ -72,7 +73,7 @@ def test_a_sweep_passes_its_options_on_with_its_own_defaults() -> None:
     args = sweep._parser().parse_args(
         ["--sim", "vllm", "--levels", "1,4", "--max-tokens", "uniform:8:16", "--slo", "ttft_p99_ms<=200"]
     )
-    command = sweep.locust_command(args, "http://127.0.0.1:9")
+    command = LocustCall.parsed(args).command("http://127.0.0.1:9")
     locust = locust_like_parser()
     add_options(locust)
     locust.add_argument("-f")
@@ -85,7 +86,7 @@ def test_a_sweep_passes_its_options_on_with_its_own_defaults() -> None:
     # the sweep's defaults, not the locustfiles'
     assert (parsed.output_jitter, parsed.ignore_eos, parsed.max_error_rate) == (0.1, True, "1%")
     no_eos = sweep._parser().parse_args(["--sim", "vllm", "--no-ignore-eos"])
-    assert "--ignore-eos" not in sweep.locust_command(no_eos, "http://127.0.0.1:9")
+    assert "--ignore-eos" not in LocustCall.parsed(no_eos).command("http://127.0.0.1:9")
 
 
 def test_docs_options_md_is_the_declaration() -> None:
