@@ -200,7 +200,13 @@ class ProcessRun:
     # -- the stage protocol ---------------------------------------------------------------------
 
     def apply(self, a: Announcement, received_wall: float | None = None) -> None:
-        """Apply a phase change announced at ``a.wall_time`` by the conductor."""
+        """Apply a phase change announced at ``a.wall_time`` by the conductor, once: a worker
+        that joins as the run starts can hear one both from the master's broadcast and in the
+        history the master sends a joiner, and an old stage's warm-up heard again would take
+        the worker back to it."""
+        heard = (a.wall_time, a.stage, a.phase.value)
+        if heard in self.announcements:
+            return
         now_wall, now_ns = self.wall(), time.perf_counter_ns()
         lateness = (now_wall if received_wall is None else received_wall) - a.wall_time
         # The phase began when announced, not when we heard of it (or applied what we heard):
@@ -209,7 +215,7 @@ class ProcessRun:
         since = now_wall - a.wall_time
         if 0 <= since <= _MAX_ALIGNMENT_S:
             now_ns -= int(since * _NS)
-        self.announcements.append((a.wall_time, a.stage, a.phase.value))
+        self.announcements.append(heard)
         if a.phase is Phase.DONE:
             return
         state = self.stages.setdefault(a.stage, StageState(a.concurrency))
