@@ -95,13 +95,39 @@ def _policy(given: Path | None) -> GatePolicy:
     return policy_of(data, str(given))
 
 
-def judge(args: argparse.Namespace) -> GateResult:
-    """The run the arguments name against its baseline, read from the store."""
-    policy = _policy(args.policy)
-    baseline = Baseline.parse(args.baseline, "--baseline") if args.baseline else policy.baseline
-    with open_existing(args.history) as store:
+def _pinned_run(name: str, pins: Sequence[Pin], runs: Sequence[RunRecord], candidate: RunRecord) -> RunRecord:
+    """The run pinned as ``name``, which must have run the candidate's workload."""
+    pin = next((p for p in pins if p.name == name), None)
+    if pin is None:
+        names = ", ".join(p.name for p in pins) or "none yet"
+        raise ConfigError(
+            "--baseline", name, f"is no pinned baseline ({names}): `llmload history pin RUN --as NAME`"
+        )
+    base_run = next((r for r in runs if _same(r, pin)), None)
+    if base_run is None:
+        raise HistoryError(
+            f"the pinned baseline {pin.name!r} names run {pin.run_id}, which the store no longer holds"
+        )
+    if base_run.key != candidate.key:
+        fields = "; ".join(d.describe() for d in differing(base_run.key, candidate.key))
+        raise ConfigError(
+            "--baseline",
+            name,
+            f"ran another workload than {candidate.run_id}, so they do not compare: {fields}",
+        )
+    return base_run
+
+
+def judge(
+    run: str | None, *, store_path: str | None, baseline_text: str | None, policy_path: Path | None
+) -> GateResult:
+    """The run ``run`` names (none: the newest) against its baseline, read from the store:
+    ``--baseline`` as given (None: the policy's), ``--policy`` (None: the built-in one)."""
+    policy = _policy(policy_path)
+    baseline = Baseline.parse(baseline_text, "--baseline") if baseline_text else policy.baseline
+    with open_existing(store_path) as store:
         runs, pins, waivers = store.runs(), store.pins(), store.waivers()
-    candidate = find_run(runs, args.run)
+    candidate = find_run(runs, run)
     started = candidate.started_s or 0.0
     # the key's earlier runs that passed their own checks, newest first
     history = [
@@ -118,27 +144,7 @@ def judge(args: argparse.Namespace) -> GateResult:
         (r for p in sorted(same_key_pins, key=lambda p: -p.pinned_s) for r in history if _same(r, p)), None
     )
     if baseline.pin is not None:
-        pin = next((p for p in pins if p.name == baseline.pin), None)
-        if pin is None:
-            names = ", ".join(p.name for p in pins) or "none yet"
-            raise ConfigError(
-                "--baseline",
-                baseline.pin,
-                f"is no pinned baseline ({names}): `llmload history pin RUN --as NAME`",
-            )
-        base_run = next((r for r in runs if _same(r, pin)), None)
-        if base_run is None:
-            raise HistoryError(
-                f"the pinned baseline {pin.name!r} names run {pin.run_id}, which the store no longer holds"
-            )
-        if base_run.key != candidate.key:
-            fields = "; ".join(d.describe() for d in differing(base_run.key, candidate.key))
-            raise ConfigError(
-                "--baseline",
-                baseline.pin,
-                f"ran another workload than {candidate.run_id}, so they do not compare: {fields}",
-            )
-        base_runs, pinned = [base_run], None
+        base_runs, pinned = [_pinned_run(baseline.pin, pins, runs, candidate)], None
     else:
         base_runs = history[: baseline.rolling]
     waiver = next(
@@ -162,7 +168,7 @@ def main(argv: Sequence[str]) -> int:
     args = _parser().parse_args(list(argv))
     if args.format == "html":
         raise ConfigError("--format", args.format, "the gate prints console text or markdown")
-    result = judge(args)
+    result = judge(args.run, store_path=args.history, baseline_text=args.baseline, policy_path=args.policy)
     print(gate_render.markdown(result) if args.format == "markdown" else gate_render.text(result), end="")
     if args.junit is not None:
         try:

@@ -74,7 +74,7 @@ def main(argv: Sequence[str]) -> int:
     if args.metric is not None and args.metric not in (*METRICS, *RUN_METRICS):
         raise ConfigError("--metric", args.metric, f"give one of {', '.join((*METRICS, *RUN_METRICS))}")
     records = _one_key(records, args.key, path)
-    level = _level(args, records)
+    level = _level(args.level, args.metric, records)
     print(trend_table(records, args.metric or "output_tok_per_s", level))
     if args.html is not None:
         _write(args.html, history_page(records, page_metrics(args.metric), level))
@@ -112,22 +112,19 @@ def _one_key(records: Sequence[RunRecord], key: str | None, path: Location) -> l
     )
 
 
-def _level(args: argparse.Namespace, records: Sequence[RunRecord]) -> str | None:
-    if args.level is None:
+def _level(given: str | None, metric: str, records: Sequence[RunRecord]) -> str | None:
+    """``--level`` as the key's runs recorded it (``2.50/s`` is ``2.5/s``); None: every level."""
+    if given is None:
         return None
-    if args.metric in RUN_METRICS:
-        raise ConfigError(
-            "--level", args.level, f"{args.metric} is the run's, at no level: leave --level out"
-        )
-    level: str = args.level.strip()
+    if metric in RUN_METRICS:
+        raise ConfigError("--level", given, f"{metric} is the run's, at no level: leave --level out")
+    level = given.strip()
     if level.endswith("/s"):
         with contextlib.suppress(ValueError):  # 2.50/s is the 2.5/s recorded
             level = f"{float(level.removesuffix('/s')):g}/s"
     measured = levels_of(records)
     if level not in measured:
-        raise ConfigError(
-            "--level", args.level, f"the key's runs measured levels {', '.join(measured) or 'none'}"
-        )
+        raise ConfigError("--level", given, f"the key's runs measured levels {', '.join(measured) or 'none'}")
     return level
 
 

@@ -76,18 +76,20 @@ def _parser() -> argparse.ArgumentParser:
 _HISTORY = tuple(o for o in OPTIONS if o.group == "history")
 
 
-def _with_history(experiment: Experiment, args: argparse.Namespace) -> Experiment:
-    """The store options of the command line, given to every configuration's runs; its labels
-    join those the experiment file gives."""
-    given: dict[str, ClientValue] = {"history": args.history} if args.history else {}
-    given |= {"no_history": True} if args.no_history else {}
-    if not given and not args.label:
+def _with_history(
+    experiment: Experiment, *, history: str | None, no_history: bool, labels: Sequence[str]
+) -> Experiment:
+    """The store options of the command line (``--history``, ``--no-history``, ``--label``),
+    given to every configuration's runs; its labels join those the experiment file gives."""
+    given: dict[str, ClientValue] = {"history": history} if history else {}
+    given |= {"no_history": True} if no_history else {}
+    if not given and not labels:
         return experiment
     configurations = []
     for c in experiment.configurations:
         own = c.client.get("label", ())
-        labels = (*(own if isinstance(own, tuple) else (own,)), *(args.label or ()))
-        client = {**c.client, **given, **({"label": labels} if labels else {})}
+        joined = (*(own if isinstance(own, tuple) else (own,)), *labels)
+        client = {**c.client, **given, **({"label": joined} if joined else {})}
         configurations.append(replace(c, client=client))
     return replace(experiment, configurations=tuple(configurations))
 
@@ -296,7 +298,12 @@ def _terminated(signum: int, frame: FrameType | None) -> None:
 def main(argv: Sequence[str]) -> int:
     signal.signal(signal.SIGTERM, _terminated)  # the servers live in sessions of their own
     args = _parser().parse_args(list(argv))
-    experiment = _with_history(load_experiment(args.experiment, parse_overrides(args.set or ())), args)
+    experiment = _with_history(
+        load_experiment(args.experiment, parse_overrides(args.set or ())),
+        history=args.history,
+        no_history=args.no_history,
+        labels=args.label or (),
+    )
     if args.max_answer_drift is not None:
         limit = drift_limit(args.max_answer_drift, "--max-answer-drift")
         quality = replace(experiment.quality or Quality(), max_answer_drift=limit)

@@ -91,7 +91,8 @@ def test_tune_gives_them_to_every_configuration_beside_the_files_own(tmp_path: P
         '[client]\nlabel = ["team=x"]\nlevels = [1]\n[grid]\nflag = ["a", "b"]\n'
     )
     args = tune._parser().parse_args([str(experiment), "--history", "/tmp/t.sqlite", "--label", "image=y"])
-    loaded = tune._with_history(load_experiment(experiment, {}), args)
+    given = {"history": args.history, "no_history": args.no_history, "labels": args.label}
+    loaded = tune._with_history(load_experiment(experiment, {}), **given)
     for c in loaded.configurations:
         assert c.client["history"] == "/tmp/t.sqlite" and c.client["label"] == ("team=x", "image=y")
 
