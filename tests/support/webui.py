@@ -62,6 +62,11 @@ def web_ui(tmp_path: Path, args: list[str], workers: int = 0) -> Iterator[tuple[
         assert procs[0].wait(60) == 0
         for worker in procs[1:]:
             worker.wait(30)
+    except BaseException:
+        for log in logs:  # what each process said, in the failure's report
+            tail = log.read_text(errors="replace")[-3000:] if log.exists() else "(none)"
+            print(f"--- {log.name}, its last 3,000 characters:\n{tail}", file=sys.stderr)
+        raise
     finally:
         for p in procs:
             if p.poll() is None:
