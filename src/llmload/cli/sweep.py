@@ -120,7 +120,7 @@ def main(argv: Sequence[str]) -> int:
     locate(call.locustfile)  # a wrong name or path is said before any server is started
     asked = call.asked()
     if target.host:  # an embedded simulator is up in a moment: its Locust child checks
-        check_early(target.host, asked.load(), call.processes, cores(server_is_here(target.host, False)))
+        check_early(target.host, asked.load(), call.processes, cores(target.here(target.host)))
     with target.url(_PROG) as host:  # the simulator outlives the child: stopped after it exits
         waited = Waiting.parsed(args).until_ready(host, asked)
         if waited is not ExitCode.OK:

@@ -217,9 +217,7 @@ class WorkerRole:
         runner = self._runner
         index = max(runner.worker_index, 0)
         check_worker(self._environment, config)
-        self.session = session = ProcessRun(
-            config, process_tag=f"worker-{index}", user_offset=index * 1_000_000
-        )
+        self.session = session = ProcessRun(config, process_tag=self._tag, user_offset=index * 1_000_000)
         session.set_clock_offset(self._clock.offset_s)
         session.start()
         for a, received, run in self._pending:
@@ -237,8 +235,12 @@ class WorkerRole:
     def refuse(self, error: LlmloadError) -> None:
         """This worker cannot start its share (its limits, the target's 401): before its users
         start, the master says so for the run, and stops the fleet."""
-        index = max(self._runner.worker_index, 0)
-        self._runner.send_message(REFUSED, {"worker": f"worker-{index}", "line": str(error)})
+        self._runner.send_message(REFUSED, {"worker": self._tag, "line": str(error)})
+
+    @property
+    def _tag(self) -> str:
+        """This worker's name in the run's files and lines: ``worker-<Locust's index>``."""
+        return f"worker-{max(self._runner.worker_index, 0)}"
 
     def interrupt(self) -> None:
         if self.session is not None:
